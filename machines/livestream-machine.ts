@@ -1,0 +1,144 @@
+import { assign, emit, setup } from "xstate";
+import type { DomainEvent } from "./domain-event.ts";
+import { fullStream, smallStream, type RecordingInfo, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
+
+export type StreamEvent =
+  /** The booking time is near (croner). */
+  | { type: "READY" }
+  /** The service's own player downloaded and demuxed a segment. */
+  | { type: "MEDIA_OBSERVED"; at: string }
+  /** The publisher left and its reconnect window passed: the pipeline ends the stream. */
+  | { type: "PIPELINE_ENDED"; at: string; durationSeconds: number | null; transcodingInSecs: number | null; recording: RecordingInfo | null }
+  /** POST /livestreams/{id}/end/ */
+  | { type: "END_REQUESTED"; at: string; durationSeconds: number | null }
+  /** The recording of an explicitly ended stream entered the library. */
+  | { type: "RECORDING_ATTACHED"; recording: RecordingInfo }
+  | { type: "RECORDING_PLAYABLE"; playbackUrl: string }
+  | { type: "FAIL"; at: string; error: { code: string; message: string } }
+  | { type: "DELETE" };
+
+const STATUS: Record<string, StreamStatus | "DELETED"> = {
+  scheduled: "SCHEDULED",
+  ready: "READY_TO_STREAM",
+  live: "LIVE",
+  ended: "ENDED",
+  recorded: "ENDED",
+  error: "ERROR",
+  deleted: "DELETED",
+};
+
+export function streamStatus(value: unknown): StreamStatus | "DELETED" {
+  return STATUS[String(value)] ?? "ERROR";
+}
+
+type Ctx = { context: StreamContext };
+const full = (event: string, status: StreamStatus) =>
+  emit(({ context }: Ctx): DomainEvent => ({ type: "domain", event, data: { stream: fullStream(context, status) } }));
+const small = (event: string) =>
+  emit(({ context }: Ctx): DomainEvent => ({ type: "domain", event, data: { stream: smallStream(context), recording: context.recording } }));
+
+/**
+ * A live stream: created (LIVESTREAM_SCHEDULED) → SCHEDULED until its booking is
+ * near, or READY_TO_STREAM at once → LIVE when media is observed → ENDED by the
+ * pipeline (small shape + recording, then RECORDING_READY) or by an explicit
+ * end (full shape; RECORDING_READY follows when the recording is attached).
+ */
+export const livestreamMachine = setup({
+  types: {
+    context: {} as StreamContext,
+    input: {} as StreamContext,
+    events: {} as StreamEvent,
+    emitted: {} as DomainEvent,
+  },
+  guards: {
+    booked: ({ context }) => context.scheduledAt !== null,
+    hasRecording: ({ context }) => context.recording !== null,
+  },
+}).createMachine({
+  id: "livestream",
+  context: ({ input }) => input,
+  initial: "created",
+  states: {
+    created: {
+      always: [
+        { guard: "booked", target: "scheduled", actions: full("LIVESTREAM_SCHEDULED", "SCHEDULED") },
+        { target: "ready", actions: full("LIVESTREAM_SCHEDULED", "READY_TO_STREAM") },
+      ],
+    },
+    scheduled: {
+      on: {
+        READY: "ready",
+        END_REQUESTED: {
+          target: "ended",
+          actions: [assign({ endedAt: ({ event }) => event.at }), full("LIVESTREAM_ENDED", "ENDED")],
+        },
+        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
+        DELETE: "deleted",
+      },
+    },
+    ready: {
+      on: {
+        MEDIA_OBSERVED: {
+          target: "live",
+          actions: [assign({ startedAt: ({ event }) => event.at }), full("LIVESTREAM_STARTED", "LIVE")],
+        },
+        PIPELINE_ENDED: {
+          target: "ended",
+          actions: [
+            assign({
+              endedAt: ({ event }) => event.at,
+              durationSeconds: ({ event }) => event.durationSeconds,
+              transcodingInSecs: ({ event }) => event.transcodingInSecs,
+              recording: ({ event }) => event.recording,
+            }),
+            small("LIVESTREAM_ENDED"),
+          ],
+        },
+        END_REQUESTED: {
+          target: "ended",
+          actions: [assign({ endedAt: ({ event }) => event.at, durationSeconds: ({ event }) => event.durationSeconds }), full("LIVESTREAM_ENDED", "ENDED")],
+        },
+        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
+        DELETE: "deleted",
+      },
+    },
+    live: {
+      on: {
+        PIPELINE_ENDED: {
+          target: "ended",
+          actions: [
+            assign({
+              endedAt: ({ event }) => event.at,
+              durationSeconds: ({ event }) => event.durationSeconds,
+              transcodingInSecs: ({ event }) => event.transcodingInSecs,
+              recording: ({ event }) => event.recording,
+            }),
+            small("LIVESTREAM_ENDED"),
+          ],
+        },
+        END_REQUESTED: {
+          target: "ended",
+          actions: [assign({ endedAt: ({ event }) => event.at, durationSeconds: ({ event }) => event.durationSeconds }), full("LIVESTREAM_ENDED", "ENDED")],
+        },
+        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
+        DELETE: "deleted",
+      },
+    },
+    ended: {
+      // RECORDING_READY always accompanies the end when a recording exists.
+      always: { guard: "hasRecording", target: "recorded", actions: small("LIVESTREAM_RECORDING_READY") },
+      on: {
+        RECORDING_ATTACHED: { actions: assign({ recording: ({ event }) => event.recording }) },
+        DELETE: "deleted",
+      },
+    },
+    recorded: {
+      on: {
+        RECORDING_PLAYABLE: { actions: assign({ playbackUrl: ({ event }) => event.playbackUrl }) },
+        DELETE: "deleted",
+      },
+    },
+    error: { on: { DELETE: "deleted" } },
+    deleted: { type: "final" },
+  },
+});

@@ -1,0 +1,82 @@
+/** Pure builders for the live stream shapes of spec 2.7 (full), 2.8 (small) and 2.9 (recording). */
+
+export type StreamStatus = "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
+export type Latency = "NORMAL" | "LOW";
+
+export interface RecordingInfo {
+  asset_id: string;
+  transcoding: boolean;
+  duration_seconds: number | null;
+  resolution: string | null;
+  width: number | null;
+  height: number | null;
+}
+
+export interface StreamContext {
+  id: string;
+  orgId: string;
+  title: string;
+  latency: Latency;
+  drm: boolean;
+  tags: Record<string, unknown> | null;
+  streamKey: string;
+  rtmpUrl: string;
+  hlsUrl: string;
+  createdAt: string;
+  scheduledAt: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationSeconds: number | null;
+  transcodingInSecs: number | null;
+  playbackUrl: string | null;
+  recording: RecordingInfo | null;
+  error: { code: string; message: string } | null;
+}
+
+export function fullStream(ctx: StreamContext, status: StreamStatus) {
+  return {
+    id: ctx.id,
+    public_id: ctx.id,
+    title: ctx.title,
+    status,
+    rtmp_url: ctx.rtmpUrl,
+    stream_key: ctx.streamKey,
+    hls_url: ctx.hlsUrl,
+    // Null on every event using this shape (spec 2.7); the GET body fills it in.
+    playback_url: null as string | null,
+    scheduled_at: ctx.scheduledAt,
+    started_at: ctx.startedAt,
+    ended_at: ctx.endedAt,
+    tags: ctx.tags,
+  };
+}
+
+export function smallStream(ctx: StreamContext) {
+  return {
+    id: ctx.id,
+    title: ctx.title,
+    status: "ENDED" as const,
+    stream_key: ctx.streamKey,
+    duration_seconds: ctx.durationSeconds,
+    transcoding_in_secs: ctx.transcodingInSecs,
+    latency: ctx.latency,
+    drm: ctx.drm,
+    scheduled_at: ctx.scheduledAt,
+    started_at: ctx.startedAt,
+    ended_at: ctx.endedAt ?? new Date(0).toISOString(),
+  };
+}
+
+/** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
+export function streamResource(ctx: StreamContext, status: StreamStatus) {
+  return {
+    ...fullStream(ctx, status),
+    playback_url: ctx.playbackUrl,
+    latency: ctx.latency,
+    drm: ctx.drm,
+    duration_seconds: ctx.durationSeconds,
+    recording: ctx.recording,
+    error: ctx.error,
+    created_at: ctx.createdAt,
+  };
+}

@@ -1,0 +1,90 @@
+import { assign, emit, setup } from "xstate";
+import type { DomainEvent } from "./domain-event.ts";
+import { videoData, type TranscodeOutcome, type VideoContext, type VideoStatus } from "./video-payload.ts";
+
+export type VideoEvent =
+  | { type: "TRANSCODING_STARTED"; transcoderId: string }
+  | { type: "PROGRESS"; percent: number }
+  | { type: "TRANSCODING_COMPLETED"; outcome: TranscodeOutcome }
+  | { type: "TRANSCODING_FAILED"; error: { code: string; message: string } }
+  | { type: "DELETE" };
+
+const STATUS: Record<string, VideoStatus | "DELETED"> = {
+  queued: "TRANSCODING",
+  processing: "TRANSCODING",
+  completed: "COMPLETED",
+  failed: "ERROR",
+  deleted: "DELETED",
+};
+
+export function videoStatus(value: unknown): VideoStatus | "DELETED" {
+  return STATUS[String(value)] ?? "ERROR";
+}
+
+const domain = (event: string, status: VideoStatus) =>
+  emit(({ context }: { context: VideoContext }): DomainEvent => ({ type: "domain", event, data: videoData(context, status) }));
+
+/**
+ * A video's life: registered (queued, status TRANSCODING) → the pipeline accepts
+ * the job (processing) → COMPLETED or ERROR. Pure: the pipeline drives it with
+ * events and the runtime turns emitted domain events into outbox rows.
+ * A repeated TRANSCODING_STARTED (a job reclaimed after a crash) is absorbed,
+ * so each event fires once per transition.
+ */
+export const videoMachine = setup({
+  types: {
+    context: {} as VideoContext,
+    input: {} as VideoContext,
+    events: {} as VideoEvent,
+    emitted: {} as DomainEvent,
+  },
+  guards: {
+    isUpload: ({ context }) => context.kind === "UPLOAD",
+  },
+}).createMachine({
+  id: "video",
+  context: ({ input }) => input,
+  initial: "registered",
+  states: {
+    registered: {
+      always: [
+        { guard: "isUpload", target: "queued", actions: domain("VIDEO_UPLOADED", "TRANSCODING") },
+        // Recordings are announced by LIVESTREAM_RECORDING_READY instead (spec 6.3).
+        { target: "queued" },
+      ],
+    },
+    queued: {
+      on: {
+        TRANSCODING_STARTED: {
+          target: "processing",
+          actions: [assign({ transcoderId: ({ event }) => event.transcoderId, progress: 0 }), domain("VIDEO_TRANSCODING_STARTED", "TRANSCODING")],
+        },
+        TRANSCODING_FAILED: {
+          target: "failed",
+          actions: [assign({ error: ({ event }) => event.error }), domain("VIDEO_TRANSCODING_FAILED", "ERROR")],
+        },
+        DELETE: "deleted",
+      },
+    },
+    processing: {
+      on: {
+        PROGRESS: {
+          guard: ({ context, event }) => event.percent > context.progress,
+          actions: assign({ progress: ({ event }) => Math.min(100, Math.max(0, Math.floor(event.percent))) }),
+        },
+        TRANSCODING_COMPLETED: {
+          target: "completed",
+          actions: [assign({ outcome: ({ event }) => event.outcome, progress: 100 }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],
+        },
+        TRANSCODING_FAILED: {
+          target: "failed",
+          actions: [assign({ error: ({ event }) => event.error }), domain("VIDEO_TRANSCODING_FAILED", "ERROR")],
+        },
+        DELETE: "deleted",
+      },
+    },
+    completed: { on: { DELETE: "deleted" } },
+    failed: { on: { DELETE: "deleted" } },
+    deleted: { type: "final" },
+  },
+});

@@ -1,0 +1,76 @@
+/** Pure builders for the video event payloads of spec 2.5 / 2.6 (and the GET body). */
+
+export type VideoKind = "UPLOAD" | "LIVESTREAM_RECORDING";
+export type VideoStatus = "TRANSCODING" | "COMPLETED" | "ERROR";
+
+export interface Rendition {
+  quality: string;
+  url: string;
+  width: number | null;
+  height: number | null;
+  download_url: string | null;
+  download_size_bytes: string | null;
+  download_password: string | null;
+}
+
+export interface TranscodeOutcome {
+  url: string | null;
+  durationSeconds: number | null;
+  sizeBytes: number | null;
+  renditions: Rendition[];
+  storage: Record<string, string>;
+}
+
+export interface VideoContext {
+  id: string;
+  orgId: string;
+  title: string;
+  kind: VideoKind;
+  sourceUrl: string | null;
+  drm: boolean;
+  subtitles: boolean;
+  tags: Record<string, unknown> | null;
+  createdAt: string;
+  progress: number;
+  transcoderId: string | null;
+  outcome: TranscodeOutcome | null;
+  error: { code: string; message: string } | null;
+  stream: { id: string; stream_key: string } | null;
+}
+
+export function videoData(ctx: VideoContext, status: VideoStatus) {
+  const o = ctx.outcome;
+  const firstDownload = o?.renditions.find((r) => r.download_url) ?? null;
+  return {
+    video: {
+      id: ctx.id,
+      title: ctx.title,
+      status,
+      kind: ctx.kind,
+      duration_seconds: o?.durationSeconds ?? null,
+      size_bytes: o?.sizeBytes != null ? String(o.sizeBytes) : null,
+      url: o?.url ?? null,
+      drm: ctx.drm,
+      drm_content_id: null,
+      download_url: firstDownload?.download_url ?? null,
+      download_size_bytes: firstDownload?.download_size_bytes ?? null,
+      download_quality: firstDownload?.quality ?? null,
+      download_password: firstDownload?.download_password ?? null,
+      transcript_url: null,
+      summary_url: null,
+      ...(ctx.transcoderId ? { transcoder_id: ctx.transcoderId } : {}),
+    },
+    renditions: (o?.renditions ?? []).map((r) => ({
+      quality: r.quality,
+      url: r.url,
+      download_url: r.download_url,
+      download_size_bytes: r.download_size_bytes,
+      download_password: r.download_password,
+    })),
+    error: ctx.error,
+    storage: o ? o.storage : null,
+    stream: ctx.stream,
+  };
+}
+
+export type VideoData = ReturnType<typeof videoData>;

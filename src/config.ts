@@ -1,0 +1,68 @@
+import { join, resolve } from "node:path";
+
+/** Everything the process reads from the environment, with working defaults (DESIGN "Configuration"). */
+export interface Config {
+  port: number;
+  hostname: string;
+  rtmpPort: number;
+  rtmpHost: string;
+  dataDir: string;
+  baseUrl: string;
+  databaseUrl: string;
+  databaseAuthToken: string | undefined;
+  mediaBackend: "auto" | "wasm" | "native";
+  liveSlots: number;
+  webhookRetrySchedule: number[];
+  webhookTimeoutMs: number;
+  allowPrivateNetwork: boolean;
+  webhookCaFile: string | undefined;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+}
+
+/** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
+export const DEFAULT_RETRY_SCHEDULE = [60, 300, 1500, 7200, 36000, 36000];
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = int(env, "PORT", 8080);
+  const rtmpPort = int(env, "RTMP_PORT", 1935);
+  const dataDir = resolve(env.DATA_DIR || "./data");
+  const backend = (env.MEDIA_BACKEND || "auto") as Config["mediaBackend"];
+  if (!["auto", "wasm", "native"].includes(backend)) throw new ConfigError(`MEDIA_BACKEND must be auto, wasm or native, got "${backend}"`);
+  const schedule = env.WEBHOOK_RETRY_SCHEDULE
+    ? env.WEBHOOK_RETRY_SCHEDULE.split(",").map((s) => {
+        const n = Number(s.trim());
+        if (!Number.isFinite(n) || n < 0) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${env.WEBHOOK_RETRY_SCHEDULE}"`);
+        return n;
+      })
+    : DEFAULT_RETRY_SCHEDULE;
+  const logLevel = (env.LOG_LEVEL || "info") as Config["logLevel"];
+  return {
+    port,
+    hostname: env.HOST || "0.0.0.0",
+    rtmpPort,
+    rtmpHost: env.RTMP_HOST || "localhost",
+    dataDir,
+    baseUrl: (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+    databaseUrl: env.DATABASE_URL || `file:${join(dataDir, "service.db")}`,
+    databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
+    mediaBackend: backend,
+    liveSlots: int(env, "LIVE_SLOTS", 100),
+    webhookRetrySchedule: schedule,
+    webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000),
+    allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK === "1" || env.ALLOW_PRIVATE_NETWORK === "true",
+    webhookCaFile: env.WEBHOOK_CA_FILE || undefined,
+    logLevel,
+  };
+}

@@ -1,0 +1,42 @@
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createDatabase, type Database } from "./create-database.ts";
+import { rateLimits } from "./schema/index.ts";
+
+let dir: string;
+let database: Database | undefined;
+afterEach(() => {
+  database?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test("fifty overlapping write transactions all land, in order, on a real file", async () => {
+  dir = mkdtempSync(join(tmpdir(), "db-"));
+  database = await createDatabase({ url: `file:${join(dir, "t.db")}` });
+  const writes = Array.from({ length: 50 }, (_, i) =>
+    database!.write(async (tx) => {
+      await tx.insert(rateLimits).values({ key: `k${i}`, windowStart: i, count: 1 });
+      return i;
+    }),
+  );
+  expect(await Promise.all(writes)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  const rows = await database.db.select().from(rateLimits);
+  expect(rows.length).toBe(50);
+  const mode = await database.db.$client.execute("PRAGMA journal_mode");
+  expect(String(mode.rows[0]![0])).toBe("wal");
+});
+
+test("a failing transaction rolls back and does not block the queue", async () => {
+  dir = mkdtempSync(join(tmpdir(), "db-"));
+  database = await createDatabase({ url: `file:${join(dir, "t.db")}` });
+  const bad = database.write(async (tx) => {
+    await tx.insert(rateLimits).values({ key: "a", windowStart: 1, count: 1 });
+    throw new Error("boom");
+  });
+  await expect(bad).rejects.toThrow("boom");
+  await database.write((tx) => tx.insert(rateLimits).values({ key: "b", windowStart: 1, count: 1 }));
+  const rows = await database.db.select().from(rateLimits);
+  expect(rows.map((r) => r.key)).toEqual(["b"]);
+});

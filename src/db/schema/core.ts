@@ -1,0 +1,78 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** Times are epoch milliseconds: cheap to compare, turned into ISO strings at the edge. */
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  settings: text("settings", { mode: "json" }).notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    prefix: text("prefix").notNull(),
+    secretHash: text("secret_hash").notNull(),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [
+    uniqueIndex("api_keys_prefix").on(t.prefix),
+    // The database itself guarantees "one live key per organization".
+    uniqueIndex("api_keys_one_live_per_org").on(t.orgId).where(sql`revoked_at IS NULL`),
+  ],
+);
+
+/**
+ * One row per video or live stream actor: the machine's persisted state plus the
+ * columns the API filters on. `dedupe_key` makes registration idempotent
+ * (e.g. a video's source_url) within one organization and kind.
+ */
+export const actors = sqliteTable(
+  "actors",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    orgId: text("org_id").notNull(),
+    status: text("status").notNull(),
+    state: text("state", { mode: "json" }).notNull(),
+    dedupeKey: text("dedupe_key"),
+    version: integer("version").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [
+    index("actors_org_kind_created").on(t.orgId, t.kind, t.createdAt, t.id),
+    uniqueIndex("actors_dedupe").on(t.orgId, t.kind, t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND deleted_at IS NULL`),
+  ],
+);
+
+/** Domain events written in the same transaction as the state change that caused them. */
+export const outbox = sqliteTable(
+  "outbox",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull(),
+    orgId: text("org_id").notNull(),
+    entityId: text("entity_id").notNull(),
+    event: text("event").notNull(),
+    payload: text("payload", { mode: "json" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Set once the webhook dispatcher has turned the row into deliveries. */
+    fannedOutAt: integer("fanned_out_at"),
+  },
+  (t) => [uniqueIndex("outbox_id").on(t.id), index("outbox_pending").on(t.fannedOutAt, t.seq)],
+);
+
+/** Rate-limit windows, flushed from memory so a restart does not hand out a fresh allowance. */
+export const rateLimits = sqliteTable("rate_limits", {
+  key: text("key").primaryKey(),
+  windowStart: integer("window_start").notNull(),
+  count: integer("count").notNull(),
+});

@@ -1,0 +1,2 @@
+// Each domain keeps its tables in its own file; drizzle-kit reads them all from here.
+export * from "./core.ts";

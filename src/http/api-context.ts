@@ -1,0 +1,37 @@
+import { Elysia } from "elysia";
+import type { Permission } from "../orgs/org-settings.ts";
+import { ApiError } from "./api-error.ts";
+import type { AuthContext } from "./authenticate.ts";
+
+/**
+ * The request → caller map is filled by the app's onRequest hook, which
+ * authenticates before routing, parsing and validation (so 401 always wins).
+ */
+export const authByRequest = new WeakMap<Request, AuthContext>();
+
+export function requireAuth(request: Request): AuthContext {
+  const auth = authByRequest.get(request);
+  // onRequest refuses unauthenticated API calls, so this is a wiring bug.
+  if (!auth) throw new Error("Request reached an API route without authentication");
+  return auth;
+}
+
+/**
+ * Every route plugin `.use()`s this to get `auth` in its context and the
+ * `permission` option. The permission check runs in `transform`, before body
+ * validation, so a caller lacking a permission learns that first.
+ */
+export const apiContext = new Elysia({ name: "api-context" })
+  .derive({ as: "global" }, ({ request }) => ({ auth: requireAuth(request) }))
+  .macro({
+    permission: (needed: Permission | Permission[]) => ({
+      transform({ request }) {
+        const { org } = requireAuth(request);
+        const list = Array.isArray(needed) ? needed : [needed];
+        const missing = list.filter((p) => !org.settings.permissions.includes(p));
+        if (missing.length > 0) throw new ApiError("PERMISSION_DENIED", undefined, missing);
+      },
+    }),
+  });
+
+export const API_PREFIX = "/api/public/v1";

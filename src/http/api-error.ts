@@ -1,0 +1,52 @@
+/** The error codes of spec 7.2, each pinned to its HTTP status. */
+export const ERROR_STATUS = {
+  INVALID_API_KEY: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  API_KEY_EXISTS: 409,
+  TRANSCODE_NOT_CONFIGURED: 409,
+  DRM_NOT_AVAILABLE: 409,
+  VALIDATION_ERROR: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  TRANSCODE_QUEUE_FAILED: 502,
+  NO_SLOTS_AVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+  INVALID_API_KEY: "Invalid or missing API key.",
+  PERMISSION_DENIED: "The API key's organization lacks a permission this request needs.",
+  NOT_FOUND: "Resource not found.",
+  API_KEY_EXISTS: "The organization already has an active API key. Revoke it first.",
+  TRANSCODE_NOT_CONFIGURED: "The organization has no transcoding settings.",
+  DRM_NOT_AVAILABLE: "DRM is not available on the organization's plan.",
+  VALIDATION_ERROR: "The request failed validation.",
+  RATE_LIMITED: "Too many requests.",
+  INTERNAL_ERROR: "Internal server error.",
+  TRANSCODE_QUEUE_FAILED: "The transcoding pipeline refused or timed out. Safe to retry.",
+  NO_SLOTS_AVAILABLE: "Live stream capacity is exhausted. Retry shortly.",
+};
+
+/** The one error type of the HTTP layer; `errorResponse` maps it to the envelope. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? DEFAULT_MESSAGE[code]);
+    this.status = ERROR_STATUS[code];
+  }
+
+  static validation(details: Record<string, string>, message?: string): ApiError {
+    return new ApiError("VALIDATION_ERROR", message, details);
+  }
+  static notFound(): ApiError {
+    return new ApiError("NOT_FOUND");
+  }
+}

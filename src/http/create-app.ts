@@ -1,0 +1,119 @@
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+import type { Logger } from "../log.ts";
+import type { OrgStore } from "../orgs/org-store.ts";
+import { ApiError } from "./api-error.ts";
+import { API_PREFIX, authByRequest } from "./api-context.ts";
+import { authenticate } from "./authenticate.ts";
+import { errorResponse, invalidApiKeyResponse } from "./envelope.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import { orgLimitFor } from "./route-limits.ts";
+import { validationDetails } from "./validation-details.ts";
+
+export const MAX_JSON_BYTES = 1024 * 1024;
+
+export interface AppDeps {
+  orgs: OrgStore;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  /** Route plugins of each domain (videos, livestreams, webhooks, ...). */
+  plugins: Elysia<any, any, any, any, any, any, any>[];
+  /** Non-API routes (media files, uploads, live HLS) that carry their own access rules. */
+  publicPlugins?: Elysia<any, any, any, any, any, any, any>[];
+  version?: string;
+}
+
+const require = createRequire(import.meta.url);
+// The package exports no subpath for its browser bundle: find it beside package.json.
+const SCALAR_BUNDLE = join(dirname(require.resolve("@scalar/api-reference/package.json")), "dist/browser/standalone.js");
+
+function hasBody(request: Request): boolean {
+  const len = request.headers.get("content-length");
+  if (len !== null) return Number(len) > 0;
+  return request.headers.has("transfer-encoding");
+}
+
+function isJson(contentType: string | null): boolean {
+  return !!contentType && /^application\/json\s*(;|$)/i.test(contentType);
+}
+
+export function createApp(deps: AppDeps) {
+  const { orgs, rateLimiter, logger } = deps;
+
+  const app = new Elysia({ name: "app" })
+    .use(
+      openapi({
+        path: "/openapi",
+        // The default page loads Scalar from a CDN, unreachable offline: serve the bundle ourselves.
+        scalar: { cdn: "/openapi/scalar.js" } as never,
+        documentation: {
+          info: {
+            title: "Video library and live streaming API",
+            version: deps.version ?? "1.0.0",
+            description:
+              "Register videos to transcode into HLS renditions and downloads, run RTMP live streams recorded into the library, and receive signed webhooks. Every response is the envelope `{success, message, data | error, meta}`.",
+          },
+          components: {
+            securitySchemes: {
+              bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer sk_live_<prefix>_<secret>`" },
+              apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same key, instead of Authorization." },
+            },
+          },
+          security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+        },
+        exclude: { paths: ["/openapi/scalar.js"] },
+      }),
+    )
+    .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), { detail: { hide: true } })
+    .onRequest(async ({ request }) => {
+      const path = new URL(request.url).pathname;
+      if (!path.startsWith(API_PREFIX)) return;
+      const auth = await authenticate(orgs, request.headers);
+      if (!auth) return invalidApiKeyResponse();
+      authByRequest.set(request, auth);
+
+      const { limits } = auth.org.settings;
+      const checks = [{ key: `key:${auth.keyId}`, limit: limits.requestsPerMinute }];
+      const orgLimit = orgLimitFor(request.method, path.slice(API_PREFIX.length), limits);
+      if (orgLimit) checks.push({ key: `org:${auth.org.id}:${orgLimit.name}`, limit: orgLimit.limit });
+      const verdict = rateLimiter.hit(checks);
+      if (!verdict.ok) {
+        return errorResponse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
+      }
+
+      if (hasBody(request)) {
+        if (!isJson(request.headers.get("content-type"))) {
+          return errorResponse(ApiError.validation({ "Content-Type": "must be application/json" }));
+        }
+        const len = Number(request.headers.get("content-length") ?? 0);
+        if (len > MAX_JSON_BYTES) return errorResponse(ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` }));
+      }
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      if (!isJson(contentType)) return;
+      const text = await request.text();
+      if (text.length > MAX_JSON_BYTES) throw ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` });
+      if (text.trim() === "") return undefined;
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw ApiError.validation({ body: "is not valid JSON" });
+      }
+    })
+    .onError({ as: "global" }, ({ code, error, request }) => {
+      if (error instanceof ApiError) return errorResponse(error);
+      if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
+      if (code === "PARSE") return errorResponse(ApiError.validation({ body: "is not valid JSON" }));
+      if (code === "NOT_FOUND") return errorResponse(new ApiError("NOT_FOUND", "No such route."));
+      logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
+      return errorResponse(new ApiError("INTERNAL_ERROR"));
+    });
+
+  for (const p of deps.publicPlugins ?? []) app.use(p);
+  for (const p of deps.plugins) app.use(p);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,40 @@
+import { ApiError } from "./api-error.ts";
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export function meta() {
+  return { timestamp: new Date().toISOString() };
+}
+
+export function success(data: unknown, message = "OK") {
+  return { success: true as const, message, data, meta: meta() };
+}
+
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+/**
+ * Every missing, malformed, unknown, revoked or expired key gets these exact
+ * bytes (spec 5.6): the short body, without `meta`, so no two are distinguishable.
+ */
+const INVALID_KEY_BODY = JSON.stringify({
+  success: false,
+  message: "Invalid or missing API key.",
+  error: { code: "INVALID_API_KEY" },
+});
+
+export function invalidApiKeyResponse(): Response {
+  return new Response(INVALID_KEY_BODY, { status: 401, headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="api"' } });
+}
+
+export function errorBody(err: ApiError) {
+  const error: { code: string; details?: unknown } = { code: err.code };
+  if (err.details !== undefined) error.details = err.details;
+  return { success: false as const, message: err.message, error, meta: meta() };
+}
+
+export function errorResponse(err: ApiError): Response {
+  if (err.code === "INVALID_API_KEY") return invalidApiKeyResponse();
+  return jsonResponse(errorBody(err), err.status, err.headers);
+}

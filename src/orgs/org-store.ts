@@ -1,0 +1,129 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../db/create-database.ts";
+import { apiKeys, organizations } from "../db/schema/index.ts";
+import { ApiError } from "../http/api-error.ts";
+import { newId } from "../ids.ts";
+import { generateApiKey } from "./api-key.ts";
+import { defaultOrgSettings, normalizeSettings, type OrgSettings } from "./org-settings.ts";
+
+export interface Organization {
+  id: string;
+  name: string;
+  settings: OrgSettings;
+  createdAt: number;
+}
+
+export interface AuthRow {
+  keyId: string;
+  secretHash: string;
+  revokedAt: number | null;
+  expiresAt: number | null;
+  org: Organization;
+}
+
+export function createOrgStore(database: Database) {
+  const { db } = database;
+
+  async function getOrg(id: string): Promise<Organization | null> {
+    const row = await db.query.organizations.findFirst({ where: eq(organizations.id, id) });
+    return row ? { id: row.id, name: row.name, settings: normalizeSettings(row.settings), createdAt: row.createdAt } : null;
+  }
+
+  async function mustGetOrg(id: string): Promise<Organization> {
+    const org = await getOrg(id);
+    if (!org) throw new ApiError("NOT_FOUND", `No organization ${id}.`);
+    return org;
+  }
+
+  /** Creates a key, or 409 API_KEY_EXISTS while the organization still has a live one. */
+  async function createKey(orgId: string, name = "default"): Promise<{ apiKey: string; prefix: string }> {
+    await mustGetOrg(orgId);
+    const { key, prefix, secretHash } = generateApiKey();
+    await database.write(async (tx) => {
+      const live = await tx
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
+        .limit(1);
+      if (live.length > 0) throw new ApiError("API_KEY_EXISTS");
+      await tx.insert(apiKeys).values({ id: newId("key"), orgId, prefix, secretHash, name, createdAt: Date.now() });
+    });
+    return { apiKey: key, prefix };
+  }
+
+  return {
+    getOrg,
+    mustGetOrg,
+    createKey,
+
+    async createOrg(name: string, settings: OrgSettings = defaultOrgSettings()): Promise<{ org: Organization; apiKey: string }> {
+      const org: Organization = { id: newId("org"), name, settings, createdAt: Date.now() };
+      await database.write((tx) => tx.insert(organizations).values(org));
+      const { apiKey } = await createKey(org.id);
+      return { org, apiKey };
+    },
+
+    async countOrgs(): Promise<number> {
+      const rows = await db.select({ id: organizations.id }).from(organizations).limit(1);
+      return rows.length;
+    },
+
+    async listOrgs(): Promise<Organization[]> {
+      const rows = await db.select().from(organizations);
+      return rows.map((r) => ({ ...r, settings: normalizeSettings(r.settings) }));
+    },
+
+    async updateSettings(orgId: string, update: (s: OrgSettings) => OrgSettings): Promise<Organization> {
+      return database.write(async (tx) => {
+        const row = await tx.select().from(organizations).where(eq(organizations.id, orgId)).limit(1);
+        if (!row[0]) throw new ApiError("NOT_FOUND", `No organization ${orgId}.`);
+        const settings = update(normalizeSettings(row[0].settings));
+        await tx.update(organizations).set({ settings }).where(eq(organizations.id, orgId));
+        return { id: row[0].id, name: row[0].name, createdAt: row[0].createdAt, settings };
+      });
+    },
+
+    /** Returns how many keys were revoked (0 when there was no live key). */
+    async revokeKey(orgId: string): Promise<number> {
+      await mustGetOrg(orgId);
+      return database.write(async (tx) => {
+        const res = await tx
+          .update(apiKeys)
+          .set({ revokedAt: Date.now() })
+          .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
+          .returning({ id: apiKeys.id });
+        return res.length;
+      });
+    },
+
+    /** One indexed read per request: no cache, so revocation is effective on the next call. */
+    async findKey(prefix: string): Promise<AuthRow | null> {
+      const rows = await db
+        .select({
+          keyId: apiKeys.id,
+          secretHash: apiKeys.secretHash,
+          revokedAt: apiKeys.revokedAt,
+          expiresAt: apiKeys.expiresAt,
+          orgId: organizations.id,
+          orgName: organizations.name,
+          settings: organizations.settings,
+          orgCreatedAt: organizations.createdAt,
+        })
+        .from(apiKeys)
+        .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
+        .where(eq(apiKeys.prefix, prefix))
+        .limit(1);
+      const r = rows[0];
+      if (!r) return null;
+      return {
+        keyId: r.keyId,
+        secretHash: r.secretHash,
+        revokedAt: r.revokedAt,
+        expiresAt: r.expiresAt,
+        org: { id: r.orgId, name: r.orgName, settings: normalizeSettings(r.settings), createdAt: r.orgCreatedAt },
+      };
+    },
+  };
+}
+
+export type OrgStore = ReturnType<typeof createOrgStore>;

@@ -1,0 +1,34 @@
+import { Elysia, t } from "elysia";
+import { API_PREFIX, apiContext } from "../http/api-context.ts";
+import { success } from "../http/envelope.ts";
+
+/** Lets a client check its key: which organization it acts for and what it may do. */
+export function organizationRoutes() {
+  return new Elysia({ name: "organization-routes", prefix: API_PREFIX }).use(apiContext).get(
+    "/organization/",
+    ({ auth }) => {
+      const { org } = auth;
+      return success({
+        organization: {
+          id: org.id,
+          name: org.name,
+          created_at: new Date(org.createdAt).toISOString(),
+          features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm },
+          transcoding: org.settings.transcoding,
+          downloads: org.settings.downloads,
+          limits: {
+            requests_per_minute: org.settings.limits.requestsPerMinute,
+            livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,
+            videos_create_per_minute: org.settings.limits.videosCreatePerMinute,
+            upload_url_per_minute: org.settings.limits.uploadUrlPerMinute,
+          },
+          permissions: org.settings.permissions,
+        },
+      });
+    },
+    {
+      permission: "organization.read",
+      detail: { summary: "The calling organization", description: "Returns the organization the API key belongs to, with its features, limits and permissions.", tags: ["Organization"] },
+    },
+  );
+}
