@@ -1,0 +1,92 @@
+import { describe, expect, test } from "bun:test";
+import { createActor } from "xstate";
+import type { DomainEvent } from "./domain-event.ts";
+import { livestreamMachine, streamStatus } from "./livestream-machine.ts";
+import type { RecordingInfo } from "./livestream-payload.ts";
+import { streamInput } from "./test-contexts.ts";
+
+function start(scheduledAt: string | null = null) {
+  const emitted: DomainEvent[] = [];
+  const actor = createActor(livestreamMachine, { input: streamInput({ scheduledAt }) });
+  actor.on("domain", (e) => emitted.push(e));
+  actor.start();
+  const status = () => streamStatus(actor.getSnapshot().value);
+  return { actor, emitted, status };
+}
+
+const recording: RecordingInfo = { asset_id: "vid_rec", transcoding: true, duration_seconds: 6, resolution: "640x360", width: 640, height: 360 };
+const FULL_KEYS = ["ended_at", "hls_url", "id", "playback_url", "public_id", "rtmp_url", "scheduled_at", "started_at", "status", "stream_key", "tags", "title"];
+const SMALL_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];
+
+describe("live stream machine", () => {
+  test("created right away: READY_TO_STREAM and SCHEDULED event with the full shape", () => {
+    const { emitted, status } = start();
+    expect(status()).toBe("READY_TO_STREAM");
+    expect(emitted.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED"]);
+    const s = (emitted[0]!.data as any).stream;
+    expect(Object.keys(s).sort()).toEqual(FULL_KEYS);
+    expect(s.status).toBe("READY_TO_STREAM");
+    expect(s.public_id).toBe(s.id);
+    expect(s.playback_url).toBeNull();
+  });
+
+  test("a booked stream stays SCHEDULED until READY, and fires SCHEDULED only once", () => {
+    const { actor, emitted, status } = start("2030-01-01T00:00:00.000Z");
+    expect(status()).toBe("SCHEDULED");
+    expect((emitted[0]!.data as any).stream.scheduled_at).toBe("2030-01-01T00:00:00.000Z");
+    actor.send({ type: "MEDIA_OBSERVED", at: "x" });
+    expect(status()).toBe("SCHEDULED");
+    actor.send({ type: "READY" });
+    expect(status()).toBe("READY_TO_STREAM");
+    expect(emitted).toHaveLength(1);
+  });
+
+  test("pipeline end: STARTED, then ENDED small + recording and RECORDING_READY together", () => {
+    const { actor, emitted, status } = start();
+    actor.send({ type: "MEDIA_OBSERVED", at: "2026-01-01T00:00:01.000Z" });
+    expect(status()).toBe("LIVE");
+    expect((emitted[1]!.data as any).stream).toMatchObject({ status: "LIVE", started_at: "2026-01-01T00:00:01.000Z" });
+    actor.send({ type: "PIPELINE_ENDED", at: "2026-01-01T00:00:07.000Z", durationSeconds: 6, transcodingInSecs: null, recording });
+    expect(status()).toBe("ENDED");
+    expect(emitted.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
+    for (const e of emitted.slice(2)) {
+      const d = e.data as any;
+      expect(Object.keys(d.stream).sort()).toEqual(SMALL_KEYS);
+      expect(d.stream.status).toBe("ENDED");
+      expect(d.recording).toEqual(recording);
+    }
+  });
+
+  test("pipeline end without a recording: ENDED with recording null and no RECORDING_READY", () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "PIPELINE_ENDED", at: "t", durationSeconds: 0, transcodingInSecs: null, recording: null });
+    expect(emitted.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]);
+    expect((emitted[1]!.data as any).recording).toBeNull();
+  });
+
+  test("explicit end: full shape, then RECORDING_READY once the recording is attached", () => {
+    const { actor, emitted, status } = start();
+    actor.send({ type: "MEDIA_OBSERVED", at: "a" });
+    actor.send({ type: "END_REQUESTED", at: "b", durationSeconds: 3 });
+    expect(status()).toBe("ENDED");
+    const ended = emitted[2]!;
+    expect(ended.event).toBe("LIVESTREAM_ENDED");
+    expect(Object.keys((ended.data as any).stream).sort()).toEqual(FULL_KEYS);
+    expect((ended.data as any).stream.ended_at).toBe("b");
+    actor.send({ type: "RECORDING_ATTACHED", recording });
+    actor.send({ type: "RECORDING_ATTACHED", recording });
+    expect(emitted.map((e) => e.event).slice(3)).toEqual(["LIVESTREAM_RECORDING_READY"]);
+    actor.send({ type: "PIPELINE_ENDED", at: "c", durationSeconds: 1, transcodingInSecs: null, recording: null });
+    expect(emitted).toHaveLength(4);
+  });
+
+  test("failure moves to ERROR; ended streams ignore media", () => {
+    const { actor, status } = start();
+    actor.send({ type: "FAIL", at: "t", error: { code: "X", message: "y" } });
+    expect(status()).toBe("ERROR");
+    const b = start();
+    b.actor.send({ type: "END_REQUESTED", at: "t", durationSeconds: null });
+    b.actor.send({ type: "MEDIA_OBSERVED", at: "u" });
+    expect(b.status()).toBe("ENDED");
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, test } from "bun:test";
+import { createActor } from "xstate";
+import type { DomainEvent } from "./domain-event.ts";
+import { videoInput } from "./test-contexts.ts";
+import { videoMachine, videoStatus } from "./video-machine.ts";
+import type { TranscodeOutcome } from "./video-payload.ts";
+
+function start(kind: "UPLOAD" | "LIVESTREAM_RECORDING" = "UPLOAD") {
+  const emitted: DomainEvent[] = [];
+  const actor = createActor(videoMachine, { input: videoInput({ kind, stream: kind === "UPLOAD" ? null : { id: "ls_1", stream_key: "k" } }) });
+  actor.on("domain", (e) => emitted.push(e));
+  actor.start();
+  return { actor, emitted };
+}
+
+const outcome: TranscodeOutcome = {
+  url: "http://x/master.m3u8",
+  durationSeconds: 3,
+  sizeBytes: 1234,
+  renditions: [
+    { quality: "360p", url: "http://x/360p.m3u8", width: 640, height: 360, download_url: null, download_size_bytes: null, download_password: null },
+    { quality: "720p", url: "http://x/720p.m3u8", width: 1280, height: 720, download_url: "http://x/720p.mkv", download_size_bytes: "999", download_password: null },
+  ],
+  storage: { total_bytes: "2233", hls_bytes: "1000", original_bytes: "1234" },
+};
+
+describe("video machine", () => {
+  test("an upload is announced as TRANSCODING, then started, completed with the whole payload", () => {
+    const { actor, emitted } = start();
+    expect(videoStatus(actor.getSnapshot().value)).toBe("TRANSCODING");
+    expect(emitted.map((e) => e.event)).toEqual(["VIDEO_UPLOADED"]);
+    expect((emitted[0]!.data as any).video.status).toBe("TRANSCODING");
+
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "wasm-1" });
+    expect((emitted[1]!.data as any).video.transcoder_id).toBe("wasm-1");
+    actor.send({ type: "PROGRESS", percent: 40 });
+    actor.send({ type: "PROGRESS", percent: 20 });
+    expect(actor.getSnapshot().context.progress).toBe(40);
+
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    expect(videoStatus(actor.getSnapshot().value)).toBe("COMPLETED");
+    const done = emitted[2]!;
+    expect(done.event).toBe("VIDEO_TRANSCODING_COMPLETED");
+    const data = done.data as any;
+    expect(data.video).toMatchObject({ status: "COMPLETED", url: outcome.url, duration_seconds: 3, size_bytes: "1234", download_url: "http://x/720p.mkv", download_quality: "720p", download_size_bytes: "999" });
+    expect(data.renditions).toHaveLength(2);
+    expect(data.stream).toBeNull();
+    expect(data.error).toBeNull();
+  });
+
+  test("a reclaimed job's second TRANSCODING_STARTED fires nothing", () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "a" });
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "b" });
+    expect(emitted.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED"]);
+  });
+
+  test("failure from the queue or mid-transcode carries the error and status ERROR", () => {
+    for (const afterStart of [false, true]) {
+      const { actor, emitted } = start();
+      if (afterStart) actor.send({ type: "TRANSCODING_STARTED", transcoderId: "a" });
+      actor.send({ type: "TRANSCODING_FAILED", error: { code: "SOURCE_NOT_FOUND", message: "404" } });
+      const last = emitted.at(-1)!;
+      expect(last.event).toBe("VIDEO_TRANSCODING_FAILED");
+      expect((last.data as any).video.status).toBe("ERROR");
+      expect((last.data as any).error).toEqual({ code: "SOURCE_NOT_FOUND", message: "404" });
+      expect(videoStatus(actor.getSnapshot().value)).toBe("ERROR");
+    }
+  });
+
+  test("a recording is not announced as uploaded and carries its stream", () => {
+    const { actor, emitted } = start("LIVESTREAM_RECORDING");
+    expect(emitted).toEqual([]);
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "a" });
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    const data = emitted.at(-1)!.data as any;
+    expect(data.video.kind).toBe("LIVESTREAM_RECORDING");
+    expect(data.stream).toEqual({ id: "ls_1", stream_key: "k" });
+  });
+
+  test("completed videos ignore late failures; any state can be deleted", () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "a" });
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    actor.send({ type: "TRANSCODING_FAILED", error: { code: "X", message: "late" } });
+    expect(videoStatus(actor.getSnapshot().value)).toBe("COMPLETED");
+    expect(emitted).toHaveLength(3);
+    actor.send({ type: "DELETE" });
+    expect(videoStatus(actor.getSnapshot().value)).toBe("DELETED");
+  });
+});
