@@ -1,0 +1,88 @@
+import { loadConfig } from "../config.ts";
+import { createDatabase } from "../db/create-database.ts";
+import { ApiError } from "../http/api-error.ts";
+import { createOrgStore } from "../orgs/org-store.ts";
+import { applyOrgSet, CliUsageError } from "./org-set.ts";
+import { parseArgs } from "./parse-args.ts";
+
+const USAGE = `Operator CLI (talks to the same database as the server; safe while it runs)
+
+  org create --name NAME [--json]        create an organization with default settings and a key
+  org list [--json]
+  org show --org ID                      settings as JSON
+  org set --org ID [--transcoding on|off] [--ladder 360p,720p,1080p]
+                   [--downloads top,720p|none] [--download-format mkv|mp4-encrypted]
+                   [--drm off] [--permissions all|none|a,b,...] [--limit NAME=N ...]
+                   limits: requests, livestreams, videos, upload-url (per minute)
+  key create --org ID [--name NAME] [--json]   fails with API_KEY_EXISTS while one is live
+  key revoke --org ID
+
+Environment: DATA_DIR, DATABASE_URL (as for the server).`;
+
+function one(options: Record<string, string[]>, name: string): string {
+  const v = options[name]?.at(-1);
+  if (!v || v === "true") throw new CliUsageError(`--${name} is required`);
+  return v;
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(argv);
+  const [noun, verb] = positionals;
+  const json = options.json !== undefined;
+  if (!noun || options.help) {
+    console.log(USAGE);
+    return noun ? 0 : 2;
+  }
+  const config = loadConfig();
+  const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+  const orgs = createOrgStore(database);
+  try {
+    switch (`${noun} ${verb}`) {
+      case "org create": {
+        const { org, apiKey } = await orgs.createOrg(one(options, "name"));
+        console.log(json ? JSON.stringify({ org_id: org.id, api_key: apiKey }) : `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)`);
+        return 0;
+      }
+      case "org list": {
+        const list = await orgs.listOrgs();
+        console.log(json ? JSON.stringify(list.map((o) => ({ org_id: o.id, name: o.name }))) : list.map((o) => `${o.id}\t${o.name}`).join("\n"));
+        return 0;
+      }
+      case "org show": {
+        const org = await orgs.mustGetOrg(one(options, "org"));
+        console.log(JSON.stringify({ org_id: org.id, name: org.name, settings: org.settings }, null, 2));
+        return 0;
+      }
+      case "org set": {
+        const orgId = one(options, "org");
+        const org = await orgs.updateSettings(orgId, (s) => applyOrgSet(s, options));
+        console.log(JSON.stringify({ org_id: org.id, settings: org.settings }, null, 2));
+        return 0;
+      }
+      case "key create": {
+        const orgId = one(options, "org");
+        const { apiKey } = await orgs.createKey(orgId, options.name?.at(-1) ?? "cli");
+        console.log(json ? JSON.stringify({ org_id: orgId, api_key: apiKey }) : `api_key: ${apiKey}  (shown once)`);
+        return 0;
+      }
+      case "key revoke": {
+        const n = await orgs.revokeKey(one(options, "org"));
+        console.log(n > 0 ? "revoked" : "no live key");
+        return 0;
+      }
+      default:
+        console.error(`Unknown command "${positionals.join(" ")}".\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ApiError || err instanceof CliUsageError) {
+      console.error(`${err.code}: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    database.close();
+  }
+}
+
+process.exit(await run(process.argv.slice(2)));

@@ -1,0 +1,69 @@
+import { ALL_PERMISSIONS, STANDARD_RUNGS, type DownloadFormat, type Limits, type OrgSettings, type Permission } from "../orgs/org-settings.ts";
+
+export class CliUsageError extends Error {
+  override name = "CliUsageError";
+  readonly code = "VALIDATION_ERROR";
+}
+
+const LIMIT_NAMES: Record<string, keyof Limits> = {
+  requests: "requestsPerMinute",
+  "requests-per-minute": "requestsPerMinute",
+  livestreams: "livestreamsCreatePerMinute",
+  videos: "videosCreatePerMinute",
+  "upload-url": "uploadUrlPerMinute",
+};
+
+function onOff(name: string, v: string): boolean {
+  if (v === "on" || v === "true") return true;
+  if (v === "off" || v === "false") return false;
+  throw new CliUsageError(`--${name} takes on or off, got "${v}"`);
+}
+
+function rung(name: string) {
+  const r = STANDARD_RUNGS[name];
+  if (!r) throw new CliUsageError(`--ladder: unknown rung "${name}" (known: ${Object.keys(STANDARD_RUNGS).join(", ")})`);
+  return { ...r };
+}
+
+/** Applies `org set` options to settings; throws CliUsageError naming the bad option. */
+export function applyOrgSet(settings: OrgSettings, options: Record<string, string[]>): OrgSettings {
+  const next: OrgSettings = structuredClone(settings);
+  const last = (k: string) => options[k]?.at(-1);
+  const ladderArg = last("ladder");
+  const transcoding = last("transcoding");
+  if (transcoding !== undefined) {
+    next.transcoding = onOff("transcoding", transcoding) ? (next.transcoding ?? { ladder: ["360p", "720p", "1080p"].map(rung) }) : null;
+  }
+  if (ladderArg !== undefined) {
+    const ladder = ladderArg.split(",").map((s) => rung(s.trim())).sort((a, b) => a.height - b.height);
+    if (ladder.length === 0) throw new CliUsageError("--ladder needs at least one rung");
+    next.transcoding = { ladder };
+  }
+  const downloads = last("downloads");
+  if (downloads !== undefined) next.downloads.rungs = downloads === "none" ? [] : downloads.split(",").map((s) => s.trim());
+  const format = last("download-format");
+  if (format !== undefined) {
+    if (format !== "mkv" && format !== "mp4-encrypted") throw new CliUsageError(`--download-format takes mkv or mp4-encrypted, got "${format}"`);
+    next.downloads.format = format as DownloadFormat;
+  }
+  const drm = last("drm");
+  if (drm !== undefined) {
+    if (onOff("drm", drm)) throw new CliUsageError("--drm on: DRM packaging is not available in this version; the feature cannot be switched on yet");
+    next.features.drm = false;
+  }
+  const perms = last("permissions");
+  if (perms !== undefined) {
+    const list = perms === "all" ? [...ALL_PERMISSIONS] : perms === "none" ? [] : perms.split(",").map((s) => s.trim());
+    for (const p of list) if (!(ALL_PERMISSIONS as readonly string[]).includes(p)) throw new CliUsageError(`--permissions: unknown permission "${p}" (known: ${ALL_PERMISSIONS.join(", ")})`);
+    next.permissions = list as Permission[];
+  }
+  for (const spec of options.limit ?? []) {
+    const [name, value] = spec.split("=");
+    const key = LIMIT_NAMES[name ?? ""];
+    const n = Number(value);
+    if (!key) throw new CliUsageError(`--limit: unknown limit "${name}" (known: ${Object.keys(LIMIT_NAMES).join(", ")})`);
+    if (!Number.isInteger(n) || n < 1) throw new CliUsageError(`--limit ${name} must be a positive integer, got "${value}"`);
+    next.limits[key] = n;
+  }
+  return next;
+}
