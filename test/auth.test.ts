@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { apiKeys } from "../src/db/schema/index.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.stop());
+
+async function snapshot(res: Response) {
+  const headers = [...res.headers.entries()].filter(([k]) => k !== "date");
+  return { status: res.status, headers, body: await res.text() };
+}
+
+describe("API keys", () => {
+  test("missing, malformed, unknown, revoked and expired keys give byte-identical 401s", async () => {
+    const other = await t.service.orgs.createOrg("revoked-one");
+    await t.service.orgs.revokeKey(other.org.id);
+    const expiring = await t.service.orgs.createOrg("expired-one");
+    const prefix = expiring.apiKey.split("_")[2]!;
+    await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, prefix)));
+    const wrongSecret = t.apiKey.slice(0, -1) + (t.apiKey.endsWith("a") ? "b" : "a");
+
+    const cases: Array<[string, HeadersInit]> = [
+      ["missing", {}],
+      ["malformed bearer", { authorization: "Bearer nope" }],
+      ["malformed scheme", { authorization: `Basic ${t.apiKey}` }],
+      ["unknown", { authorization: "Bearer sk_live_AAAAAAAAAAAA_" + "B".repeat(32) }],
+      ["wrong secret", { authorization: `Bearer ${wrongSecret}` }],
+      ["revoked", { "x-api-key": other.apiKey }],
+      ["expired", { authorization: `Bearer ${expiring.apiKey}` }],
+    ];
+    const results = [];
+    for (const [, headers] of cases) {
+      results.push(await snapshot(await fetch(`${t.base}/api/public/v1/organization/`, { headers })));
+    }
+    expect(results[0]!.status).toBe(401);
+    expect(JSON.parse(results[0]!.body)).toEqual({ success: false, message: expect.any(String), error: { code: "INVALID_API_KEY" } });
+    for (const r of results) expect(r).toEqual(results[0]!);
+  });
+
+  test("both header forms authenticate", async () => {
+    const a = await fetch(`${t.base}/api/public/v1/organization/`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+    const b = await fetch(`${t.base}/api/public/v1/organization/`, { headers: { "x-api-key": t.apiKey } });
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    const body = (await a.json()) as any;
+    expect(body.success).toBe(true);
+    expect(body.data.organization.id).toBe(t.orgId);
+    expect(body.meta.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  test("rotation: a second key is refused with 409, revoke gives 401 at once, a new key works", async () => {
+    const { org, apiKey } = await t.service.orgs.createOrg("rotating");
+    const call = (key: string) => t.api("/organization/", { key });
+    expect((await call(apiKey)).status).toBe(200);
+    await expect(t.service.orgs.createKey(org.id)).rejects.toMatchObject({ code: "API_KEY_EXISTS", status: 409 });
+    await t.service.orgs.revokeKey(org.id);
+    expect((await call(apiKey)).status).toBe(401);
+    const { apiKey: next } = await t.service.orgs.createKey(org.id);
+    expect((await call(apiKey)).status).toBe(401);
+    expect((await call(next)).status).toBe(200);
+  });
+
+  test("the secret is stored only as a hash", async () => {
+    const rows = await t.service.database.db.select().from(apiKeys);
+    const secret = t.apiKey.split("_")[3]!;
+    for (const r of rows) expect(JSON.stringify(r)).not.toContain(secret);
+  });
+
+  test("a key's organization lacking a permission gets 403 with the missing codenames", async () => {
+    const { org, apiKey } = await t.service.orgs.createOrg("restricted");
+    await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, permissions: s.permissions.filter((p) => p !== "organization.read") }));
+    const res = await t.api("/organization/", { key: apiKey });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ success: false, error: { code: "PERMISSION_DENIED", details: ["organization.read"] } });
+    expect(body.meta.timestamp).toBeString();
+  });
+});
+
+describe("envelope on failure paths", () => {
+  test("an unknown route answers 404 in the envelope, but only after authentication", async () => {
+    const res = await t.api("/does-not-exist/");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ success: false, error: { code: "NOT_FOUND" }, meta: { timestamp: expect.any(String) } });
+    const anon = await t.api("/does-not-exist/", { key: null });
+    expect(anon.status).toBe(401);
+  });
+
+  test("the OpenAPI document describes the routes and both auth headers; the docs page needs no CDN", async () => {
+    const doc = (await (await fetch(`${t.base}/openapi/json`)).json()) as any;
+    expect(doc.openapi).toStartWith("3.1");
+    expect(doc.paths["/api/public/v1/organization/"]).toBeDefined();
+    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    const page = await (await fetch(`${t.base}/openapi`)).text();
+    const scripts = [...page.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      expect(src.startsWith("/")).toBe(true);
+      const js = await fetch(`${t.base}${src}`);
+      expect(js.status).toBe(200);
+      expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    }
+  });
+});
