@@ -1,2 +1,4 @@
 // Each domain keeps its tables in its own file; drizzle-kit reads them all from here.
 export * from "./core.ts";
+export * from "./jobs.ts";
+export * from "./uploads.ts";

@@ -1,0 +1,51 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface ServerSecret {
+  /** Hex HMAC-SHA256 of `message` under a key derived for `purpose` (so one purpose's tags never verify for another). */
+  sign(purpose: string, message: string): string;
+  verify(purpose: string, message: string, tag: string): boolean;
+  /** 32 bytes for `purpose`, e.g. an AES key. */
+  derive(purpose: string): Buffer;
+}
+
+/**
+ * The service's own secret: `SECRET_KEY` (hex or base64, ≥ 32 bytes; required
+ * when several processes share one database) or a key file created on first
+ * start in DATA_DIR with mode 0600.
+ */
+export function loadServerSecret(dataDir: string, envValue?: string): ServerSecret {
+  let master: Buffer;
+  if (envValue) {
+    master = /^[0-9a-f]+$/i.test(envValue) ? Buffer.from(envValue, "hex") : Buffer.from(envValue, "base64");
+    if (master.length < 32) throw new Error("SECRET_KEY must hold at least 32 bytes (64 hex digits)");
+  } else {
+    const file = join(dataDir, "secret.key");
+    if (!existsSync(file)) {
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    }
+    chmodSync(file, 0o600);
+    master = Buffer.from(readFileSync(file, "utf8").trim(), "hex");
+  }
+  const derived = new Map<string, Buffer>();
+  const derive = (purpose: string) => {
+    let k = derived.get(purpose);
+    if (!k) {
+      k = createHmac("sha256", master).update(`derive:${purpose}`).digest();
+      derived.set(purpose, k);
+    }
+    return k;
+  };
+  const sign = (purpose: string, message: string) => createHmac("sha256", derive(purpose)).update(message).digest("hex");
+  return {
+    sign,
+    derive,
+    verify(purpose, message, tag) {
+      const expected = Buffer.from(sign(purpose, message));
+      const given = Buffer.from(tag);
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    },
+  };
+}
