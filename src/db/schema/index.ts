@@ -2,3 +2,4 @@
 export * from "./core.ts";
 export * from "./jobs.ts";
 export * from "./uploads.ts";
+export * from "./webhooks.ts";
