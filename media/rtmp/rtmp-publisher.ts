@@ -1,0 +1,337 @@
+/**
+ * A small RTMP publisher (the encoder side) for tests and benchmarks. It
+ * speaks like ffmpeg: handshake, Set Chunk Size, connect, releaseStream,
+ * FCPublish, createStream, publish, then media, then FCUnpublish and
+ * deleteStream. Sending respects socket backpressure, so 'fast' pacing runs
+ * at whatever rate the server reads without growing memory.
+ */
+import type { Socket } from 'bun';
+import { encodeAmf0, decodeAmf0, type Amf0Object, type Amf0Value } from './amf0.ts';
+import { ByteQueue } from './byte-queue.ts';
+import {
+  RtmpConnectionClosedError,
+  RtmpError,
+  RtmpProtocolError,
+  RtmpPublishRejectedError,
+  RtmpTimeoutError,
+} from './errors.ts';
+import { ClientHandshake } from './handshake.ts';
+import { MessageChannel } from './message-channel.ts';
+import { ChunkStreamId, MessageType, type RtmpMessage } from './message-types.ts';
+import type { MediaMessage } from './publish-handlers.ts';
+import { parseRtmpUrl, type PublisherUrlForm } from './rtmp-url.ts';
+import { SocketWriter } from './socket-writer.ts';
+
+export interface PublishOptions {
+  /** rtmp://host[:port]/app/streamKey[?query] */
+  url: string;
+  /** How the URL is split into app / publishing name (see rtmp-url.ts). Default 'ffmpeg'. */
+  form?: PublisherUrlForm;
+  /** FLV-tag-shaped messages; 'data' payloads starting with "onMetaData" get the @setDataFrame wrapper. */
+  tags: AsyncIterable<MediaMessage> | Iterable<MediaMessage>;
+  /** 'realtime' sends each tag at its timestamp (like ffmpeg -re); 'fast' (default) as fast as the socket drains. */
+  pace?: 'realtime' | 'fast';
+  /** Outgoing chunk size. Default 4096. */
+  chunkSize?: number;
+  /** Limit for connecting and for each server answer. Default 10000 ms. */
+  timeoutMs?: number;
+  /** Unpublish when `tags` ends (default true); false keeps the connection open until close()/abort(). */
+  unpublishAtEnd?: boolean;
+}
+
+export interface PublishStarted {
+  /** "NetStream.Publish.Start" */
+  code: string;
+  description: string;
+  streamId: number;
+}
+
+export interface PublishSummary {
+  /** completed: tags ran out and we unpublished; closed: close() was called; aborted: abort() was called. */
+  ended: 'completed' | 'closed' | 'aborted';
+  tagsSent: number;
+  /** Media payload bytes sent (without RTMP framing). */
+  payloadBytesSent: number;
+}
+
+export interface Publication {
+  /** Resolves on NetStream.Publish.Start; rejects with RtmpPublishRejectedError when refused. */
+  readonly started: Promise<PublishStarted>;
+  /**
+   * Resolves when the publish is over by our choice (tags done, close(),
+   * abort()); rejects if it was refused or the server dropped us
+   * (RtmpConnectionClosedError), e.g. after a kick.
+   */
+  readonly finished: Promise<PublishSummary>;
+  /** Stops after the current tag, unpublishes, closes; resolves like `finished`. */
+  close(): Promise<PublishSummary>;
+  /** Drops the socket without unpublishing, like a killed encoder. */
+  abort(): void;
+  readonly tagsSent: number;
+}
+
+/** Queue at most this much in userland before waiting for the socket to drain. */
+const WRITE_HIGH_WATER = 256 * 1024;
+const SET_DATA_FRAME = encodeAmf0('@setDataFrame');
+const ON_METADATA = encodeAmf0('onMetaData');
+
+type Waiter = { resolve: (message: Amf0Value[]) => void; reject: (error: Error) => void };
+
+export function publish(options: PublishOptions): Publication {
+  const target = parseRtmpUrl(options.url, options.form ?? 'ffmpeg');
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const queue = new ByteQueue();
+  const handshake = new ClientHandshake();
+  let socket: Socket<undefined> | null = null;
+  let writer: SocketWriter | null = null;
+  let channel: MessageChannel | null = null;
+  let handshakeDone: (() => void) | null = null;
+  let connectionError: Error | null = null;
+  let closeRequested: 'closed' | 'aborted' | null = null;
+  let socketClosed = false;
+  const onSocketClosed: Array<() => void> = [];
+  /** Wakes a publication kept open by `unpublishAtEnd: false`. */
+  const closeRequestWaiters: Array<() => void> = [];
+  const transactions = new Map<number, Waiter>();
+  let statusWaiter: Waiter | null = null;
+  let tagsSent = 0;
+  let payloadBytesSent = 0;
+
+  let resolveStarted!: (value: PublishStarted) => void;
+  let rejectStarted!: (error: Error) => void;
+  const started = new Promise<PublishStarted>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  // Callers often await only one of the two promises; the other must not crash the process.
+  started.catch(() => {});
+
+  function failAll(error: Error): void {
+    connectionError ??= error;
+    for (const waiter of transactions.values()) waiter.reject(error);
+    transactions.clear();
+    statusWaiter?.reject(error);
+    statusWaiter = null;
+  }
+
+  function handleMessage(message: RtmpMessage): void {
+    if (message.typeId !== MessageType.commandAmf0) return; // media/data from a server: none expected
+    const values = decodeAmf0(message.payload);
+    const [name, txn] = values;
+    if ((name === '_result' || name === '_error') && typeof txn === 'number') {
+      const waiter = transactions.get(txn);
+      transactions.delete(txn);
+      waiter?.resolve(values);
+    } else if (name === 'onStatus') {
+      const waiter = statusWaiter;
+      statusWaiter = null;
+      waiter?.resolve(values);
+    }
+  }
+
+  function onData(bytes: Uint8Array): void {
+    queue.push(bytes);
+    try {
+      if (!handshake.done) {
+        const step = handshake.advance(queue);
+        if (!step.done) return;
+        writer!.write(step.reply!);
+        handshakeDone?.();
+      }
+      channel!.noteReceived(bytes.length);
+      for (let message = channel!.next(); message; message = channel!.next()) handleMessage(message);
+    } catch (error) {
+      failAll(error instanceof Error ? error : new RtmpProtocolError(String(error)));
+      socket?.terminate();
+    }
+  }
+
+  function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: Timer;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RtmpTimeoutError(`no answer to ${what} within ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  function call(txn: number, values: Amf0Value[], streamId = 0): Promise<Amf0Value[]> {
+    if (connectionError) return Promise.reject(connectionError);
+    const answer = new Promise<Amf0Value[]>((resolve, reject) => transactions.set(txn, { resolve, reject }));
+    channel!.sendAmf0Command(streamId === 0 ? ChunkStreamId.command : ChunkStreamId.streamCommand, streamId, values);
+    return withTimeout(answer, String(values[0]));
+  }
+
+  function nextStatus(): Promise<Amf0Value[]> {
+    if (connectionError) return Promise.reject(connectionError);
+    return withTimeout(new Promise<Amf0Value[]>((resolve, reject) => (statusWaiter = { resolve, reject })), 'publish');
+  }
+
+  async function connectSocket(): Promise<void> {
+    const handshaken = new Promise<void>((resolve, reject) => {
+      handshakeDone = resolve;
+      onSocketClosed.push(() => reject(connectionError ?? new RtmpConnectionClosedError('connection closed during the handshake')));
+    });
+    socket = await withTimeout(
+      Bun.connect({
+        hostname: target.hostname,
+        port: target.port,
+        socket: {
+          binaryType: 'uint8array',
+          data: (_s, bytes) => onData(bytes),
+          drain: () => writer?.flush(),
+          close: () => {
+            socketClosed = true;
+            writer?.markClosed();
+            failAll(connectionError ?? new RtmpConnectionClosedError('server closed the connection'));
+            for (const fn of onSocketClosed.splice(0)) fn();
+          },
+          error: (_s, error) => failAll(error),
+        },
+      }),
+      'TCP connect',
+    );
+    writer = new SocketWriter(socket);
+    channel = new MessageChannel(queue, (bytes) => writer!.write(bytes), { maxMessageBytes: 1 << 20, maxChunkStreams: 16 });
+    writer.write(handshake.start());
+    await withTimeout(handshaken, 'handshake');
+  }
+
+  async function run(): Promise<PublishSummary> {
+    await connectSocket();
+    const ch = channel!;
+    ch.setOutgoingChunkSize(options.chunkSize ?? 4096);
+    const connectAnswer = await call(1, [
+      'connect',
+      1,
+      { app: target.app, type: 'nonprivate', flashVer: 'FMLE/3.0 (compatible; vidlive-publisher)', tcUrl: target.tcUrl },
+    ]);
+    expectResult(connectAnswer, 'connect');
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ['releaseStream', 2, null, target.name]);
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ['FCPublish', 3, null, target.name]);
+    const created = await call(4, ['createStream', 4, null]);
+    expectResult(created, 'createStream');
+    const streamId = typeof created[3] === 'number' ? created[3] : 1;
+    const statusPromise = nextStatus();
+    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['publish', 5, null, target.name, 'live']);
+    const info = statusInfo(await statusPromise);
+    if (info.level === 'error' || info.code !== 'NetStream.Publish.Start') {
+      throw new RtmpPublishRejectedError(info.code, info.description);
+    }
+    resolveStarted({ code: info.code, description: info.description, streamId });
+
+    let firstTimestamp: number | null = null;
+    const startedAt = performance.now();
+    for await (const tag of options.tags) {
+      if (closeRequested) break;
+      if (connectionError) throw connectionError;
+      if (options.pace === 'realtime') {
+        firstTimestamp ??= tag.timestamp;
+        const due = startedAt + (tag.timestamp - firstTimestamp);
+        const wait = due - performance.now();
+        if (wait > 1) await Bun.sleep(wait);
+        if (closeRequested) break;
+      }
+      ch.sendMessage(toRtmpMessage(tag, streamId));
+      tagsSent++;
+      payloadBytesSent += tag.payload.length;
+      if (writer!.pendingBytes > WRITE_HIGH_WATER) await writer!.whenDrained();
+    }
+    if (!closeRequested && options.unpublishAtEnd === false && !socketClosed) {
+      await new Promise<void>((resolve) => {
+        onSocketClosed.push(resolve);
+        closeRequestWaiters.push(resolve);
+      });
+    }
+    if (closeRequested === 'aborted') return { ended: 'aborted', tagsSent, payloadBytesSent };
+    if (connectionError) throw connectionError;
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ['FCUnpublish', 6, null, target.name]);
+    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['deleteStream', 7, null, streamId]);
+    await writer!.whenDrained();
+    await endSocket();
+    return { ended: closeRequested ?? 'completed', tagsSent, payloadBytesSent };
+  }
+
+  async function endSocket(): Promise<void> {
+    if (!socket || socketClosed) return;
+    const closed = new Promise<void>((resolve) => onSocketClosed.push(resolve));
+    socket.end();
+    // The server closes its side on unpublish; do not hang if it does not.
+    await Promise.race([closed, Bun.sleep(2000)]);
+    if (!socketClosed) socket.terminate();
+  }
+
+  const finished = run().then(
+    (summary) => summary,
+    (error: unknown) => {
+      const err = error instanceof Error ? error : new RtmpError(String(error));
+      if (closeRequested === 'aborted') {
+        rejectStarted(new RtmpConnectionClosedError('publication aborted'));
+        return { ended: 'aborted' as const, tagsSent, payloadBytesSent };
+      }
+      rejectStarted(err);
+      socket?.terminate();
+      throw err;
+    },
+  );
+  finished.catch(() => {});
+
+  return {
+    started,
+    finished,
+    get tagsSent() {
+      return tagsSent;
+    },
+    close() {
+      closeRequested ??= 'closed';
+      for (const fn of closeRequestWaiters.splice(0)) fn();
+      return finished;
+    },
+    abort() {
+      closeRequested = 'aborted';
+      for (const fn of closeRequestWaiters.splice(0)) fn();
+      failAll(new RtmpConnectionClosedError('publication aborted'));
+      // A killed encoder's kernel closes the socket; unsent userland data is simply lost.
+      socket?.end();
+    },
+  };
+}
+
+function toRtmpMessage(tag: MediaMessage, streamId: number): RtmpMessage {
+  switch (tag.type) {
+    case 'audio':
+      return { chunkStreamId: ChunkStreamId.audio, typeId: MessageType.audio, streamId, timestamp: tag.timestamp, payload: tag.payload };
+    case 'video':
+      return { chunkStreamId: ChunkStreamId.video, typeId: MessageType.video, streamId, timestamp: tag.timestamp, payload: tag.payload };
+    case 'data': {
+      // ffmpeg and OBS send metadata as @setDataFrame("onMetaData", ...); mirror them.
+      const payload = startsWith(tag.payload, ON_METADATA) ? concat(SET_DATA_FRAME, tag.payload) : tag.payload;
+      return { chunkStreamId: ChunkStreamId.streamCommand, typeId: MessageType.dataAmf0, streamId, timestamp: tag.timestamp, payload };
+    }
+  }
+}
+
+function expectResult(values: Amf0Value[], what: string): void {
+  if (values[0] === '_result') return;
+  const info = statusInfo(values);
+  throw new RtmpPublishRejectedError(info.code || `${what} failed`, info.description);
+}
+
+function statusInfo(values: Amf0Value[]): { level: string; code: string; description: string } {
+  const info = values[3];
+  const object = (typeof info === 'object' && info !== null && !Array.isArray(info) ? info : {}) as Amf0Object;
+  const text = (v: Amf0Value) => (typeof v === 'string' ? v : '');
+  return { level: text(object.level), code: text(object.code), description: text(object.description) };
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}

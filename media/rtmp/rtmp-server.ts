@@ -1,0 +1,284 @@
+/**
+ * Publish-only RTMP server on Bun.listen. It owns sockets, timers and the
+ * stream-key index used by kick(); each connection's protocol lives in
+ * RtmpSession. Nothing a peer sends can throw out of here: every failure ends
+ * that one connection.
+ */
+import type { Socket, TCPSocketListener } from 'bun';
+import type { PublishHandlers, RtmpLogger } from './publish-handlers.ts';
+import { RtmpSession, type SessionOptions } from './rtmp-session.ts';
+import { SocketWriter } from './socket-writer.ts';
+
+export interface RtmpServerOptions {
+  /** 0 picks a free port (read it back from `server.port`). */
+  port: number;
+  /** Default "0.0.0.0". */
+  hostname?: string;
+  handlers: PublishHandlers;
+  /** C0+C1 and C2 must arrive within this long of connecting. Default 10000. */
+  handshakeTimeoutMs?: number;
+  /** No bytes from the peer for this long closes the connection. Default 30000. */
+  idleTimeoutMs?: number;
+  /** Largest RTMP message accepted. Default 4 MiB (a 1080p keyframe is well under 1 MiB). */
+  maxMessageBytes?: number;
+  /** Simultaneous connections; extra ones are dropped on accept. Default 1000. */
+  maxConnections?: number;
+  /** Chunk size we send with. Default 4096. */
+  chunkSize?: number;
+  /**
+   * Unprocessed bytes buffered while a sink's promise is pending before the
+   * socket is paused. Default 256 KiB.
+   */
+  readHighWaterBytes?: number;
+  /** Structured log entries ({ event, connection, ... }); stream keys are redacted. */
+  logger?: RtmpLogger;
+}
+
+export interface RtmpConnectionStats {
+  id: number;
+  remoteAddress: string;
+  /** Set once the publish was accepted. */
+  streamKey: string | null;
+  bytesIn: number;
+  /** Received but not yet processed (queued bytes + incomplete messages). */
+  bufferedBytes: number;
+  /** Socket reading is paused because a sink is slow. */
+  paused: boolean;
+  messagesDelivered: number;
+}
+
+export interface RtmpServer {
+  readonly port: number;
+  readonly hostname: string;
+  /** Disconnects every publisher of `streamKey` (their sinks get onClose('kicked')). False if none. */
+  kick(streamKey: string): boolean;
+  /** Stops accepting, ends every connection (sinks get 'kicked'), resolves when sockets are closed. */
+  stop(): Promise<void>;
+  /** Open TCP connections, publishing or not. */
+  connections(): number;
+  stats(): RtmpConnectionStats[];
+}
+
+interface Connection {
+  session: RtmpSession;
+  writer: SocketWriter;
+  socket: Socket<ConnectionRef>;
+  lastActivity: number;
+  handshakeTimer: Timer | null;
+  idleTimer: Timer | null;
+  /** Forces a close when a graceful end is not answered by the peer. */
+  lingerTimer: Timer | null;
+  endWhenDrained: boolean;
+  closed: boolean;
+  onClosed: Array<() => void>;
+}
+
+interface ConnectionRef {
+  connection: Connection | null;
+}
+
+/** A graceful end waits this long for the peer to close before dropping the socket. */
+const LINGER_MS = 2000;
+
+export async function createRtmpServer(options: RtmpServerOptions): Promise<RtmpServer> {
+  const log: RtmpLogger = options.logger ?? (() => {});
+  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const maxConnections = options.maxConnections ?? 1000;
+  const sessionOptions: SessionOptions = {
+    maxMessageBytes: options.maxMessageBytes ?? 4 * 1024 * 1024,
+    maxChunkStreams: 64,
+    outChunkSize: options.chunkSize ?? 4096,
+    ackWindow: 5_000_000,
+    readHighWaterBytes: options.readHighWaterBytes ?? 256 * 1024,
+    maxStreams: 8,
+  };
+
+  const open = new Set<Connection>();
+  const publishers = new Map<string, Set<RtmpSession>>();
+  let nextId = 1;
+  let stopping = false;
+
+  function closeSocket(connection: Connection, graceful: boolean): void {
+    if (connection.closed) return;
+    const { socket, writer } = connection;
+    clearTimers(connection);
+    if (!graceful) {
+      socket.terminate();
+      return;
+    }
+    // Reading may be paused by backpressure; resume so the peer's FIN is seen.
+    socket.resume();
+    if (writer.pendingBytes === 0) socket.end();
+    else connection.endWhenDrained = true;
+    connection.lingerTimer = setTimeout(() => {
+      if (!connection.closed) socket.terminate();
+    }, LINGER_MS);
+  }
+
+  function clearTimers(connection: Connection): void {
+    if (connection.handshakeTimer) clearTimeout(connection.handshakeTimer);
+    if (connection.idleTimer) clearTimeout(connection.idleTimer);
+    connection.handshakeTimer = null;
+    connection.idleTimer = null;
+  }
+
+  function scheduleIdleCheck(connection: Connection, delay: number): void {
+    connection.idleTimer = setTimeout(() => {
+      if (connection.closed || connection.session.closed) return;
+      const now = Date.now();
+      // A paused socket is silent because of our sink, not the peer.
+      if (connection.session.backpressured) connection.lastActivity = now;
+      const idle = now - connection.lastActivity;
+      if (idle >= idleTimeoutMs) {
+        log({ event: 'rtmp.timeout', connection: connection.session.id, kind: 'idle', idleMs: idle });
+        connection.session.terminate('timeout');
+      } else {
+        scheduleIdleCheck(connection, idleTimeoutMs - idle);
+      }
+    }, delay);
+  }
+
+  const listener: TCPSocketListener<ConnectionRef> = Bun.listen<ConnectionRef>({
+    hostname: options.hostname ?? '0.0.0.0',
+    port: options.port,
+    data: { connection: null },
+    socket: {
+      binaryType: 'uint8array',
+      open(socket) {
+        socket.data = { connection: null };
+        if (stopping || open.size >= maxConnections) {
+          log({ event: 'rtmp.refused', reason: stopping ? 'stopping' : 'max connections', remoteAddress: socket.remoteAddress });
+          socket.terminate();
+          return;
+        }
+        const id = nextId++;
+        const writer = new SocketWriter(socket);
+        const connection: Connection = {
+          session: null as unknown as RtmpSession,
+          writer,
+          socket,
+          lastActivity: Date.now(),
+          handshakeTimer: null,
+          idleTimer: null,
+          lingerTimer: null,
+          endWhenDrained: false,
+          closed: false,
+          onClosed: [],
+        };
+        connection.session = new RtmpSession(
+          id,
+          socket.remoteAddress,
+          {
+            write: (bytes) => writer.write(bytes),
+            pause: () => socket.pause(),
+            resume: () => socket.resume(),
+            close: (graceful) => closeSocket(connection, graceful),
+          },
+          options.handlers,
+          sessionOptions,
+          {
+            onPublishStarted(session) {
+              const key = session.publishing!.streamKey;
+              let set = publishers.get(key);
+              if (!set) publishers.set(key, (set = new Set()));
+              set.add(session);
+            },
+            onEnded(session) {
+              // The session no longer reports its key once closed, so scan: the map holds only live publishers.
+              for (const [key, set] of publishers) {
+                if (set.delete(session) && set.size === 0) publishers.delete(key);
+              }
+            },
+          },
+          log,
+        );
+        socket.data.connection = connection;
+        open.add(connection);
+        connection.handshakeTimer = setTimeout(() => {
+          if (connection.closed || connection.session.handshakeDone) return;
+          log({ event: 'rtmp.timeout', connection: id, kind: 'handshake' });
+          connection.session.terminate('timeout', false);
+        }, handshakeTimeoutMs);
+        scheduleIdleCheck(connection, idleTimeoutMs);
+        log({ event: 'rtmp.open', connection: id, remoteAddress: socket.remoteAddress });
+      },
+      data(socket, bytes) {
+        const connection = socket.data.connection;
+        if (!connection || connection.closed) return;
+        connection.lastActivity = Date.now();
+        if (connection.handshakeTimer && connection.session.handshakeDone) {
+          clearTimeout(connection.handshakeTimer);
+          connection.handshakeTimer = null;
+        }
+        connection.session.receive(bytes);
+        if (connection.handshakeTimer && connection.session.handshakeDone) {
+          clearTimeout(connection.handshakeTimer);
+          connection.handshakeTimer = null;
+        }
+      },
+      drain(socket) {
+        const connection = socket.data.connection;
+        if (!connection) return;
+        connection.writer.flush();
+        if (connection.endWhenDrained && connection.writer.pendingBytes === 0) {
+          connection.endWhenDrained = false;
+          socket.end();
+        }
+      },
+      close(socket) {
+        const connection = socket.data.connection;
+        if (!connection || connection.closed) return;
+        connection.closed = true;
+        clearTimers(connection);
+        if (connection.lingerTimer) clearTimeout(connection.lingerTimer);
+        connection.writer.markClosed();
+        open.delete(connection);
+        connection.session.socketClosed();
+        for (const resolve of connection.onClosed.splice(0)) resolve();
+      },
+      error(socket, error) {
+        // Only reached if a handler above threw; the session already guards itself.
+        log({ event: 'rtmp.socket.error', connection: socket.data.connection?.session.id, error: String(error) });
+        socket.terminate();
+      },
+    },
+  });
+
+  return {
+    port: listener.port,
+    hostname: listener.hostname,
+    kick(streamKey) {
+      const sessions = publishers.get(streamKey);
+      if (!sessions || sessions.size === 0) return false;
+      for (const session of [...sessions]) {
+        log({ event: 'rtmp.kick', connection: session.id });
+        session.terminate('kicked');
+      }
+      return true;
+    },
+    async stop() {
+      stopping = true;
+      const waits: Promise<void>[] = [];
+      for (const connection of open) {
+        waits.push(new Promise<void>((resolve) => connection.onClosed.push(resolve)));
+        connection.session.terminate('kicked', false);
+        // A session that had already ended may still hold its socket in linger.
+        if (!connection.closed) connection.socket.terminate();
+      }
+      listener.stop(true);
+      await Promise.race([Promise.all(waits), Bun.sleep(LINGER_MS)]);
+    },
+    connections() {
+      return open.size;
+    },
+    stats() {
+      return [...open].map(({ session }) => ({
+        id: session.id,
+        remoteAddress: session.remoteAddress,
+        streamKey: session.publishing?.streamKey ?? null,
+        ...session.stats(),
+      }));
+    },
+  };
+}

@@ -1,0 +1,467 @@
+/**
+ * One server-side RTMP connection: handshake, then connect → createStream →
+ * publish → media → unpublish. Socket-agnostic (see SessionIo) so the server
+ * owns sockets and timers and this file owns protocol and ordering.
+ *
+ * Ordering guarantee: bytes are processed strictly in arrival order, one
+ * message at a time. When authorize or a sink returns a pending promise,
+ * processing stops until it settles; incoming bytes are buffered up to
+ * `readHighWaterBytes`, then the socket is paused. That is the whole
+ * backpressure story: memory per connection stays bounded by the high-water
+ * mark plus one socket read plus one incomplete message.
+ */
+import { decodeAmf0, type Amf0Object, type Amf0Value } from './amf0.ts';
+import { splitAggregate } from './aggregate-message.ts';
+import { ByteQueue } from './byte-queue.ts';
+import { setPeerBandwidthMessage, streamBeginMessage } from './control-messages.ts';
+import { interpretDataMessage } from './data-message.ts';
+import { Amf0DecodeError, RtmpError, RtmpProtocolError } from './errors.ts';
+import { ServerHandshake } from './handshake.ts';
+import { MessageChannel } from './message-channel.ts';
+import { ChunkStreamId, MessageType, type RtmpMessage } from './message-types.ts';
+import type {
+  AuthorizeResult,
+  CloseReason,
+  MediaMessageType,
+  MediaSink,
+  PublishHandlers,
+  PublishRequest,
+  RtmpLogger,
+} from './publish-handlers.ts';
+import { resolvePublishTarget } from './publish-target.ts';
+
+/** What the session needs from its socket. */
+export interface SessionIo {
+  write(bytes: Uint8Array): void;
+  pause(): void;
+  resume(): void;
+  /** graceful: flush what is queued, then FIN. Otherwise drop the connection now. */
+  close(graceful: boolean): void;
+}
+
+export interface SessionOptions {
+  maxMessageBytes: number;
+  maxChunkStreams: number;
+  /** Our outgoing chunk size, announced right after connect. */
+  outChunkSize: number;
+  /** Window Acknowledgement Size and Set Peer Bandwidth we announce. */
+  ackWindow: number;
+  /** Buffered unprocessed bytes above which the socket is paused while waiting. */
+  readHighWaterBytes: number;
+  /** createStream calls allowed per connection (a publisher needs one). */
+  maxStreams: number;
+}
+
+export interface SessionHooks {
+  /** The publish was accepted; the server indexes the session by stream key for kick(). */
+  onPublishStarted(session: RtmpSession): void;
+  /** The session is over (any reason); the server forgets it. */
+  onEnded(session: RtmpSession): void;
+}
+
+type Phase = 'handshake' | 'awaiting-connect' | 'connected' | 'authorizing' | 'publishing' | 'closed';
+
+const FMS_VERSION = 'FMS/3,0,1,123';
+
+export class RtmpSession {
+  private phase: Phase = 'handshake';
+  private readonly queue = new ByteQueue();
+  private readonly handshake = new ServerHandshake();
+  private readonly channel: MessageChannel;
+  private app = '';
+  private tcUrl = '';
+  private nextStreamId = 1;
+  private fcPublishSeen = false;
+  private publishStreamId = 0;
+  private sink: MediaSink | null = null;
+  private sinkClosed = false;
+  /** Messages split out of an aggregate, delivered before reading on. */
+  private backlog: RtmpMessage[] = [];
+  private pumping = false;
+  /** The authorize or onMessage promise processing waits for. */
+  private waitingOn: Promise<unknown> | null = null;
+  private waitingOnSink = false;
+  private paused = false;
+  private closeReason: CloseReason | null = null;
+  private request: PublishRequest | null = null;
+  private bytesIn = 0;
+  private messagesDelivered = 0;
+
+  constructor(
+    readonly id: number,
+    readonly remoteAddress: string,
+    private readonly io: SessionIo,
+    private readonly handlers: PublishHandlers,
+    private readonly options: SessionOptions,
+    private readonly hooks: SessionHooks,
+    private readonly log: RtmpLogger,
+  ) {
+    this.channel = new MessageChannel(this.queue, (bytes) => this.io.write(bytes), {
+      maxMessageBytes: options.maxMessageBytes,
+      maxChunkStreams: options.maxChunkStreams,
+    });
+  }
+
+  get handshakeDone(): boolean {
+    return this.handshake.done;
+  }
+
+  get closed(): boolean {
+    return this.phase === 'closed';
+  }
+
+  /** True while a sink holds processing back: silence on the socket is then our doing, not the peer's. */
+  get backpressured(): boolean {
+    return this.waitingOnSink;
+  }
+
+  /** The accepted publish, once NetStream.Publish.Start has been sent. */
+  get publishing(): PublishRequest | null {
+    return this.phase === 'publishing' ? this.request : null;
+  }
+
+  stats(): { bytesIn: number; bufferedBytes: number; messagesDelivered: number; paused: boolean } {
+    return {
+      bytesIn: this.bytesIn,
+      bufferedBytes: this.queue.length + this.channel.partialBytes,
+      messagesDelivered: this.messagesDelivered,
+      paused: this.paused,
+    };
+  }
+
+  /** Bytes from the socket. Never throws: failures close this connection. */
+  receive(bytes: Uint8Array): void {
+    if (this.phase === 'closed') return;
+    this.bytesIn += bytes.length;
+    this.queue.push(bytes);
+    try {
+      if (this.handshake.done) this.channel.noteReceived(bytes.length);
+    } catch (error) {
+      return this.fail(error);
+    }
+    if (this.waitingOn) {
+      if (!this.paused && this.queue.length >= this.options.readHighWaterBytes) {
+        this.paused = true;
+        this.io.pause();
+      }
+      return;
+    }
+    this.pump();
+  }
+
+  /** The socket closed (peer FIN/RST or our own close). */
+  socketClosed(): void {
+    this.end('disconnect', false);
+  }
+
+  /** Server-initiated end: kick, timeout, shutdown. `graceful` lets queued replies flush first. */
+  terminate(reason: CloseReason, graceful = true): void {
+    this.end(reason, graceful);
+  }
+
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.phase !== 'closed' && !this.waitingOn) {
+        if (!this.handshake.done) {
+          const step = this.handshake.advance(this.queue);
+          if (step.reply) this.io.write(step.reply);
+          if (!step.done) break;
+          this.phase = 'awaiting-connect';
+          this.log({ event: 'rtmp.handshake', connection: this.id });
+          // Bytes that arrived together with C2 were not counted for acks yet.
+          this.channel.noteReceived(this.queue.length);
+          continue;
+        }
+        const message = this.backlog.shift() ?? this.channel.next();
+        if (!message) break;
+        const pending = this.handleMessage(message);
+        if (pending) this.waitFor(pending, message.typeId !== MessageType.commandAmf0 && message.typeId !== MessageType.commandAmf3);
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private waitFor(promise: Promise<unknown>, isSink: boolean): void {
+    this.waitingOn = promise;
+    this.waitingOnSink = isSink;
+    promise.then(
+      () => {
+        if (this.waitingOn !== promise) return;
+        this.waitingOn = null;
+        this.waitingOnSink = false;
+        if (this.phase === 'closed') return;
+        if (this.paused) {
+          this.paused = false;
+          this.io.resume();
+        }
+        this.pump();
+      },
+      (error: unknown) => {
+        if (this.waitingOn !== promise) return;
+        this.waitingOn = null;
+        this.waitingOnSink = false;
+        this.fail(error);
+      },
+    );
+  }
+
+  /** Returns a promise when processing must wait for it. */
+  private handleMessage(message: RtmpMessage): Promise<unknown> | void {
+    switch (message.typeId) {
+      case MessageType.audio:
+        return this.deliver('audio', message.timestamp, message.payload);
+      case MessageType.video:
+        return this.deliver('video', message.timestamp, message.payload);
+      case MessageType.dataAmf0:
+        return this.handleData(message.timestamp, message.payload);
+      case MessageType.dataAmf3:
+        // AMF3-era clients prefix AMF0 data with a 0 format byte.
+        return this.handleData(message.timestamp, stripAmf3Prefix(message.payload));
+      case MessageType.commandAmf0:
+        return this.handleCommand(message, decodeAmf0(message.payload));
+      case MessageType.commandAmf3:
+        return this.handleCommand(message, decodeAmf0(stripAmf3Prefix(message.payload)));
+      case MessageType.aggregate:
+        this.requirePublishing('aggregate');
+        for (const part of splitAggregate(message.payload, message.timestamp)) {
+          this.backlog.push({ ...message, typeId: part.typeId, timestamp: part.timestamp, payload: part.payload });
+        }
+        return;
+      case MessageType.sharedObjectAmf0:
+      case MessageType.sharedObjectAmf3:
+        // Legal RTMP, meaningless for a publisher; not worth closing over.
+        this.log({ event: 'rtmp.ignored', connection: this.id, typeId: message.typeId });
+        return;
+      default:
+        throw new RtmpProtocolError(`unknown message type ${message.typeId}`);
+    }
+  }
+
+  private requirePublishing(what: string): void {
+    if (this.phase !== 'publishing') throw new RtmpProtocolError(`${what} message before an accepted publish`);
+  }
+
+  private deliver(type: MediaMessageType, timestamp: number, payload: Uint8Array): Promise<unknown> | void {
+    this.requirePublishing(type);
+    this.messagesDelivered++;
+    const result = this.sink!.onMessage({ type, timestamp, payload });
+    // Only a real promise is waited for; a sync sink keeps the fast path.
+    if (result && typeof (result as Promise<void>).then === 'function') return result;
+  }
+
+  private handleData(timestamp: number, body: Uint8Array): Promise<unknown> | void {
+    const action = interpretDataMessage(body);
+    if (action.kind === 'ignore') return;
+    if (this.phase !== 'publishing') {
+      // Metadata before the publish is accepted has no sink to go to; harmless, so not an error.
+      this.log({ event: 'rtmp.ignored', connection: this.id, reason: 'data before publish' });
+      return;
+    }
+    return this.deliver('data', timestamp, action.payload);
+  }
+
+  private handleCommand(message: RtmpMessage, values: Amf0Value[]): Promise<unknown> | void {
+    const [name, transactionId, , ...args] = values;
+    if (typeof name !== 'string') throw new Amf0DecodeError('command without a name');
+    const txn = typeof transactionId === 'number' ? transactionId : 0;
+    if (name !== 'connect' && this.phase === 'awaiting-connect') throw new RtmpProtocolError(`${name} before connect`);
+    switch (name) {
+      case 'connect':
+        return this.onConnect(txn, values[2]);
+      case 'releaseStream':
+      case 'FCPublish':
+        // Answered so clients that track every transaction are satisfied; onFCPublish waits for authorization.
+        if (name === 'FCPublish') this.fcPublishSeen = true;
+        if (txn > 0) this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['_result', txn, null, undefined]);
+        return;
+      case 'createStream': {
+        if (this.nextStreamId > this.options.maxStreams) throw new RtmpProtocolError('too many createStream calls');
+        const streamId = this.nextStreamId++;
+        this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['_result', txn, null, streamId]);
+        return;
+      }
+      case 'publish':
+        return this.onPublish(message.streamId, args[0], args[1]);
+      case 'FCUnpublish':
+      case 'deleteStream':
+      case 'closeStream':
+        return this.onUnpublish(name);
+      case 'play':
+      case 'play2':
+        this.sendStatus(message.streamId, 'error', 'NetStream.Play.Failed', 'this server accepts publishing only');
+        this.log({ event: 'rtmp.play.refused', connection: this.id });
+        return this.end('error', true);
+      case '_result':
+      case '_error':
+      case 'onStatus':
+      case '_checkbw':
+      case 'getStreamLength':
+        return;
+      default:
+        if (txn > 0) {
+          this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
+            '_error',
+            txn,
+            null,
+            { level: 'error', code: 'NetConnection.Call.Failed', description: `unknown command ${name.slice(0, 64)}` },
+          ]);
+        }
+        return;
+    }
+  }
+
+  private onConnect(txn: number, commandObject: Amf0Value): void {
+    if (this.phase !== 'awaiting-connect') throw new RtmpProtocolError('second connect on one connection');
+    if (!isObject(commandObject)) throw new RtmpProtocolError('connect without a command object');
+    this.app = typeof commandObject.app === 'string' ? commandObject.app : '';
+    this.tcUrl = typeof commandObject.tcUrl === 'string' ? commandObject.tcUrl : '';
+    this.phase = 'connected';
+    this.channel.announceAckWindow(this.options.ackWindow);
+    this.channel.sendMessage(setPeerBandwidthMessage(this.options.ackWindow, 2));
+    this.channel.setOutgoingChunkSize(this.options.outChunkSize);
+    this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
+      '_result',
+      txn,
+      { fmsVer: FMS_VERSION, capabilities: 31 },
+      { level: 'status', code: 'NetConnection.Connect.Success', description: 'Connection succeeded.', objectEncoding: 0 },
+    ]);
+    this.log({ event: 'rtmp.connect', connection: this.id, app: this.app, tcUrl: this.tcUrl });
+  }
+
+  private onPublish(streamId: number, nameValue: Amf0Value, typeValue: Amf0Value): Promise<unknown> | void {
+    if (this.phase !== 'connected') throw new RtmpProtocolError(`publish in phase ${this.phase}`);
+    const name = typeof nameValue === 'string' ? nameValue : '';
+    const target = resolvePublishTarget({ app: this.app, name, tcUrl: this.tcUrl });
+    const request: PublishRequest = {
+      app: target.app,
+      streamKey: target.streamKey,
+      query: target.query,
+      publishType: typeof typeValue === 'string' ? typeValue : 'live',
+      remoteAddress: this.remoteAddress,
+      raw: { app: this.app, name, tcUrl: this.tcUrl },
+    };
+    this.request = request;
+    this.publishStreamId = streamId;
+    if (target.streamKey === '') return this.refuse('BadName', 'missing stream key');
+    this.phase = 'authorizing';
+    this.log({ event: 'rtmp.publish.request', connection: this.id, app: request.app, streamKey: redact(request.streamKey) });
+    let decision: Promise<AuthorizeResult>;
+    try {
+      decision = Promise.resolve(this.handlers.authorize(request));
+    } catch (error) {
+      decision = Promise.reject(error);
+    }
+    return decision.then(
+      (result) => this.onAuthorized(result),
+      (error: unknown) => {
+        this.log({ event: 'rtmp.authorize.error', connection: this.id, error: String(error) });
+        if (this.phase !== 'closed') this.refuse('Rejected', 'internal error');
+      },
+    );
+  }
+
+  private onAuthorized(result: AuthorizeResult): void {
+    if (!result.ok) {
+      if (this.phase !== 'closed') this.refuse(result.status ?? 'BadName', result.reason);
+      return;
+    }
+    if (this.phase === 'closed') {
+      // The encoder left while we were deciding: the service still has to hear about it.
+      safeOnClose(result.sink, this.closeReason ?? 'disconnect', this.log);
+      return;
+    }
+    this.sink = result.sink;
+    this.phase = 'publishing';
+    const streamId = this.publishStreamId;
+    this.channel.sendMessage(streamBeginMessage(streamId));
+    if (this.fcPublishSeen) {
+      this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
+        'onFCPublish',
+        0,
+        null,
+        { code: 'NetStream.Publish.Start', description: 'Publishing started.' },
+      ]);
+    }
+    this.sendStatus(streamId, 'status', 'NetStream.Publish.Start', 'Publishing started.');
+    this.hooks.onPublishStarted(this);
+    this.log({ event: 'rtmp.publish.start', connection: this.id, streamKey: redact(this.request!.streamKey) });
+  }
+
+  private refuse(status: 'BadName' | 'Rejected', reason: string): void {
+    this.sendStatus(this.publishStreamId, 'error', `NetStream.Publish.${status}`, reason);
+    this.log({ event: 'rtmp.publish.refused', connection: this.id, status, reason, streamKey: redact(this.request?.streamKey ?? '') });
+    // No sink exists, so no onClose; the reason only matters for the log.
+    this.end('error', true);
+  }
+
+  private onUnpublish(command: string): void {
+    if (this.phase !== 'publishing') return;
+    if (command === 'FCUnpublish') {
+      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['onFCUnpublish', 0, null, { code: 'NetStream.Unpublish.Success', description: '' }]);
+    }
+    this.sendStatus(this.publishStreamId, 'status', 'NetStream.Unpublish.Success', 'Stopped publishing.');
+    this.end('unpublish', true);
+  }
+
+  private sendStatus(streamId: number, level: 'status' | 'error', code: string, description: string): void {
+    this.channel.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['onStatus', 0, null, { level, code, description }]);
+  }
+
+  private fail(error: unknown): void {
+    if (this.phase === 'closed') return;
+    const isPeerFault = error instanceof RtmpError;
+    this.log({
+      event: isPeerFault ? 'rtmp.protocol.error' : 'rtmp.sink.error',
+      connection: this.id,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    this.end('error', false);
+  }
+
+  /** Single exit: idempotent, notifies the sink once (after any pending onMessage). */
+  private end(reason: CloseReason, graceful: boolean): void {
+    if (this.phase === 'closed') return;
+    const wasPublishing = this.phase === 'publishing';
+    this.phase = 'closed';
+    this.closeReason = reason;
+    this.queue.clear();
+    this.backlog = [];
+    if (wasPublishing && this.sink && !this.sinkClosed) {
+      this.sinkClosed = true;
+      const sink = this.sink;
+      const notify = () => safeOnClose(sink, reason, this.log);
+      if (this.waitingOn && this.waitingOnSink) this.waitingOn.then(notify, notify);
+      else notify();
+    }
+    this.log({ event: 'rtmp.close', connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
+    this.hooks.onEnded(this);
+    this.io.close(graceful);
+  }
+}
+
+function safeOnClose(sink: MediaSink, reason: CloseReason, log: RtmpLogger): void {
+  try {
+    sink.onClose(reason);
+  } catch (error) {
+    log({ event: 'rtmp.sink.error', phase: 'onClose', error: String(error) });
+  }
+}
+
+function stripAmf3Prefix(payload: Uint8Array): Uint8Array {
+  if (payload[0] !== 0) throw new Amf0DecodeError('AMF3 message without the AMF0 switch byte');
+  return payload.subarray(1);
+}
+
+function isObject(value: Amf0Value): value is Amf0Object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Stream keys are secrets: logs get a recognisable prefix only. */
+function redact(key: string): string {
+  return key.length <= 4 ? '****' : `${key.slice(0, 4)}…`;
+}
