@@ -31,11 +31,8 @@ export function streamStatus(value: unknown): StreamStatus | "DELETED" {
   return STATUS[String(value)] ?? "ERROR";
 }
 
-type Ctx = { context: StreamContext };
-const full = (event: string, status: StreamStatus) =>
-  emit(({ context }: Ctx): DomainEvent => ({ type: "domain", event, data: { stream: fullStream(context, status) } }));
-const small = (event: string) =>
-  emit(({ context }: Ctx): DomainEvent => ({ type: "domain", event, data: { stream: smallStream(context), recording: context.recording } }));
+const full = (event: string, status: StreamStatus) => ({ type: "emitFull", params: { event, status } }) as const;
+const small = (event: string) => ({ type: "emitSmall", params: { event } }) as const;
 
 /**
  * A live stream: created (LIVESTREAM_SCHEDULED) → SCHEDULED until its booking is
@@ -49,6 +46,18 @@ export const livestreamMachine = setup({
     input: {} as StreamContext,
     events: {} as StreamEvent,
     emitted: {} as DomainEvent,
+  },
+  actions: {
+    emitFull: emit(({ context }, params: { event: string; status: StreamStatus }): DomainEvent => ({
+      type: "domain",
+      event: params.event,
+      data: { stream: fullStream(context, params.status) },
+    })),
+    emitSmall: emit(({ context }, params: { event: string }): DomainEvent => ({
+      type: "domain",
+      event: params.event,
+      data: { stream: smallStream(context), recording: context.recording },
+    })),
   },
   guards: {
     booked: ({ context }) => context.scheduledAt !== null,

@@ -21,8 +21,7 @@ export function videoStatus(value: unknown): VideoStatus | "DELETED" {
   return STATUS[String(value)] ?? "ERROR";
 }
 
-const domain = (event: string, status: VideoStatus) =>
-  emit(({ context }: { context: VideoContext }): DomainEvent => ({ type: "domain", event, data: videoData(context, status) }));
+const domain = (event: string, status: VideoStatus) => ({ type: "emitDomain", params: { event, status } }) as const;
 
 /**
  * A video's life: registered (queued, status TRANSCODING) → the pipeline accepts
@@ -37,6 +36,13 @@ export const videoMachine = setup({
     input: {} as VideoContext,
     events: {} as VideoEvent,
     emitted: {} as DomainEvent,
+  },
+  actions: {
+    emitDomain: emit(({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
+      type: "domain",
+      event: params.event,
+      data: videoData(context, params.status),
+    })),
   },
   guards: {
     isUpload: ({ context }) => context.kind === "UPLOAD",

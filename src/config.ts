@@ -17,6 +17,18 @@ export interface Config {
   allowPrivateNetwork: boolean;
   webhookCaFile: string | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** SECRET_KEY: required to be equal across processes sharing one database; else a key file in DATA_DIR. */
+  secretKey: string | undefined;
+  /** Transcoder worker count (wasm pool size and job concurrency); default: the number of cores. */
+  transcodeWorkers: number;
+  transcodeTimeoutMs: number;
+  transcodeQueueLimit: number;
+  jobLeaseMs: number;
+  sourceMaxBytes: number;
+  sourceTimeoutMs: number;
+  uploadMaxBytes: number;
+  /** Rate-limit window; one minute per the spec. Shorter only to test Retry-After in seconds. */
+  rateLimitWindowMs: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -64,5 +76,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK === "1" || env.ALLOW_PRIVATE_NETWORK === "true",
     webhookCaFile: env.WEBHOOK_CA_FILE || undefined,
     logLevel,
+    secretKey: env.SECRET_KEY || undefined,
+    transcodeWorkers: int(env, "TRANSCODE_WORKERS", Math.max(1, navigator.hardwareConcurrency || 1)),
+    transcodeTimeoutMs: int(env, "TRANSCODE_TIMEOUT_MS", 6 * 60 * 60 * 1000),
+    transcodeQueueLimit: int(env, "TRANSCODE_QUEUE_LIMIT", 10_000),
+    jobLeaseMs: int(env, "JOB_LEASE_MS", 30_000),
+    sourceMaxBytes: int(env, "SOURCE_MAX_BYTES", 20 * 1024 ** 3),
+    sourceTimeoutMs: int(env, "SOURCE_TIMEOUT_MS", 30 * 60 * 1000),
+    uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 20 * 1024 ** 3),
+    rateLimitWindowMs: int(env, "RATE_LIMIT_WINDOW_MS", 60_000),
   };
 }

@@ -8,6 +8,11 @@ import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
 import { organizationRoutes } from "./routes/organization-routes.ts";
+import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts";
+import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
+import { mediaRoutes } from "./storage/media-routes.ts";
+import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
+import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 
 export interface Service {
   config: Config;
@@ -16,6 +21,10 @@ export interface Service {
   orgs: OrgStore;
   rateLimiter: RateLimiter;
   runtime: ActorRuntime;
+  secret: ServerSecret;
+  outbound: OutboundGuard;
+  store: MediaStore;
+  videos: VideoModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -30,7 +39,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
   const logger = opts.logger ?? createLogger({ level: config.logLevel === "silent" ? "silent" : config.logLevel });
   const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
   const orgs = createOrgStore(database);
-  const rateLimiter = createRateLimiter({ database, logger });
+  const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs });
   await rateLimiter.load();
   const runtime = createActorRuntime({
     database,
@@ -40,7 +49,32 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       livestream: { machine: livestreamMachine, statusOf: streamStatus },
     },
   });
-  const app = createApp({ orgs, rateLimiter, logger, plugins: [organizationRoutes()] });
+  const secret = loadServerSecret(config.dataDir, config.secretKey);
+  const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret });
+  // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
+  const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
+  const videos = createVideoModule({
+    config,
+    database,
+    runtime,
+    orgs,
+    logger,
+    secret,
+    store,
+    guard: (url) => outbound.check(url),
+    // Loaded on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
+    createTranscoder: async () => {
+      const { createTranscoder } = await import("../media/transcoder/create-transcoder.ts");
+      return createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) });
+    },
+  });
+  const app = createApp({
+    orgs,
+    rateLimiter,
+    logger,
+    plugins: [organizationRoutes(), ...videos.plugins],
+    publicPlugins: [mediaRoutes(store), ...videos.publicPlugins],
+  });
 
   let server: ReturnType<typeof Bun.serve> | undefined;
   const stoppers: Array<() => Promise<void> | void> = [];
@@ -52,10 +86,16 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     orgs,
     rateLimiter,
     runtime,
+    secret,
+    outbound,
+    store,
+    videos,
     app,
     async listen() {
       rateLimiter.start();
       stoppers.push(() => rateLimiter.stop());
+      videos.start();
+      stoppers.push(() => videos.stop());
       server = Bun.serve({
         port: config.port,
         hostname: config.hostname,

@@ -23,7 +23,7 @@ describe("API keys", () => {
     await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, prefix)));
     const wrongSecret = t.apiKey.slice(0, -1) + (t.apiKey.endsWith("a") ? "b" : "a");
 
-    const cases: Array<[string, HeadersInit]> = [
+    const cases: Array<[string, Record<string, string>]> = [
       ["missing", {}],
       ["malformed bearer", { authorization: "Bearer nope" }],
       ["malformed scheme", { authorization: `Basic ${t.apiKey}` }],

@@ -89,7 +89,11 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
      * Creates an actor from its machine input. With a `dedupeKey`, an existing
      * live actor of the same organization, kind and key is returned instead.
      */
-    async create<C>(kind: string, input: C & { id: string; orgId: string }, options: { dedupeKey?: string } = {}): Promise<TransitionResult<C> & { created: boolean }> {
+    async create<C>(
+      kind: string,
+      input: C & { id: string; orgId: string },
+      options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<C>) => Promise<void> } = {},
+    ): Promise<TransitionResult<C> & { created: boolean }> {
       const { machine, statusOf } = spec(kind);
       const result = await database.write(async (tx) => {
         if (options.dedupeKey) {
@@ -111,6 +115,8 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
         const events = emittedEvents(actions as never);
         await writeOutbox(tx, input.orgId, input.id, events, now);
         const record: ActorRecord = { id: input.id, kind, orgId: input.orgId, status, value: snapshot.value, context: snapshot.context, createdAt: now, updatedAt: now, version: 1 };
+        // Work that must commit or roll back with the creation (e.g. queueing its job).
+        if (options.within) await options.within(tx, record);
         return { record, previousStatus: null, changed: true, events, created: true };
       });
       if (result.created) notify(result, { type: "xstate.init" });
@@ -118,7 +124,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     },
 
     /** Sends an event; returns null when the actor does not exist. Unhandled events change nothing. */
-    async send<C = any>(kind: string, id: string, event: { type: string }): Promise<TransitionResult<C> | null> {
+    async send<C = any>(kind: string, id: string, event: { type: string; [key: string]: unknown }, options: { within?: (tx: Tx, result: TransitionResult<C>) => Promise<void> } = {}): Promise<TransitionResult<C> | null> {
       const { machine, statusOf } = spec(kind);
       const result = await database.write(async (tx) => {
         const rows = await tx.select().from(actors).where(and(eq(actors.id, id), eq(actors.kind, kind))).limit(1);
@@ -139,7 +145,9 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
           .where(eq(actors.id, id));
         await writeOutbox(tx, before.orgId, id, events, now);
         const record: ActorRecord = { ...before, status, value: next.value, context: next.context, updatedAt: now, version: before.version + 1 };
-        return { record, previousStatus: before.status, changed: true, events };
+        const result: TransitionResult = { record, previousStatus: before.status, changed: true, events };
+        if (options.within) await options.within(tx, result);
+        return result;
       });
       if (result?.changed) notify(result, event);
       return result as TransitionResult<C> | null;

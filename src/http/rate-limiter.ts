@@ -10,7 +10,6 @@ export interface LimitCheck {
 
 export type LimitResult = { ok: true } | { ok: false; retryAfterSeconds: number; key: string };
 
-const WINDOW_MS = 60_000;
 
 /**
  * Fixed one-minute windows that open on a key's first request, so Retry-After
@@ -18,8 +17,9 @@ const WINDOW_MS = 60_000;
  * memory on the hot path; windows are flushed to the database every second and
  * on stop, so a restart does not hand out a fresh allowance.
  */
-export function createRateLimiter(opts: { database: Database; logger: Logger; now?: () => number; flushEveryMs?: number }) {
+export function createRateLimiter(opts: { database: Database; logger: Logger; now?: () => number; flushEveryMs?: number; windowMs?: number }) {
   const now = opts.now ?? Date.now;
+  const WINDOW_MS = opts.windowMs ?? 60_000;
   const windows = new Map<string, { start: number; count: number }>();
   const dirty = new Set<string>();
   let timer: ReturnType<typeof setInterval> | undefined;

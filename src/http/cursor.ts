@@ -1,0 +1,25 @@
+import { ApiError } from "./api-error.ts";
+
+/** Opaque list cursors: base64url of "<createdAt>:<id>" of the last item. */
+export function encodeCursor(item: { createdAt: number; id: string }): string {
+  return Buffer.from(`${item.createdAt}:${item.id}`).toString("base64url");
+}
+
+export function decodeCursor(raw: string | undefined): { createdAt: number; id: string } | undefined {
+  if (!raw) return undefined;
+  const text = Buffer.from(raw, "base64url").toString("utf8");
+  const m = /^(\d+):([A-Za-z0-9_]+)$/.exec(text);
+  if (!m) throw ApiError.validation({ cursor: "must be a cursor from a previous page" });
+  return { createdAt: Number(m[1]), id: m[2]! };
+}
+
+export async function paginate<T extends { createdAt: number; id: string }, R>(
+  query: { limit?: number; cursor?: string },
+  load: (page: { limit: number; cursor?: { createdAt: number; id: string } }) => Promise<T[]>,
+  view: (item: T) => R,
+) {
+  const limit = query.limit ?? 20;
+  const rows = await load({ limit: limit + 1, cursor: decodeCursor(query.cursor) });
+  const page = rows.slice(0, limit);
+  return { items: page.map(view), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+}

@@ -1,0 +1,64 @@
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { join, normalize, sep } from "node:path";
+import type { ServerSecret } from "../secrets/server-secret.ts";
+
+/**
+ * Where files live under DATA_DIR. Media is served from /media/<token>/…,
+ * where the token is an HMAC of the owner's id under the server secret:
+ * unguessable, stable across restarts and processes, and needs no column.
+ */
+export function createMediaStore(opts: { dataDir: string; baseUrl: () => string; secret: ServerSecret }) {
+  const mediaRoot = join(opts.dataDir, "media");
+  const workRoot = join(opts.dataDir, "work");
+  const uploadRoot = join(opts.dataDir, "uploads");
+
+  const tokenFor = (ownerId: string) => opts.secret.sign("media-path", ownerId).slice(0, 40);
+
+  return {
+    mediaRoot,
+    tokenFor,
+    mediaDir: (ownerId: string) => join(mediaRoot, tokenFor(ownerId)),
+    workDir: (ownerId: string) => join(workRoot, ownerId),
+    uploadPath: (uploadId: string) => join(uploadRoot, uploadId),
+    uploadRoot,
+    /** Public URL of a file inside an owner's media dir. */
+    url: (ownerId: string, relative: string) => `${opts.baseUrl()}/media/${tokenFor(ownerId)}/${relative.split(sep).join("/")}`,
+
+    /** Resolves a served path to a file inside the media root, or null on traversal attempts. */
+    resolveServed(token: string, relative: string): string | null {
+      if (!/^[0-9a-f]{40}$/.test(token)) return null;
+      const base = join(mediaRoot, token);
+      const full = normalize(join(base, relative));
+      return full.startsWith(base + sep) ? full : null;
+    },
+
+    async ensure(dir: string) {
+      await mkdir(dir, { recursive: true });
+      return dir;
+    },
+
+    async remove(ownerId: string) {
+      await rm(join(mediaRoot, tokenFor(ownerId)), { recursive: true, force: true });
+      await rm(join(workRoot, ownerId), { recursive: true, force: true });
+    },
+  };
+}
+
+export type MediaStore = ReturnType<typeof createMediaStore>;
+
+/** Total bytes of the files below `dir`. */
+export async function dirSize(dir: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await dirSize(p);
+    else if (e.isFile()) total += (await stat(p)).size;
+  }
+  return total;
+}

@@ -1,0 +1,179 @@
+import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import type { VideoContext, TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { JobRow } from "../jobs/job-queue.ts";
+import { PermanentJobError, type JobContext, type JobHandler } from "../jobs/job-runner.ts";
+import type { Logger } from "../log.ts";
+import type { OrgStore } from "../orgs/org-store.ts";
+import { defaultOrgSettings, type Rung } from "../orgs/org-settings.ts";
+import { dirSize, type MediaStore } from "../storage/media-store.ts";
+import { fetchSource } from "./fetch-source.ts";
+import type { UploadStore } from "./upload-store.ts";
+import { TRANSCODE_JOB } from "./video-service.ts";
+
+/** The slice of media/transcoder this pipeline uses. */
+export interface PipelineTranscoder {
+  readonly id: string;
+  readonly backend: string;
+  probe(input: string, opts?: { signal?: AbortSignal }): Promise<{ durationSeconds: number | null; width: number | null; height: number | null; hasVideo: boolean; hasAudio: boolean }>;
+  transcode(
+    job: { input: string; outDir: string; ladder: Rung[]; downloads: Array<{ rung: string; format: "mkv" | "mp4-encrypted" }> },
+    opts?: { onProgress?: (percent: number) => void; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<{
+    masterPlaylist: string;
+    renditions: Array<{ quality: string; width: number; height: number; playlist: string; download: null | { file: string; format: string; password: string | null; sizeBytes: number } }>;
+    durationSeconds: number | null;
+  }>;
+  /** Which rungs the source supports (capped at its height, never upscaled). */
+  planLadder?(probe: { height: number | null; hasVideo: boolean }, ladder: Rung[]): Rung[];
+}
+
+export interface TranscodePayload {
+  uploadId?: string | null;
+  sourcePath?: string;
+}
+
+function failureOf(err: unknown): { code: string; message: string } {
+  if (err instanceof PermanentJobError) return { code: err.code, message: err.message };
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code === "string" && /^[A-Z_]+$/.test(e.code)) {
+    return { code: e.code === "TIMEOUT" ? "TRANSCODE_TIMEOUT" : e.code, message: String(e.message ?? "Transcoding failed.") };
+  }
+  return { code: "TRANSCODE_FAILED", message: String(e?.message ?? "Transcoding failed.") };
+}
+
+/**
+ * The `transcode` job: get the source onto disk, probe it, announce the start,
+ * transcode the ladder with progress, store the original, announce the result.
+ * Safe to run again after a crash: outputs are rebuilt from scratch, and the
+ * machine absorbs a repeated start, so each event fires once.
+ */
+export function createTranscodeHandler(deps: {
+  runtime: ActorRuntime;
+  orgs: OrgStore;
+  store: MediaStore;
+  uploads: UploadStore;
+  transcoder: () => Promise<PipelineTranscoder>;
+  guard: (url: URL) => Promise<void>;
+  logger: Logger;
+  concurrency: number;
+  timeoutMs: number;
+  sourceMaxBytes: number;
+  sourceTimeoutMs: number;
+}): JobHandler {
+  const { runtime, store } = deps;
+
+  async function obtainSource(job: JobRow, ctx: VideoContext, workDir: string, signal: AbortSignal): Promise<string> {
+    const payload = job.payload as TranscodePayload;
+    if (payload.sourcePath) return payload.sourcePath;
+    if (payload.uploadId) return deps.uploads.path(payload.uploadId);
+    if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
+    const ext = extname(new URL(ctx.sourceUrl).pathname).slice(0, 8) || ".bin";
+    const dest = join(workDir, `source${ext}`);
+    await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.sourceMaxBytes, timeoutMs: deps.sourceTimeoutMs, guard: deps.guard });
+    return dest;
+  }
+
+  return {
+    type: TRANSCODE_JOB,
+    concurrency: deps.concurrency,
+    retryDelayMs: (attempt) => Math.min(60_000, 2_000 * 2 ** (attempt - 1)),
+
+    async run(job: JobRow, { signal, logger }: JobContext) {
+      const record = await runtime.get<VideoContext>("video", job.entityId);
+      if (!record || record.status !== "TRANSCODING") return;
+      const ctx = record.context;
+      const org = await deps.orgs.getOrg(job.orgId);
+      const settings = org?.settings ?? defaultOrgSettings();
+      const workDir = await store.ensure(store.workDir(ctx.id));
+      const source = await obtainSource(job, ctx, workDir, signal);
+      const sourceBytes = (await stat(source)).size;
+
+      const transcoder = await deps.transcoder();
+      let probe;
+      try {
+        probe = await transcoder.probe(source, { signal });
+      } catch (err) {
+        const f = failureOf(err);
+        throw new PermanentJobError(f.code === "TRANSCODE_FAILED" ? "INPUT_UNSUPPORTED" : f.code, `The source could not be read as media: ${f.message}`);
+      }
+      if (!probe.hasVideo && !probe.hasAudio) throw new PermanentJobError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
+
+      await runtime.send("video", ctx.id, { type: "TRANSCODING_STARTED", transcoderId: transcoder.id });
+      logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
+
+      const ladder = settings.transcoding?.ladder ?? defaultOrgSettings().transcoding!.ladder;
+      const planned = transcoder.planLadder ? transcoder.planLadder(probe, ladder) : ladder;
+      const top = planned.at(-1)?.name;
+      const downloads = settings.downloads.rungs
+        .map((r) => (r === "top" ? top : r))
+        .filter((r, i, all): r is string => !!r && planned.some((p) => p.name === r) && all.indexOf(r) === i)
+        .map((rung) => ({ rung, format: settings.downloads.format }));
+
+      const outDir = store.mediaDir(ctx.id);
+      await rm(outDir, { recursive: true, force: true });
+      await mkdir(outDir, { recursive: true });
+
+      let lastSent = 0;
+      let lastPercent = 0;
+      const result = await transcoder.transcode(
+        { input: source, outDir, ladder, downloads },
+        {
+          signal,
+          timeoutMs: deps.timeoutMs,
+          onProgress: (percent) => {
+            const now = Date.now();
+            if (percent < 100 && now - lastSent < 1000) return;
+            if (Math.floor(percent) <= lastPercent) return;
+            lastSent = now;
+            lastPercent = Math.floor(percent);
+            logger.info("Transcode progress", { video_id: ctx.id, percent: lastPercent });
+            runtime.send("video", ctx.id, { type: "PROGRESS", percent: lastPercent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: ctx.id }));
+          },
+        },
+      );
+
+      const hlsBytes = await dirSize(join(outDir, "hls"));
+      const downloadBytes = await dirSize(join(outDir, "downloads"));
+      // Keep the original beside the outputs (storage.original_bytes); uploads and recordings are consumed.
+      const originalDir = await store.ensure(join(outDir, "original"));
+      const original = join(originalDir, `source${extname(source) || ".bin"}`);
+      const payload = job.payload as TranscodePayload;
+      if (payload.uploadId || payload.sourcePath || source.startsWith(workDir)) await rename(source, original).catch(() => copyFile(source, original));
+      else await copyFile(source, original);
+
+      const renditions: Rendition[] = result.renditions.map((r) => ({
+        quality: r.quality,
+        url: store.url(ctx.id, r.playlist),
+        width: r.width,
+        height: r.height,
+        download_url: r.download ? store.url(ctx.id, r.download.file) : null,
+        download_size_bytes: r.download ? String(r.download.sizeBytes) : null,
+        download_password: r.download?.password ?? null,
+      }));
+      const outcome: TranscodeOutcome = {
+        url: result.masterPlaylist ? store.url(ctx.id, result.masterPlaylist) : null,
+        durationSeconds: result.durationSeconds === null ? null : Math.round(result.durationSeconds),
+        sizeBytes: sourceBytes,
+        renditions,
+        storage: {
+          total_bytes: String(hlsBytes + downloadBytes + sourceBytes),
+          hls_bytes: String(hlsBytes),
+          download_bytes: String(downloadBytes),
+          original_bytes: String(sourceBytes),
+        },
+      };
+      if (signal.aborted) throw signal.reason;
+      await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
+      await rm(workDir, { recursive: true, force: true });
+      logger.info("Transcode completed", { video_id: ctx.id, renditions: renditions.map((r) => r.quality), hls_bytes: hlsBytes });
+    },
+
+    async onFailed(job: JobRow, err: unknown) {
+      const error = failureOf(err);
+      await runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
+      await rm(store.workDir(job.entityId), { recursive: true, force: true }).catch(() => undefined);
+    },
+  };
+}

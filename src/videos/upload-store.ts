@@ -1,0 +1,101 @@
+import { and, eq } from "drizzle-orm";
+import { rename, rm } from "node:fs/promises";
+import type { Database } from "../db/create-database.ts";
+import { uploads } from "../db/schema/index.ts";
+import { ApiError } from "../http/api-error.ts";
+import { newId } from "../ids.ts";
+import type { ServerSecret } from "../secrets/server-secret.ts";
+import type { MediaStore } from "../storage/media-store.ts";
+
+export const UPLOAD_TTL_MS = 60 * 60 * 1000;
+
+/** Presigned single-use PUT slots into the service's own storage. */
+export function createUploadStore(deps: { database: Database; secret: ServerSecret; store: MediaStore; baseUrl: () => string; maxBytes: number }) {
+  const { database } = deps;
+  const sig = (id: string, expires: number) => deps.secret.sign("upload", `${id}.${expires}`);
+
+  return {
+    async create(orgId: string, sizeHint?: number) {
+      if (sizeHint !== undefined && sizeHint > deps.maxBytes) throw ApiError.validation({ size_bytes: `must be at most ${deps.maxBytes}` });
+      const id = newId("upl");
+      const expiresAt = Date.now() + UPLOAD_TTL_MS;
+      await database.write((tx) => tx.insert(uploads).values({ id, orgId, status: "pending", expiresAt, maxBytes: deps.maxBytes, createdAt: Date.now() }));
+      const expires = Math.floor(expiresAt / 1000);
+      return {
+        upload_id: id,
+        upload_url: `${deps.baseUrl()}/uploads/${id}?expires=${expires}&sig=${sig(id, expires)}`,
+        method: "PUT",
+        source_url: `${deps.baseUrl()}/uploads/${id}`,
+        expires_at: new Date(expiresAt).toISOString(),
+        max_bytes: deps.maxBytes,
+      };
+    },
+
+    /** Checks the signature and claims the slot (single use); throws 403/404 envelopes. */
+    async claim(id: string, expiresRaw: string | null, tag: string | null): Promise<{ maxBytes: number; orgId: string }> {
+      const expires = Number(expiresRaw);
+      if (!tag || !Number.isInteger(expires) || !deps.secret.verify("upload", `${id}.${expires}`, tag)) {
+        throw new ApiError("PERMISSION_DENIED", "The upload URL's signature is invalid.", ["upload.signature"]);
+      }
+      if (expires * 1000 < Date.now()) throw new ApiError("PERMISSION_DENIED", "The upload URL has expired.", ["upload.signature"]);
+      return database.write(async (tx) => {
+        const res = await tx
+          .update(uploads)
+          .set({ status: "receiving" })
+          .where(and(eq(uploads.id, id), eq(uploads.status, "pending")))
+          .returning({ maxBytes: uploads.maxBytes, orgId: uploads.orgId });
+        if (!res[0]) throw new ApiError("NOT_FOUND", "No pending upload at this URL (it may have been used already).");
+        return res[0];
+      });
+    },
+
+    /** Streams the request body to disk, never whole in memory, capped at maxBytes. */
+    async receive(id: string, body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<number> {
+      const final = deps.store.uploadPath(id);
+      const part = `${final}.part`;
+      await deps.store.ensure(deps.store.uploadRoot);
+      const sink = Bun.file(part).writer({ highWaterMark: 1024 * 1024 });
+      let size = 0;
+      try {
+        if (body) {
+          for await (const chunk of body) {
+            size += chunk.byteLength;
+            if (size > maxBytes) throw ApiError.validation({ body: `must be at most ${maxBytes} bytes` });
+            sink.write(chunk);
+            await sink.flush();
+          }
+        }
+        await sink.end();
+        if (size === 0) throw ApiError.validation({ body: "must not be empty" });
+        await rename(part, final);
+      } catch (err) {
+        await Promise.resolve(sink.end()).catch(() => undefined);
+        await rm(part, { force: true });
+        // The slot can be retried after a failed transfer.
+        await database.write((tx) => tx.update(uploads).set({ status: "pending" }).where(eq(uploads.id, id)));
+        throw err;
+      }
+      await database.write((tx) => tx.update(uploads).set({ status: "complete", sizeBytes: size }).where(eq(uploads.id, id)));
+      return size;
+    },
+
+    /** `${base}/uploads/<id>` is how a finished upload is registered. */
+    idFromSourceUrl(url: URL): string | null {
+      const base = new URL(deps.baseUrl());
+      if (url.origin !== base.origin) return null;
+      const m = /^\/uploads\/(upl_[0-9A-Za-z]+)$/.exec(url.pathname);
+      return m ? m[1]! : null;
+    },
+
+    async assertRegistrable(orgId: string, id: string) {
+      const rows = await database.db.select().from(uploads).where(eq(uploads.id, id)).limit(1);
+      const row = rows[0];
+      if (!row || row.orgId !== orgId) throw ApiError.validation({ source_url: "no upload of this organization at this URL" });
+      if (row.status !== "complete") throw ApiError.validation({ source_url: "the upload has not finished" });
+    },
+
+    path: (id: string) => deps.store.uploadPath(id),
+  };
+}
+
+export type UploadStore = ReturnType<typeof createUploadStore>;

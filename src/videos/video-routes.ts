@@ -1,0 +1,77 @@
+import { Elysia } from "elysia";
+import { API_PREFIX, apiContext } from "../http/api-context.ts";
+import { ApiError } from "../http/api-error.ts";
+import { paginate } from "../http/cursor.ts";
+import { success } from "../http/envelope.ts";
+import type { UploadStore } from "./upload-store.ts";
+import { videoResource } from "./video-resource.ts";
+import { idParams, listQuery, registerVideoBody, uploadUrlBody } from "./video-schemas.ts";
+import type { VideoService } from "./video-service.ts";
+
+const tags = ["Videos"];
+
+export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; cancelRunning: (entityId: string) => void }) {
+  const { videos } = deps;
+  return new Elysia({ name: "video-routes", prefix: API_PREFIX })
+    .use(apiContext)
+    .post(
+      "/videos/",
+      async ({ auth, body, set }) => {
+        const { created, record } = await videos.register(auth.org, body);
+        set.status = created ? 201 : 200;
+        const view = videoResource(record);
+        return success(
+          { asset: { public_id: record.id, status: view.video.status, kind: view.video.kind, title: view.video.title, created_at: view.video.created_at }, ...view },
+          created ? "Video registered; transcoding queued." : "This source_url is already registered; returning the existing video.",
+        );
+      },
+      {
+        permission: "videos.create",
+        body: registerVideoBody,
+        detail: {
+          tags,
+          summary: "Register a video",
+          description:
+            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED.",
+        },
+      },
+    )
+    .post(
+      "/videos/upload-url/",
+      async ({ auth, body, set }) => {
+        set.status = 201;
+        return success(await deps.uploads.create(auth.org.id, body?.size_bytes), "Upload URL created. PUT the file there, then register `source_url`.");
+      },
+      {
+        permission: "videos.create",
+        body: uploadUrlBody,
+        detail: {
+          tags,
+          summary: "Presign an upload",
+          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
+        },
+      },
+    )
+    .get(
+      "/videos/",
+      async ({ auth, query }) => success(await paginate(query, (page) => videos.list(auth.org.id, page), videoResource)),
+      { permission: "videos.read", query: listQuery, detail: { tags, summary: "List videos", description: "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`)." } },
+    )
+    .get(
+      "/videos/:id/",
+      async ({ auth, params }) => {
+        const record = await videos.get(auth.org.id, params.id);
+        if (!record) throw ApiError.notFound();
+        return success(videoResource(record));
+      },
+      { permission: "videos.read", params: idParams, detail: { tags, summary: "Get a video", description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding." } },
+    )
+    .delete(
+      "/videos/:id/",
+      async ({ auth, params }) => {
+        await videos.remove(auth.org.id, params.id, deps.cancelRunning);
+        return success({ id: params.id, deleted: true }, "Video deleted.");
+      },
+      { permission: "videos.delete", params: idParams, detail: { tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files." } },
+    );
+}

@@ -1,0 +1,25 @@
+import { asc, eq } from "drizzle-orm";
+import { outbox } from "../../src/db/schema/index.ts";
+import type { Service } from "../../src/service.ts";
+
+/** The domain events an entity wrote to the outbox, oldest first. */
+export async function outboxEvents(service: Service, entityId: string): Promise<Array<{ event: string; data: any }>> {
+  const rows = await service.database.db.select().from(outbox).where(eq(outbox.entityId, entityId)).orderBy(asc(outbox.seq));
+  return rows.map((r) => ({ event: r.event, data: r.payload }));
+}
+
+/** Polls until `check` returns a value (not undefined/false) or the time is up. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false | null>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false && v !== null) return v as T;
+    } catch (err) {
+      last = err;
+    }
+    await Bun.sleep(opts.intervalMs ?? 100);
+  }
+  throw new Error(`Timed out waiting for ${opts.what ?? "condition"}${last ? `: ${String(last)}` : ""}`);
+}
