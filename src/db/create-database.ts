@@ -1,4 +1,5 @@
 import { createClient, type Client } from "@libsql/client";
+import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { mkdirSync } from "node:fs";
@@ -12,6 +13,15 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export interface Database {
   /** For reads: a pooled client, never blocked by the write queue. */
   readonly db: Db;
+  /** The raw reader client, for reads where drizzle's query building costs more than the read. */
+  readonly client: Client;
+  /**
+   * A prepared-statement reader for the per-request hot path (API key lookup).
+   * On a `file:` database it is a read-only libSQL connection with cached
+   * statements (~8 µs a lookup against ~60 µs through the client); on a remote
+   * libSQL server it falls back to the client.
+   */
+  readonly hot: HotReader;
   readonly url: string;
   /**
    * Runs `fn` in a write transaction. All writes of the process go through one
@@ -23,6 +33,41 @@ export interface Database {
 }
 
 const MIGRATIONS = join(import.meta.dir, "migrations");
+
+export interface HotReader {
+  /** First row as an array of column values, or undefined. */
+  get(sql: string, args: unknown[]): Promise<unknown[] | undefined>;
+  close(): void;
+}
+
+function createHotReader(url: string, client: Client): HotReader {
+  const path = url.startsWith("file:") ? url.slice("file:".length) : null;
+  if (!path || path === ":memory:" || path.includes("mode=memory")) {
+    return {
+      async get(sql, args) {
+        const res = await client.execute({ sql, args: args as never });
+        return res.rows[0] ? Array.from(res.rows[0]) : undefined;
+      },
+      close() {},
+    };
+  }
+  const conn = new LibsqlDatabase(path, { readonly: true });
+  const statements = new Map<string, ReturnType<typeof conn.prepare>>();
+  return {
+    async get(sql, args) {
+      let st = statements.get(sql);
+      if (!st) {
+        st = conn.prepare(sql);
+        st.raw(true);
+        statements.set(sql, st);
+      }
+      return (st.get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
+    },
+    close() {
+      conn.close();
+    },
+  };
+}
 
 export async function createDatabase(opts: { url: string; authToken?: string }): Promise<Database> {
   const { url, authToken } = opts;
@@ -43,11 +88,14 @@ export async function createDatabase(opts: { url: string; authToken?: string }):
   const writer = drizzle(writerClient, { schema });
   const reader = drizzle(readerClient, { schema });
   await migrate(writer, { migrationsFolder: MIGRATIONS });
+  const hot = createHotReader(url, readerClient);
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
   return {
     db: reader,
+    client: readerClient,
+    hot,
     url,
     write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error("Cannot write: database is closed"));
@@ -57,6 +105,7 @@ export async function createDatabase(opts: { url: string; authToken?: string }):
     },
     close() {
       closed = true;
+      hot.close();
       writerClient.close();
       if (readerClient !== writerClient) readerClient.close();
     },

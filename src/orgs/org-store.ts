@@ -21,6 +21,9 @@ export interface AuthRow {
   org: Organization;
 }
 
+const FIND_KEY_SQL =
+  "SELECT k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.prefix = ? LIMIT 1";
+
 export function createOrgStore(database: Database) {
   const { db } = database;
 
@@ -96,31 +99,20 @@ export function createOrgStore(database: Database) {
       });
     },
 
-    /** One indexed read per request: no cache, so revocation is effective on the next call. */
+    /**
+     * One indexed read per request: no cache, so revocation is effective on the
+     * next call. A cached prepared statement on purpose: this runs on every API
+     * call, and drizzle's query building cost more than the read (bench/api.ts).
+     */
     async findKey(prefix: string): Promise<AuthRow | null> {
-      const rows = await db
-        .select({
-          keyId: apiKeys.id,
-          secretHash: apiKeys.secretHash,
-          revokedAt: apiKeys.revokedAt,
-          expiresAt: apiKeys.expiresAt,
-          orgId: organizations.id,
-          orgName: organizations.name,
-          settings: organizations.settings,
-          orgCreatedAt: organizations.createdAt,
-        })
-        .from(apiKeys)
-        .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
-        .where(eq(apiKeys.prefix, prefix))
-        .limit(1);
-      const r = rows[0];
+      const r = await database.hot.get(FIND_KEY_SQL, [prefix]);
       if (!r) return null;
       return {
-        keyId: r.keyId,
-        secretHash: r.secretHash,
-        revokedAt: r.revokedAt,
-        expiresAt: r.expiresAt,
-        org: { id: r.orgId, name: r.orgName, settings: normalizeSettings(r.settings), createdAt: r.orgCreatedAt },
+        keyId: r[0] as string,
+        secretHash: r[1] as string,
+        revokedAt: (r[2] as number | null) ?? null,
+        expiresAt: (r[3] as number | null) ?? null,
+        org: { id: r[4] as string, name: r[5] as string, settings: normalizeSettings(JSON.parse(r[6] as string)), createdAt: Number(r[7]) },
       };
     },
   };
