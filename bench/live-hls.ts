@@ -53,6 +53,18 @@ async function cpuRun(label: string, tags: FlvTag[], mediaSeconds: number, hls: 
   );
 }
 
+/** The same real-time pacing loop doing nothing: the timer/wake-up cost to subtract. */
+async function realtimeBaseline() {
+  const tags = looped(2);
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (const t of tags) {
+    const wait = t.timestamp - (performance.now() - t0);
+    if (wait > 1) await Bun.sleep(wait);
+  }
+  console.log(`pacing loop alone: CPU ${(cpuMs(c0) / ((2 * LOOP_MS) / 1000)).toFixed(1)} ms per media s`);
+}
+
 async function realtimeRun(preset: keyof typeof LIVE_HLS_LATENCY_PRESETS) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-live-hls-'));
   const segments: LiveHlsSegmentInfo[] = [];
@@ -91,6 +103,7 @@ await cpuRun('HLS packaging only', stream, mediaSeconds, true, false);
 await cpuRun('FLV writing only', stream, mediaSeconds, false, true);
 await cpuRun('HLS + FLV', stream, mediaSeconds, true, true);
 if (!process.argv.includes('--fast')) {
+  await realtimeBaseline();
   await realtimeRun('NORMAL');
   await realtimeRun('LOW');
 }

@@ -99,6 +99,22 @@ describe('live HLS packager (MPEG-TS, NORMAL)', async () => {
     expect(err).toBe('');
   });
 
+  test('mediabunny reads the playlist back as HLS: 150 video packets, 6 keyframes, ~6 s', async () => {
+    const { Input, FilePathSource, ALL_FORMATS, EncodedPacketSink } = await import('mediabunny');
+    const input = new Input({ source: new FilePathSource(join(dir, 'index.m3u8')), formats: ALL_FORMATS });
+    const v = (await input.getPrimaryVideoTrack())!;
+    const a = (await input.getPrimaryAudioTrack())!;
+    expect([v.codedWidth, v.codedHeight, a.sampleRate]).toEqual([640, 360, 44100]);
+    let packets = 0;
+    let keys = 0;
+    for await (const pkt of new EncodedPacketSink(v).packets()) {
+      packets++;
+      if (pkt.type === 'key') keys++;
+    }
+    expect([packets, keys]).toEqual([150, 6]);
+    expect(Math.abs((await input.computeDuration()) - 6)).toBeLessThan(0.1);
+  });
+
   test('master.m3u8 points at index.m3u8 with codecs and resolution; no temp files left', () => {
     const master = readFileSync(join(dir, 'master.m3u8'), 'utf8');
     expect(master).toContain('CODECS="avc1.4d401e,mp4a.40.2"');
@@ -147,6 +163,32 @@ describe('live HLS packager behaviour', () => {
     // 2 listed + 1 grace: the 3 oldest are gone.
     const onDisk = readdirSync(dir).filter((f) => f.endsWith('.ts')).sort();
     expect(onDisk).toEqual(['segment-4.ts', 'segment-5.ts', 'segment-6.ts']);
+  });
+
+  test('a concurrent reader never sees a partial playlist or a listed segment missing', async () => {
+    const dir = tmp();
+    const p = createLiveHlsPackager({ dir, segmentSeconds: 1, windowSegments: 2, graceSegments: 1 });
+    let done = false;
+    let reads = 0;
+    const reader = (async () => {
+      const { readFile } = await import('node:fs/promises');
+      while (!done) {
+        const text = await readFile(join(dir, 'index.m3u8'), 'utf8').catch(() => null);
+        if (text !== null) {
+          const pl = parseMediaPlaylist(text);
+          expect(text.endsWith('\n')).toBe(true);
+          expect(pl.segments.length).toBeGreaterThan(0);
+          for (const s of pl.segments) expect(existsSync(join(dir, s.uri))).toBe(true);
+          reads++;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    for (const t of tags) await p.push(t);
+    await p.end();
+    done = true;
+    await reader;
+    expect(reads).toBeGreaterThan(0);
   });
 
   test('LOW makes ~1 s segments, NORMAL ~2 s', async () => {
@@ -231,5 +273,27 @@ describe('live HLS packager behaviour', () => {
     const err = await new Response(proc.stderr).text();
     expect(await proc.exited).toBe(0);
     expect(err).toBe('');
+  });
+});
+
+describe('live HLS latency at real-time pace', () => {
+  test('LOW: a keyframe is listed in the playlist ~1 segment (+ B-frame delay + one audio frame) after it arrives', async () => {
+    const dir = tmp();
+    const segments: LiveHlsSegmentInfo[] = [];
+    const p = createLiveHlsPackager({ dir, ...LIVE_HLS_LATENCY_PRESETS.LOW, onSegment: (s) => segments.push(s) });
+    const t0 = performance.now();
+    for (const t of tags.filter((t) => t.timestamp <= 3200)) {
+      const wait = t.timestamp - (performance.now() - t0);
+      if (wait > 1) await Bun.sleep(wait);
+      await p.push(t);
+    }
+    const live = segments.length;
+    await p.end();
+    expect(live).toBe(3);
+    for (const s of segments.slice(0, live)) {
+      const delay = s.publishedAtMs - s.firstKeyframeArrivalMs;
+      expect(delay).toBeGreaterThan(900);
+      expect(delay).toBeLessThan(1500);
+    }
   });
 });
