@@ -13,6 +13,7 @@ import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
+import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 
 export interface Service {
   config: Config;
@@ -25,6 +26,7 @@ export interface Service {
   outbound: OutboundGuard;
   store: MediaStore;
   videos: VideoModule;
+  webhooks: WebhookModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -68,11 +70,12 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       return createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) });
     },
   });
+  const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });
   const app = createApp({
     orgs,
     rateLimiter,
     logger,
-    plugins: [organizationRoutes(), ...videos.plugins],
+    plugins: [organizationRoutes(), ...videos.plugins, ...webhooks.plugins],
     publicPlugins: [mediaRoutes(store), ...videos.publicPlugins],
   });
 
@@ -90,12 +93,15 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     outbound,
     store,
     videos,
+    webhooks,
     app,
     async listen() {
       rateLimiter.start();
       stoppers.push(() => rateLimiter.stop());
       videos.start();
       stoppers.push(() => videos.stop());
+      await webhooks.start();
+      stoppers.push(() => webhooks.stop());
       server = Bun.serve({
         port: config.port,
         hostname: config.hostname,

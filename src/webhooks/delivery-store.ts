@@ -1,0 +1,217 @@
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
+import type { Database } from "../db/create-database.ts";
+import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
+import { newId } from "../ids.ts";
+import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
+import { filterFields } from "./fields-filter.ts";
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+/** What one attempt's result does to its delivery. */
+export type AttemptVerdict =
+  | { kind: "delivered" }
+  | { kind: "retry"; at: number }
+  | { kind: "abandoned" }
+  /** A manual re-send that failed: the delivery keeps its status and schedule. */
+  | { kind: "unchanged" };
+
+export interface AttemptResult {
+  deliveryId: string;
+  manual: boolean;
+  startedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  verdict: AttemptVerdict;
+}
+
+const CHUNK = 400;
+
+function chunks<T>(list: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** The envelope of spec 2.4, serialised once: these bytes are what every attempt sends. */
+export function deliveryBody(event: string, createdAt: number, data: Record<string, unknown>, fields: readonly string[]): string {
+  return JSON.stringify({ event, created_at: new Date(createdAt).toISOString(), data: filterFields(data, fields) });
+}
+
+/**
+ * The dispatcher's durable state: turning outbox rows into deliveries,
+ * recording attempts (many per transaction), and finding what is due.
+ */
+export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore }) {
+  const { database, endpoints } = deps;
+
+  function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean): DeliveryRow {
+    return { id: newId("dlv"), endpointId: endpoint.id, orgId: endpoint.orgId, eventId, event, body, test, status: "pending", attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now };
+  }
+
+  return {
+    /**
+     * One transaction: takes up to `limit` outbox rows not yet fanned out,
+     * builds one delivery per subscribed endpoint (id fixed, payload trimmed by
+     * the endpoint's `fields` now), inserts them and marks the rows. A crash
+     * before the commit leaves the rows for the next run; after it, the
+     * deliveries exist. Endpoints registered after an event do not get it.
+     */
+    async fanOut(limit: number): Promise<{ deliveries: DeliveryRow[]; endpoints: SendableEndpoint[]; events: number }> {
+      return database.write(async (tx) => {
+        const rows = await tx.select().from(outbox).where(isNull(outbox.fannedOutAt)).orderBy(asc(outbox.seq)).limit(limit);
+        if (rows.length === 0) return { deliveries: [], endpoints: [], events: 0 };
+        const now = Date.now();
+        const active = await endpoints.activeFor(tx, [...new Set(rows.map((r) => r.orgId))]);
+        const deliveries: DeliveryRow[] = [];
+        for (const row of rows) {
+          for (const ep of active) {
+            if (ep.orgId !== row.orgId || ep.createdAt > row.createdAt || !ep.events.includes(row.event)) continue;
+            const body = deliveryBody(row.event, row.createdAt, row.payload as Record<string, unknown>, ep.fields);
+            deliveries.push(newDelivery(ep, row.id, row.event, body, now, false));
+          }
+        }
+        // (event, endpoint) is unique: a delivery that somehow exists already is not built twice.
+        const inserted = new Set<string>();
+        for (const part of chunks(deliveries)) {
+          const done = await tx.insert(webhookDeliveries).values(part).onConflictDoNothing().returning({ id: webhookDeliveries.id });
+          for (const d of done) inserted.add(d.id);
+        }
+        await tx
+          .update(outbox)
+          .set({ fannedOutAt: now })
+          .where(inArray(outbox.seq, rows.map((r) => r.seq)));
+        return { deliveries: deliveries.filter((d) => inserted.has(d.id)), endpoints: active, events: rows.length };
+      });
+    },
+
+    /** A delivery outside the outbox (the test event of one endpoint), due now. */
+    async insertOne(endpoint: SendableEndpoint, event: string, data: Record<string, unknown>, opts: { test: boolean }): Promise<DeliveryRow> {
+      const now = Date.now();
+      const row = newDelivery(endpoint, newId("evt"), event, deliveryBody(event, now, data, endpoint.fields), now, opts.test);
+      await database.write((tx) => tx.insert(webhookDeliveries).values(row));
+      return row;
+    },
+
+    /** Records attempts and their verdicts in one transaction. A dropped delivery stays dropped. */
+    async record(results: AttemptResult[]): Promise<void> {
+      if (results.length === 0) return;
+      const now = Date.now();
+      const pending = eq(webhookDeliveries.status, "pending");
+      const ids = (pick: (r: AttemptResult) => boolean) => results.filter(pick).map((r) => r.deliveryId);
+      await database.write(async (tx) => {
+        const attempts = results.map((r) => ({ deliveryId: r.deliveryId, startedAt: r.startedAt, durationMs: r.durationMs, statusCode: r.statusCode, error: r.error, manual: r.manual }));
+        for (const part of chunks(attempts)) await tx.insert(webhookAttempts).values(part);
+        for (const part of chunks(ids((r) => r.verdict.kind === "delivered" && !r.manual))) {
+          await tx
+            .update(webhookDeliveries)
+            .set({ status: "delivered", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, updatedAt: now })
+            .where(and(pending, inArray(webhookDeliveries.id, part)));
+        }
+        for (const part of chunks(ids((r) => r.verdict.kind === "delivered" && r.manual))) {
+          await tx
+            .update(webhookDeliveries)
+            .set({ status: "delivered", nextAttemptAt: null, updatedAt: now })
+            .where(and(ne(webhookDeliveries.status, "dropped"), inArray(webhookDeliveries.id, part)));
+        }
+        for (const part of chunks(ids((r) => r.verdict.kind === "abandoned"))) {
+          await tx
+            .update(webhookDeliveries)
+            .set({ status: "abandoned", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, updatedAt: now })
+            .where(and(pending, inArray(webhookDeliveries.id, part)));
+        }
+        for (const r of results) {
+          if (r.verdict.kind !== "retry") continue;
+          await tx
+            .update(webhookDeliveries)
+            .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: r.verdict.at, updatedAt: now })
+            .where(and(pending, eq(webhookDeliveries.id, r.deliveryId)));
+        }
+      });
+    },
+
+    /** Ids of pending deliveries due by `now`, oldest due first. */
+    async dueIds(now: number, limit: number): Promise<string[]> {
+      const rows = await database.db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.status, "pending"), isNotNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, now)))
+        .orderBy(asc(webhookDeliveries.nextAttemptAt))
+        .limit(limit);
+      return rows.map((r) => r.id);
+    },
+
+    /** When the next pending delivery after `now` falls due, or null. */
+    async nextDueAfter(now: number): Promise<number | null> {
+      const rows = await database.db
+        .select({ at: min(webhookDeliveries.nextAttemptAt) })
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.status, "pending"), gt(webhookDeliveries.nextAttemptAt, now)));
+      return rows[0]?.at ?? null;
+    },
+
+    async byIds(ids: string[]): Promise<DeliveryRow[]> {
+      const out: DeliveryRow[] = [];
+      for (const part of chunks(ids)) out.push(...(await database.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, part))));
+      return out;
+    },
+
+    async get(endpointId: string, id: string): Promise<DeliveryRow | null> {
+      const rows = await database.db
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.endpointId, endpointId)))
+        .limit(1);
+      return rows[0] ?? null;
+    },
+
+    /** Newest first, keyset-paginated on (created_at, id). */
+    async list(endpointId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<DeliveryRow[]> {
+      const c = page.cursor;
+      return database.db
+        .select()
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.endpointId, endpointId),
+            c ? or(lt(webhookDeliveries.createdAt, c.createdAt), and(eq(webhookDeliveries.createdAt, c.createdAt), lt(webhookDeliveries.id, c.id))) : undefined,
+          ),
+        )
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(page.limit);
+    },
+
+    async attemptsOf(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+      const byDelivery = new Map<string, AttemptRow[]>();
+      for (const part of chunks(deliveryIds)) {
+        const rows = await database.db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, part)).orderBy(asc(webhookAttempts.seq));
+        for (const r of rows) {
+          const list = byDelivery.get(r.deliveryId) ?? [];
+          list.push(r);
+          byDelivery.set(r.deliveryId, list);
+        }
+      }
+      return byDelivery;
+    },
+
+    /** Forgets finished deliveries (and their attempts) created before `before`. */
+    async prune(before: number): Promise<number> {
+      return database.write(async (tx) => {
+        const old = await tx
+          .select({ id: webhookDeliveries.id })
+          .from(webhookDeliveries)
+          .where(and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, "pending")))
+          .limit(5000);
+        const ids = old.map((r) => r.id);
+        for (const part of chunks(ids)) {
+          await tx.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, part));
+          await tx.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, part));
+        }
+        return ids.length;
+      });
+    },
+  };
+}
+
+export type DeliveryStore = ReturnType<typeof createDeliveryStore>;

@@ -1,0 +1,116 @@
+import { and, desc, eq, inArray, isNull, lt, or } from "drizzle-orm";
+import type { Database, Tx } from "../db/create-database.ts";
+import { webhookDeliveries, webhookEndpoints } from "../db/schema/index.ts";
+import { newId, randomToken } from "../ids.ts";
+import type { SecretCipher } from "../secrets/secret-cipher.ts";
+import type { EndpointInput } from "./endpoint-input.ts";
+
+export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** What the dispatcher needs to post: never leaves the process, never logged. */
+export interface SendableEndpoint {
+  id: string;
+  orgId: string;
+  url: string;
+  events: string[];
+  fields: string[];
+  secret: string;
+  createdAt: number;
+}
+
+/** The public record (DESIGN "Webhook endpoint record"): the secret is not part of it. */
+export function endpointView(row: EndpointRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    fields: row.fields,
+    description: row.description,
+    created_at: new Date(row.createdAt).toISOString(),
+  };
+}
+
+export type EndpointView = ReturnType<typeof endpointView>;
+
+/** Endpoints of one organization; another organization's ids are simply absent. */
+export function createEndpointStore(deps: { database: Database; cipher: SecretCipher }) {
+  const { database, cipher } = deps;
+  const live = (orgId: string, id: string) => and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt));
+
+  function sendable(row: EndpointRow): SendableEndpoint {
+    return { id: row.id, orgId: row.orgId, url: row.url, events: row.events, fields: row.fields, secret: cipher.open(row.sealedSecret, row.id), createdAt: row.createdAt };
+  }
+
+  return {
+    async create(orgId: string, input: EndpointInput): Promise<{ row: EndpointRow; signingSecret: string }> {
+      const id = newId("whk");
+      const signingSecret = `whsec_${randomToken(32)}`;
+      const row: EndpointRow = { id, orgId, ...input, sealedSecret: cipher.seal(signingSecret, id), createdAt: Date.now(), deletedAt: null };
+      await database.write((tx) => tx.insert(webhookEndpoints).values(row));
+      return { row, signingSecret };
+    },
+
+    async get(orgId: string, id: string): Promise<EndpointRow | null> {
+      const rows = await database.db.select().from(webhookEndpoints).where(live(orgId, id)).limit(1);
+      return rows[0] ?? null;
+    },
+
+    /** Newest first, keyset-paginated on (created_at, id). */
+    async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<EndpointRow[]> {
+      const c = page.cursor;
+      return database.db
+        .select()
+        .from(webhookEndpoints)
+        .where(
+          and(
+            eq(webhookEndpoints.orgId, orgId),
+            isNull(webhookEndpoints.deletedAt),
+            c ? or(lt(webhookEndpoints.createdAt, c.createdAt), and(eq(webhookEndpoints.createdAt, c.createdAt), lt(webhookEndpoints.id, c.id))) : undefined,
+          ),
+        )
+        .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+        .limit(page.limit);
+    },
+
+    /**
+     * Removes an endpoint and, in the same transaction, drops every delivery
+     * still pending for it (their count is returned). Null when the
+     * organization has no such endpoint.
+     */
+    async remove(orgId: string, id: string): Promise<{ dropped: number } | null> {
+      return database.write(async (tx) => {
+        const now = Date.now();
+        const done = await tx.update(webhookEndpoints).set({ deletedAt: now }).where(live(orgId, id)).returning({ id: webhookEndpoints.id });
+        if (done.length === 0) return null;
+        const dropped = await tx
+          .update(webhookDeliveries)
+          .set({ status: "dropped", nextAttemptAt: null, updatedAt: now })
+          .where(and(eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, "pending")))
+          .returning({ id: webhookDeliveries.id });
+        return { dropped: dropped.length };
+      });
+    },
+
+    /** Live endpoints of these organizations, secrets opened (inside the fan-out transaction). */
+    async activeFor(tx: Tx, orgIds: string[]): Promise<SendableEndpoint[]> {
+      if (orgIds.length === 0) return [];
+      const rows = await tx
+        .select()
+        .from(webhookEndpoints)
+        .where(and(inArray(webhookEndpoints.orgId, orgIds), isNull(webhookEndpoints.deletedAt)));
+      return rows.map(sendable);
+    },
+
+    /** Live endpoints by id, secrets opened; deleted or unknown ids are absent. */
+    async sendableByIds(ids: string[]): Promise<SendableEndpoint[]> {
+      if (ids.length === 0) return [];
+      const rows = await database.db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(inArray(webhookEndpoints.id, ids), isNull(webhookEndpoints.deletedAt)));
+      return rows.map(sendable);
+    },
+  };
+}
+
+export type EndpointStore = ReturnType<typeof createEndpointStore>;

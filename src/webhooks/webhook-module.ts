@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/create-database.ts";
+import type { Logger } from "../log.ts";
+import type { OutboundGuard } from "../net/outbound-guard.ts";
+import { createSecretCipher } from "../secrets/secret-cipher.ts";
+import type { ServerSecret } from "../secrets/server-secret.ts";
+import { createDeliverer } from "./deliver.ts";
+import { createDeliveryStore } from "./delivery-store.ts";
+import { createDispatcher, type DispatcherOptions } from "./dispatcher.ts";
+import { createEndpointStore } from "./endpoint-store.ts";
+import { webhookRoutes } from "./webhook-routes.ts";
+
+/** The trusted roots plus WEBHOOK_CA_FILE (a local test receiver's CA): added to, never replacing, the defaults. */
+function trustedCas(caFile: string | undefined): string[] | undefined {
+  return caFile ? [...rootCertificates, readFileSync(caFile, "utf8")] : undefined;
+}
+
+/** Webhooks, wired: endpoint and delivery stores, the dispatcher (woken by outbox commits) and the routes. */
+export function createWebhookModule(deps: {
+  config: Config;
+  database: Database;
+  runtime: ActorRuntime;
+  logger: Logger;
+  secret: ServerSecret;
+  guard: OutboundGuard;
+  tuning?: Partial<DispatcherOptions>;
+}) {
+  const { config } = deps;
+  const cipher = createSecretCipher(deps.secret.derive("webhook-signing-secrets"));
+  const endpoints = createEndpointStore({ database: deps.database, cipher });
+  const deliveries = createDeliveryStore({ database: deps.database, endpoints });
+  const deliver = createDeliverer({ guard: deps.guard, timeoutMs: config.webhookTimeoutMs, ca: trustedCas(config.webhookCaFile) });
+  const dispatcher = createDispatcher({
+    deliveries,
+    endpoints,
+    deliver,
+    logger: deps.logger,
+    retrySchedule: config.webhookRetrySchedule,
+    stopGraceMs: Math.min(config.webhookTimeoutMs, 5000),
+    ...deps.tuning,
+  });
+  deps.runtime.onOutbox(() => dispatcher.wake());
+
+  const plugin = webhookRoutes({
+    endpoints,
+    deliveries,
+    dispatcher,
+    guard: deps.guard,
+    samples: () => ({ baseUrl: config.baseUrl, rtmpUrlBase: `rtmp://${config.rtmpHost}:${config.rtmpPort}/live` }),
+    waitMs: config.webhookTimeoutMs + 2000,
+  });
+
+  return {
+    endpoints,
+    deliveries,
+    dispatcher,
+    plugins: [plugin],
+    start: () => dispatcher.start(),
+    stop: () => dispatcher.stop(),
+  };
+}
+
+export type WebhookModule = ReturnType<typeof createWebhookModule>;
