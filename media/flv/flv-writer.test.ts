@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFlvTags } from './flv-reader.ts';
@@ -82,7 +82,9 @@ describe('createFlvWriter', () => {
       await w.close();
     `;
     const proc = Bun.spawn([process.execPath, '-e', script], { stdout: 'ignore', stderr: 'inherit' });
-    await Bun.sleep(700);
+    // Kill once part of the stream is on disk (polling, not a fixed sleep: start-up time varies under load).
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && (!existsSync(path) || statSync(path).size < 200_000)) await Bun.sleep(20);
     proc.kill('SIGKILL');
     await proc.exited;
     const out = new Uint8Array(await Bun.file(path).arrayBuffer());

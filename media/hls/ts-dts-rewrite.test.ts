@@ -30,7 +30,7 @@ describe('rewriteVideoDts', () => {
     expect(rewriteVideoDts(seg, () => queue.shift())).toBe(2);
     expect(readDts(seg.subarray(0, 188))).toBe(0);
     expect(readDts(seg.subarray(188))).toBe(3600);
-    expect(seg.subarray(13, 18)).toEqual(videoPesPacket(9000, 9000).subarray(13, 18));
+    expect([...seg.subarray(13, 18)]).toEqual([...videoPesPacket(9000, 9000).subarray(13, 18)]);
   });
 
   test('timestamps beyond 2^32 ticks keep their top bit', () => {
