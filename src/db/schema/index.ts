@@ -3,3 +3,4 @@ export * from "./core.ts";
 export * from "./jobs.ts";
 export * from "./uploads.ts";
 export * from "./webhooks.ts";
+export * from "./live.ts";
