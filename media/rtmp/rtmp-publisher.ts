@@ -254,9 +254,12 @@ export function publish(options: PublishOptions): Publication {
   async function endSocket(): Promise<void> {
     if (!socket || socketClosed) return;
     const closed = new Promise<void>((resolve) => onSocketClosed.push(resolve));
-    socket.end();
-    // The server closes its side on unpublish; do not hang if it does not.
-    await Promise.race([closed, Bun.sleep(2000)]);
+    // Half-close and keep reading until the server closes. Bun's end() closes the descriptor at
+    // once; our kernel would then answer the server's late acks with RST, and an RST makes the
+    // server's kernel discard what the server has not read yet (our unpublish included).
+    socket.shutdown();
+    // The server closes once it has processed our unpublish; do not hang if it never does.
+    await Promise.race([closed, Bun.sleep(timeoutMs)]);
     if (!socketClosed) socket.terminate();
   }
 

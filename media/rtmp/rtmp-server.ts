@@ -107,9 +107,12 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       socket.terminate();
       return;
     }
-    // Reading may be paused by backpressure; resume so the peer's FIN is seen.
+    // Half-close (FIN) and keep reading until the peer closes: Bun's end() would close the
+    // descriptor, and bytes the peer still sends would draw an RST that can destroy our last
+    // onStatus (e.g. the refusal reason) in the peer's receive buffer. The session ignores
+    // what arrives now. Reading may be paused by backpressure; resume so the peer's FIN is seen.
     socket.resume();
-    if (writer.pendingBytes === 0) socket.end();
+    if (writer.pendingBytes === 0) socket.shutdown();
     else connection.endWhenDrained = true;
     connection.lingerTimer = setTimeout(() => {
       if (!connection.closed) socket.terminate();
@@ -223,7 +226,7 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
         connection.writer.flush();
         if (connection.endWhenDrained && connection.writer.pendingBytes === 0) {
           connection.endWhenDrained = false;
-          socket.end();
+          socket.shutdown();
         }
       },
       close(socket) {

@@ -82,6 +82,8 @@ export class RtmpSession {
   private waitingOn: Promise<unknown> | null = null;
   private waitingOnSink = false;
   private paused = false;
+  /** The socket is gone; finish processing what was received, then end. */
+  private peerGone = false;
   private closeReason: CloseReason | null = null;
   private request: PublishRequest | null = null;
   private bytesIn = 0;
@@ -149,9 +151,16 @@ export class RtmpSession {
     this.pump();
   }
 
-  /** The socket closed (peer FIN/RST or our own close). */
+  /**
+   * The socket closed. What the peer sent before closing is still processed:
+   * ffmpeg sends FCUnpublish + deleteStream and closes at once, and with a
+   * slow sink those commands may still sit in our buffer. Only when the
+   * buffer is exhausted without an unpublish is it a 'disconnect'.
+   */
   socketClosed(): void {
-    this.end('disconnect', false);
+    if (this.phase === 'closed') return;
+    this.peerGone = true;
+    this.pump();
   }
 
   /** Server-initiated end: kick, timeout, shutdown. `graceful` lets queued replies flush first. */
@@ -179,6 +188,7 @@ export class RtmpSession {
         const pending = this.handleMessage(message);
         if (pending) this.waitFor(pending, message.typeId !== MessageType.commandAmf0 && message.typeId !== MessageType.commandAmf3);
       }
+      if (this.peerGone && !this.waitingOn) this.end('disconnect', false);
     } catch (error) {
       this.fail(error);
     } finally {
