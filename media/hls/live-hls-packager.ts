@@ -344,7 +344,7 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
         data = reframe(data, packetNalLengthSize, muxNalLengthSize, ev.isKeyframe ? inbandParameterSets : null);
       }
       const t = (ev.ptsMs - baseMs) / 1000;
-      dtsQueue.push((ev.dtsMs - baseMs) / 1000);
+      if (segmentFormat === 'mpegts') dtsQueue.push((ev.dtsMs - baseMs) / 1000); // consumed by the TS sink only
       if (ev.isKeyframe) starts.push({ t, arrivalMs: ev.arrivalMs });
       await videoSource.add(new EncodedPacket(data, ev.isKeyframe ? 'key' : 'delta', t, videoFrameSeconds), {
         decoderConfig: video.decoderConfig,
