@@ -29,6 +29,12 @@ export interface Config {
   uploadMaxBytes: number;
   /** Rate-limit window; one minute per the spec. Shorter only to test Retry-After in seconds. */
   rateLimitWindowMs: number;
+  /** A publisher that drops may come back within this window and resume the same broadcast. */
+  liveReconnectMs: number;
+  /** A READY_TO_STREAM stream that nobody publishes to is ended after this long. */
+  liveIdleTimeoutMs: number;
+  /** A booked stream becomes READY_TO_STREAM this long before `scheduled_at`. */
+  liveScheduleLeadMs: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -85,5 +91,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sourceTimeoutMs: int(env, "SOURCE_TIMEOUT_MS", 30 * 60 * 1000),
     uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 20 * 1024 ** 3),
     rateLimitWindowMs: int(env, "RATE_LIMIT_WINDOW_MS", 60_000),
+    liveReconnectMs: int(env, "LIVE_RECONNECT_MS", 10_000),
+    liveIdleTimeoutMs: int(env, "LIVE_IDLE_TIMEOUT_MS", 60 * 60 * 1000),
+    liveScheduleLeadMs: int(env, "LIVE_SCHEDULE_LEAD_MS", 5 * 60 * 1000),
   };
 }

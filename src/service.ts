@@ -12,6 +12,7 @@ import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts"
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
+import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 
@@ -26,6 +27,7 @@ export interface Service {
   outbound: OutboundGuard;
   store: MediaStore;
   videos: VideoModule;
+  live: LiveModule;
   webhooks: WebhookModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
@@ -70,13 +72,14 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       return createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) });
     },
   });
+  const live = createLiveModule({ config, runtime, videos: videos.videos, secret, logger });
   const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });
   const app = createApp({
     orgs,
     rateLimiter,
     logger,
-    plugins: [organizationRoutes(), ...videos.plugins, ...webhooks.plugins],
-    publicPlugins: [mediaRoutes(store), ...videos.publicPlugins],
+    plugins: [organizationRoutes(), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    publicPlugins: [mediaRoutes(store), ...videos.publicPlugins, ...live.publicPlugins],
   });
 
   let server: ReturnType<typeof Bun.serve> | undefined;
@@ -93,6 +96,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     outbound,
     store,
     videos,
+    live,
     webhooks,
     app,
     async listen() {
@@ -110,7 +114,12 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
         idleTimeout: 60,
         fetch: (req) => app.handle(req),
       });
+      // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
+      if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;
       logger.info("HTTP API listening", { port: server.port, base_url: config.baseUrl });
+      // After HTTP: the live module's own player fetches hls_url over HTTP.
+      await live.start();
+      stoppers.push(() => live.stop());
       return { port: server.port! };
     },
     async stop() {

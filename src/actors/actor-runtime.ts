@@ -85,6 +85,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
   }
 
   return {
+    database,
     /**
      * Creates an actor from its machine input. With a `dedupeKey`, an existing
      * live actor of the same organization, kind and key is returned instead.

@@ -5,7 +5,8 @@ import { join } from "node:path";
 export interface ServerSecret {
   /** Hex HMAC-SHA256 of `message` under a key derived for `purpose` (so one purpose's tags never verify for another). */
   sign(purpose: string, message: string): string;
-  verify(purpose: string, message: string, tag: string): boolean;
+  /** Constant-time check of a tag, or of its first `length` hex digits when tags are truncated. */
+  verify(purpose: string, message: string, tag: string, length?: number): boolean;
   /** 32 bytes for `purpose`, e.g. an AES key. */
   derive(purpose: string): Buffer;
 }
@@ -42,8 +43,8 @@ export function loadServerSecret(dataDir: string, envValue?: string): ServerSecr
   return {
     sign,
     derive,
-    verify(purpose, message, tag) {
-      const expected = Buffer.from(sign(purpose, message));
+    verify(purpose, message, tag, length) {
+      const expected = Buffer.from(sign(purpose, message).slice(0, length ?? 64));
       const given = Buffer.from(tag);
       return expected.length === given.length && timingSafeEqual(expected, given);
     },

@@ -47,7 +47,8 @@ export function createVideoService(deps: {
   }
 
   async function create(ctx: VideoContext, dedupeKey: string | undefined, payload: Record<string, unknown>) {
-    await enqueueGuard();
+    // A recording must enter the library whatever the queue's length: the broadcast already happened.
+    if (ctx.kind === "UPLOAD") await enqueueGuard();
     let result;
     try {
       result = await runtime.create<VideoContext>("video", ctx, {
@@ -101,7 +102,7 @@ export function createVideoService(deps: {
     },
 
     /** A live recording enters the library as a video of kind LIVESTREAM_RECORDING (no dedupe, no VIDEO_UPLOADED). */
-    async registerRecording(input: { orgId: string; title: string; stream: { id: string; stream_key: string }; sourcePath: string; tags: Record<string, unknown> | null }) {
+    async registerRecording(input: { orgId: string; title: string; stream: { id: string; stream_key: string }; sourcePath: string; tags: Record<string, unknown> | null; dedupeKey: string }) {
       const ctx: VideoContext = {
         id: newId("vid"),
         orgId: input.orgId,
@@ -118,7 +119,8 @@ export function createVideoService(deps: {
         error: null,
         stream: input.stream,
       };
-      const result = await create(ctx, undefined, { sourcePath: input.sourcePath });
+      // The dedupe key makes a repeated end (e.g. after a crash mid-way) reuse the same recording.
+      const result = await create(ctx, input.dedupeKey, { sourcePath: input.sourcePath });
       return result.record;
     },
 

@@ -1,0 +1,35 @@
+import { ALL_FORMATS, BufferSource, Input } from "mediabunny";
+
+/**
+ * The service's own player: an HTTP client of the public hls_url that fetches
+ * the playlist, downloads a segment and demuxes it. LIVESTREAM_STARTED fires on
+ * what a viewer could actually play, not on a socket opening.
+ */
+export async function observePlayback(hlsUrl: string, opts: { signal: AbortSignal; intervalMs?: number }): Promise<boolean> {
+  while (!opts.signal.aborted) {
+    try {
+      const res = await fetch(hlsUrl, { signal: opts.signal });
+      if (res.ok) {
+        const lines = (await res.text()).split(/\r?\n/).map((l) => l.trim());
+        const uri = lines.find((l) => l && !l.startsWith("#"));
+        if (uri) {
+          const seg = await fetch(new URL(uri, hlsUrl), { signal: opts.signal });
+          if (seg.ok) {
+            const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(await seg.arrayBuffer()) });
+            const track = (await input.getPrimaryVideoTrack()) ?? (await input.getPrimaryAudioTrack());
+            if (track) {
+              const packet = await track.computeDuration();
+              if (packet > 0) return true;
+            }
+          }
+        }
+      } else {
+        await res.body?.cancel();
+      }
+    } catch {
+      if (opts.signal.aborted) return false;
+    }
+    await Bun.sleep(opts.intervalMs ?? 250);
+  }
+  return false;
+}

@@ -1,0 +1,105 @@
+import { Elysia, t } from "elysia";
+import { streamResource, type StreamContext } from "../../machines/livestream-payload.ts";
+import { streamStatus } from "../../machines/livestream-machine.ts";
+import type { ActorRecord } from "../actors/actor-runtime.ts";
+import { API_PREFIX, apiContext } from "../http/api-context.ts";
+import { ApiError } from "../http/api-error.ts";
+import { paginate } from "../http/cursor.ts";
+import { success } from "../http/envelope.ts";
+import { idParams, listQuery } from "../videos/video-schemas.ts";
+import type { LiveIngest } from "./live-ingest.ts";
+import type { LivestreamService } from "./livestream-service.ts";
+
+const tags = ["Live streams"];
+
+const streamFields = {
+  title: t.String({ minLength: 1, maxLength: 200, error: "must be a string of 1 to 200 characters" }),
+  latency: t.Optional(t.Union([t.Literal("NORMAL"), t.Literal("LOW")], { error: "must be NORMAL or LOW" })),
+  drm_enabled: t.Optional(t.Boolean({ error: "must be a boolean" })),
+  tags: t.Optional(t.Record(t.String(), t.Any(), { error: "must be an object" })),
+};
+
+export function view(record: ActorRecord<StreamContext>) {
+  const status = streamStatus(record.value);
+  return streamResource(record.context, status === "DELETED" ? "ENDED" : status);
+}
+
+export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest: LiveIngest; onScheduled: (record: ActorRecord<StreamContext>) => void }) {
+  const { livestreams, ingest } = deps;
+  const load = async (orgId: string, id: string) => {
+    const record = await livestreams.get(orgId, id);
+    if (!record) throw ApiError.notFound();
+    return record;
+  };
+  return new Elysia({ name: "livestream-routes", prefix: API_PREFIX })
+    .use(apiContext)
+    .post(
+      "/livestreams/",
+      async ({ auth, body, set }) => {
+        const record = await livestreams.create(auth.org, body);
+        set.status = 201;
+        return success({ stream: view(record) }, "Live stream created; push to rtmp_url.");
+      },
+      {
+        permission: "livestreams.create",
+        body: t.Object(streamFields, { additionalProperties: false }),
+        detail: {
+          tags,
+          summary: "Create a live stream, ready now",
+          description: "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.",
+        },
+      },
+    )
+    .post(
+      "/livestreams/schedule/",
+      async ({ auth, body, set }) => {
+        const record = await livestreams.create(auth.org, body);
+        deps.onScheduled(record);
+        set.status = 201;
+        return success({ stream: view(record) }, "Live stream booked.");
+      },
+      {
+        permission: "livestreams.create",
+        body: t.Object({ ...streamFields, scheduled_at: t.String({ format: "date-time", error: "must be an ISO 8601 timestamp in the future" }) }, { additionalProperties: false }),
+        detail: { tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now." },
+      },
+    )
+    .get("/livestreams/", async ({ auth, query }) => success(await paginate(query, (page) => livestreams.list(auth.org.id, page), view)), {
+      permission: "livestreams.read",
+      query: listQuery,
+      detail: { tags, summary: "List live streams", description: "Newest first; `limit` (1-100) and `cursor`." },
+    })
+    .get("/livestreams/:id/", async ({ auth, params }) => success({ stream: view(await load(auth.org.id, params.id)) }), {
+      permission: "livestreams.read",
+      params: idParams,
+      detail: { tags, summary: "Get a live stream", description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable." },
+    })
+    .post(
+      "/livestreams/:id/end/",
+      async ({ auth, params }) => {
+        const record = await load(auth.org.id, params.id);
+        if (record.status !== "ENDED" && record.status !== "ERROR") await ingest.endExplicitly(record.context);
+        return success({ stream: view(await load(auth.org.id, params.id)) }, "Live stream ended.");
+      },
+      {
+        permission: "livestreams.end",
+        params: idParams,
+        detail: { tags, summary: "End a live stream", description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op." },
+      },
+    )
+    .delete(
+      "/livestreams/:id/",
+      async ({ auth, params }) => {
+        const record = await load(auth.org.id, params.id);
+        if (record.status === "LIVE" || record.status === "READY_TO_STREAM") await ingest.endExplicitly(record.context);
+        await livestreams.remove(record.id);
+        await ingest.removeFiles(record.id);
+        return success({ id: record.id, deleted: true }, "Live stream deleted.");
+      },
+      {
+        permission: "livestreams.delete",
+        params: idParams,
+        detail: { tags, summary: "Delete a live stream", description: "Ends it first if on air. Its recording stays in the library as a video." },
+      },
+    );
+}
