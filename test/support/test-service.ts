@@ -31,6 +31,8 @@ export async function startTestService(opts: { env?: Record<string, string>; dat
   if (!org) {
     const created = await service.orgs.createOrg("test");
     org = { orgId: created.org.id, apiKey: created.apiKey };
+    // Tests poll; the per-key ceiling is exercised on its own in rate-limits.test.ts.
+    await service.orgs.updateSettings(org.orgId, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 1_000_000, livestreamsCreatePerMinute: 1_000, videosCreatePerMinute: 1_000 } }));
   }
   let base = "http://localhost";
   if (opts.listen !== false) {
