@@ -127,7 +127,10 @@ describe("endpoints", () => {
   test("the list pages newest first with a cursor", async () => {
     const org = await newOrg(t);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await org.register({ url: `https://127.0.0.1:1/${i}`, events: ["VIDEO_UPLOADED"] })).id);
+    for (let i = 0; i < 3; i++) {
+      ids.push((await org.register({ url: `https://127.0.0.1:1/${i}`, events: ["VIDEO_UPLOADED"] })).id);
+      await Bun.sleep(2); // distinct created_at, so "newest first" is one order
+    }
     const first = (await (await org.api("/webhooks/?limit=2")).json()) as any;
     expect(first.data.items.map((e: any) => e.id)).toEqual([ids[2], ids[1]]);
     const second = (await (await org.api(`/webhooks/?limit=2&cursor=${first.data.next_cursor}`)).json()) as any;

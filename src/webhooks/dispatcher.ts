@@ -25,6 +25,12 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** A retry further away than this is left in the database instead of holding a timer. */
   parkAfterMs?: number;
+  /**
+   * How long results gather before they are recorded in one transaction.
+   * libSQL's local calls hold the event loop while they run, so without a
+   * pause every result would get a transaction of its own.
+   */
+  recordLingerMs?: number;
   /** Finished deliveries older than this are pruned. */
   retentionMs?: number;
   random?: () => number;
@@ -78,6 +84,7 @@ export function createDispatcher(opts: DispatcherOptions) {
   const parkAfterMs = opts.parkAfterMs ?? 60_000;
   const retentionMs = opts.retentionMs ?? 30 * 86_400_000;
   const random = opts.random ?? Math.random;
+  const lingerMs = opts.recordLingerMs ?? 2;
 
   const auto = new Map<string, Job>();
   const manual = new Map<string, Job>();
@@ -279,7 +286,8 @@ export function createDispatcher(opts: DispatcherOptions) {
 
   function scheduleFlush() {
     if (flushing) return;
-    flushing = flushOnce()
+    flushing = Bun.sleep(lingerMs)
+      .then(flushOnce)
       .catch((err) => log.error("Cannot settle webhook attempts", { err }))
       .finally(() => {
         flushing = null;
