@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createFlvWriter, type FlvWriter } from "../../media/flv/flv-writer.ts";
 import type { FlvTag } from "../../media/flv/flv-tag.ts";
-import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsPackager } from "../../media/hls/live-hls-packager.ts";
+import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
 
@@ -11,7 +11,7 @@ import type { Logger } from "../log.ts";
  * the live HLS packager stay open through a reconnect, and each new session's
  * timestamps continue where the last one stopped.
  */
-export function createBroadcast(opts: { streamId: string; latency: Latency; flvPath: string; hlsDir: string; logger: Logger; onSegment: () => void }) {
+export function createBroadcast(opts: { streamId: string; latency: Latency; flvPath: string; hlsDir: string; logger: Logger; onSegment: (info: LiveHlsSegmentInfo) => void }) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
   let packager: LiveHlsPackager | undefined;
@@ -30,7 +30,7 @@ export function createBroadcast(opts: { streamId: string; latency: Latency; flvP
     packager ??= createLiveHlsPackager({
       dir: opts.hlsDir,
       ...preset,
-      onSegment: () => opts.onSegment(),
+      onSegment: (info) => opts.onSegment(info),
       logger: {
         warn: (m, f) => opts.logger.warn(m, { ...f, stream_id: opts.streamId }),
         error: (m, f) => opts.logger.error(m, { ...f, stream_id: opts.streamId }),
@@ -39,6 +39,7 @@ export function createBroadcast(opts: { streamId: string; latency: Latency; flvP
   }
 
   return {
+    segmentSeconds: preset.segmentSeconds,
     firstPublishAt,
     publishing: false,
     get sessions() {

@@ -5,6 +5,7 @@ import type { RecordingInfo, StreamContext } from "../../machines/livestream-pay
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Logger } from "../log.ts";
 import type { VideoService } from "../videos/video-service.ts";
+import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { createBroadcast, type Broadcast } from "./broadcast.ts";
 import { observePlayback } from "./live-player.ts";
 import type { LiveUrls } from "./live-urls.ts";
@@ -36,6 +37,8 @@ export function createLiveIngest(deps: {
   reconnectWindowMs: number;
   logger: Logger;
   kick: (streamKey: string) => boolean;
+  /** Every published segment, for metrics (bench/live.ts measures keyframe-to-playlist delay with it). */
+  onSegment?: (streamId: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void;
 }) {
   const { runtime, logger } = deps;
   const live = new Map<string, Live>();
@@ -130,7 +133,12 @@ export function createLiveIngest(deps: {
         entry = {
           ctx,
           observed: record.status === "LIVE",
-          broadcast: createBroadcast({ streamId: ctx.id, latency: ctx.latency, flvPath: flvPath(ctx.id), hlsDir: hlsDir(ctx.id), logger, onSegment: () => startPlayer(entry!) }),
+          broadcast: createBroadcast({ streamId: ctx.id, latency: ctx.latency, flvPath: flvPath(ctx.id), hlsDir: hlsDir(ctx.id), logger,
+            onSegment: (info) => {
+              startPlayer(entry!);
+              deps.onSegment?.(ctx.id, info, entry!.broadcast.segmentSeconds);
+            },
+          }),
         };
         live.set(ctx.id, entry);
       }

@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import { Elysia } from "elysia";
 import { join } from "node:path";
 import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
+import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import type { StreamContext } from "../../machines/livestream-payload.ts";
 import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
@@ -32,8 +33,12 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
     reconnectWindowMs: config.liveReconnectMs,
     logger,
     kick: (key) => rtmp?.kick(key) ?? false,
+    onSegment: (id, info, seconds) => {
+      for (const l of segmentListeners) l(id, info, seconds);
+    },
   });
 
+  const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const bookings = new Map<string, Cron>();
   function arm(record: ActorRecord<StreamContext>) {
     const at = record.context.scheduledAt;
@@ -86,6 +91,10 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
     urls,
     plugins: [livestreamRoutes({ livestreams, ingest, onScheduled: arm })],
     publicPlugins: [hlsRoutes],
+    onSegment(listener: (id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void) {
+      segmentListeners.add(listener);
+      return () => segmentListeners.delete(listener);
+    },
     get rtmp() {
       return rtmp;
     },
