@@ -1,4 +1,4 @@
-import { assign, emit, setup } from "xstate";
+import { assertEvent, assign, emit, setup } from "xstate";
 import type { DomainEvent } from "./domain-event.ts";
 import { fullStream, smallStream, type RecordingInfo, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
 
@@ -34,6 +34,14 @@ export function streamStatus(value: unknown): StreamStatus | "DELETED" {
 const full = (event: string, status: StreamStatus) => ({ type: "emitFull", params: { event, status } }) as const;
 const small = (event: string) => ({ type: "emitSmall", params: { event } }) as const;
 
+/** How a stream that is ready or on air can end: the same from both states. */
+const ENDINGS = {
+  PIPELINE_ENDED: { target: "ended", actions: ["recordPipelineEnd", small("LIVESTREAM_ENDED")] },
+  END_REQUESTED: { target: "ended", actions: ["recordExplicitEnd", full("LIVESTREAM_ENDED", "ENDED")] },
+  FAIL: { target: "error", actions: "recordFailure" },
+  DELETE: "deleted",
+} as const;
+
 /**
  * A live stream: created (LIVESTREAM_SCHEDULED) → SCHEDULED until its booking is
  * near, or READY_TO_STREAM at once → LIVE when media is observed → ENDED by the
@@ -48,6 +56,18 @@ export const livestreamMachine = setup({
     emitted: {} as DomainEvent,
   },
   actions: {
+    recordPipelineEnd: assign(({ event }) => {
+      assertEvent(event, "PIPELINE_ENDED");
+      return { endedAt: event.at, durationSeconds: event.durationSeconds, transcodingInSecs: event.transcodingInSecs, recording: event.recording };
+    }),
+    recordExplicitEnd: assign(({ event }) => {
+      assertEvent(event, "END_REQUESTED");
+      return { endedAt: event.at, durationSeconds: event.durationSeconds };
+    }),
+    recordFailure: assign(({ event }) => {
+      assertEvent(event, "FAIL");
+      return { error: event.error, endedAt: event.at };
+    }),
     emitFull: emit(({ context }, params: { event: string; status: StreamStatus }): DomainEvent => ({
       type: "domain",
       event: params.event,
@@ -77,11 +97,8 @@ export const livestreamMachine = setup({
     scheduled: {
       on: {
         READY: "ready",
-        END_REQUESTED: {
-          target: "ended",
-          actions: [assign({ endedAt: ({ event }) => event.at }), full("LIVESTREAM_ENDED", "ENDED")],
-        },
-        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
+        END_REQUESTED: { target: "ended", actions: ["recordExplicitEnd", full("LIVESTREAM_ENDED", "ENDED")] },
+        FAIL: { target: "error", actions: "recordFailure" },
         DELETE: "deleted",
       },
     },
@@ -91,48 +108,10 @@ export const livestreamMachine = setup({
           target: "live",
           actions: [assign({ startedAt: ({ event }) => event.at }), full("LIVESTREAM_STARTED", "LIVE")],
         },
-        PIPELINE_ENDED: {
-          target: "ended",
-          actions: [
-            assign({
-              endedAt: ({ event }) => event.at,
-              durationSeconds: ({ event }) => event.durationSeconds,
-              transcodingInSecs: ({ event }) => event.transcodingInSecs,
-              recording: ({ event }) => event.recording,
-            }),
-            small("LIVESTREAM_ENDED"),
-          ],
-        },
-        END_REQUESTED: {
-          target: "ended",
-          actions: [assign({ endedAt: ({ event }) => event.at, durationSeconds: ({ event }) => event.durationSeconds }), full("LIVESTREAM_ENDED", "ENDED")],
-        },
-        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
-        DELETE: "deleted",
+        ...ENDINGS,
       },
     },
-    live: {
-      on: {
-        PIPELINE_ENDED: {
-          target: "ended",
-          actions: [
-            assign({
-              endedAt: ({ event }) => event.at,
-              durationSeconds: ({ event }) => event.durationSeconds,
-              transcodingInSecs: ({ event }) => event.transcodingInSecs,
-              recording: ({ event }) => event.recording,
-            }),
-            small("LIVESTREAM_ENDED"),
-          ],
-        },
-        END_REQUESTED: {
-          target: "ended",
-          actions: [assign({ endedAt: ({ event }) => event.at, durationSeconds: ({ event }) => event.durationSeconds }), full("LIVESTREAM_ENDED", "ENDED")],
-        },
-        FAIL: { target: "error", actions: assign({ error: ({ event }) => event.error, endedAt: ({ event }) => event.at }) },
-        DELETE: "deleted",
-      },
-    },
+    live: { on: ENDINGS },
     ended: {
       // RECORDING_READY always accompanies the end when a recording exists.
       always: { guard: "hasRecording", target: "recorded", actions: small("LIVESTREAM_RECORDING_READY") },
