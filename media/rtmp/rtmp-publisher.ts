@@ -74,6 +74,7 @@ export interface Publication {
 const WRITE_HIGH_WATER = 256 * 1024;
 const SET_DATA_FRAME = encodeAmf0('@setDataFrame');
 const ON_METADATA = encodeAmf0('onMetaData');
+const STOP = Symbol('stop');
 
 type Waiter = { resolve: (message: Amf0Value[]) => void; reject: (error: Error) => void };
 
@@ -90,8 +91,24 @@ export function publish(options: PublishOptions): Publication {
   let closeRequested: 'closed' | 'aborted' | null = null;
   let socketClosed = false;
   const onSocketClosed: Array<() => void> = [];
-  /** Wakes a publication kept open by `unpublishAtEnd: false`. */
-  const closeRequestWaiters: Array<() => void> = [];
+  /**
+   * close(), abort() and loss of the connection interrupt whatever the sender
+   * awaits (a stalled tag source, a realtime sleep). One slot, not a shared
+   * promise raced per tag: racing a long-lived promise leaks a reaction per call.
+   */
+  let stopped = false;
+  let interrupt: (() => void) | null = null;
+  function signalStop(): void {
+    stopped = true;
+    interrupt?.();
+  }
+  function untilStopped<T>(value: Promise<T> | T): Promise<T | typeof STOP> {
+    if (stopped) return Promise.resolve(STOP);
+    return new Promise<T | typeof STOP>((resolve, reject) => {
+      interrupt = () => resolve(STOP);
+      Promise.resolve(value).then(resolve, reject);
+    }).finally(() => (interrupt = null));
+  }
   const transactions = new Map<number, Waiter>();
   let statusWaiter: Waiter | null = null;
   let tagsSent = 0;
@@ -183,6 +200,7 @@ export function publish(options: PublishOptions): Publication {
             socketClosed = true;
             writer?.markClosed();
             failAll(connectionError ?? new RtmpConnectionClosedError('server closed the connection'));
+            signalStop();
             for (const fn of onSocketClosed.splice(0)) fn();
           },
           error: (_s, error) => failAll(error),
@@ -221,27 +239,29 @@ export function publish(options: PublishOptions): Publication {
 
     let firstTimestamp: number | null = null;
     const startedAt = performance.now();
-    for await (const tag of options.tags) {
-      if (closeRequested) break;
-      if (connectionError) throw connectionError;
-      if (options.pace === 'realtime') {
-        firstTimestamp ??= tag.timestamp;
-        const due = startedAt + (tag.timestamp - firstTimestamp);
-        const wait = due - performance.now();
-        if (wait > 1) await Bun.sleep(wait);
-        if (closeRequested) break;
+    const iterator = iterate(options.tags);
+    try {
+      for (;;) {
+        // Race the source against close()/abort()/server close, so a stalled source cannot hang us.
+        const next = await untilStopped(iterator.next());
+        if (next === STOP || next.done) break;
+        const tag = next.value;
+        if (options.pace === 'realtime') {
+          firstTimestamp ??= tag.timestamp;
+          const wait = startedAt + (tag.timestamp - firstTimestamp) - performance.now();
+          if (wait > 1 && (await untilStopped(Bun.sleep(wait))) === STOP) break;
+        }
+        if (closeRequested || connectionError) break;
+        ch.sendMessage(toRtmpMessage(tag, streamId));
+        tagsSent++;
+        payloadBytesSent += tag.payload.length;
+        if (writer!.pendingBytes > WRITE_HIGH_WATER) await writer!.whenDrained();
       }
-      ch.sendMessage(toRtmpMessage(tag, streamId));
-      tagsSent++;
-      payloadBytesSent += tag.payload.length;
-      if (writer!.pendingBytes > WRITE_HIGH_WATER) await writer!.whenDrained();
+    } finally {
+      // Not awaited: an async generator stuck in an await would hold return() back too.
+      void Promise.resolve(iterator.return?.()).catch(() => {});
     }
-    if (!closeRequested && options.unpublishAtEnd === false && !socketClosed) {
-      await new Promise<void>((resolve) => {
-        onSocketClosed.push(resolve);
-        closeRequestWaiters.push(resolve);
-      });
-    }
+    if (options.unpublishAtEnd === false) await untilStopped(new Promise<never>(() => {}));
     if (closeRequested === 'aborted') return { ended: 'aborted', tagsSent, payloadBytesSent };
     if (connectionError) throw connectionError;
     ch.sendAmf0Command(ChunkStreamId.command, 0, ['FCUnpublish', 6, null, target.name]);
@@ -286,17 +306,21 @@ export function publish(options: PublishOptions): Publication {
     },
     close() {
       closeRequested ??= 'closed';
-      for (const fn of closeRequestWaiters.splice(0)) fn();
+      signalStop();
       return finished;
     },
     abort() {
       closeRequested = 'aborted';
-      for (const fn of closeRequestWaiters.splice(0)) fn();
+      signalStop();
       failAll(new RtmpConnectionClosedError('publication aborted'));
       // A killed encoder's kernel closes the socket; unsent userland data is simply lost.
       socket?.end();
     },
   };
+}
+
+function iterate<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
 }
 
 function toRtmpMessage(tag: MediaMessage, streamId: number): RtmpMessage {

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { encodeAmf0 } from './amf0.ts';
 import { RtmpConnectionClosedError, RtmpPublishRejectedError } from './errors.ts';
-import { MessageType } from './message-types.ts';
+import { ChunkWriter } from './chunk-writer.ts';
+import { MessageType, type RtmpMessage } from './message-types.ts';
 import type { MediaMessage } from './publish-handlers.ts';
 import { publish } from './rtmp-publisher.ts';
 import {
@@ -15,6 +17,8 @@ import {
 } from './test-support.ts';
 
 const tags = await fixtureTags();
+/** A message as a fmt 0 chunk (fresh writer: no header compression), so copies can be concatenated. */
+const encodeOnce = (message: RtmpMessage) => new ChunkWriter().encode(message);
 const fileCounts = countByType(tags);
 let current: TestServer | null = null;
 
@@ -216,6 +220,76 @@ describe('ending a publish', () => {
     await withTimeout(idle.closed, 1000, 'idle client closed');
     await expect(publication.finished).rejects.toBeInstanceOf(RtmpConnectionClosedError);
     current = null;
+  });
+});
+
+describe('publisher client', () => {
+  test('close() mid-stream unpublishes cleanly', async () => {
+    const s = await server();
+    const publication = publish({ url: s.url(), tags: slowly(tags, 2) });
+    await publication.started;
+    await waitFor(() => (s.sinks[0]?.messages.length ?? 0) >= 20, 3000, 'some media');
+    const summary = await withTimeout(publication.close(), 3000, 'close()');
+    expect(summary.ended).toBe('closed');
+    expect(summary.tagsSent).toBeLessThan(tags.length);
+    expect(await withTimeout(s.sinks[0]!.closed, 1000, 'onClose')).toBe('unpublish');
+    expect(s.sinks[0]!.messages.length).toBe(summary.tagsSent);
+  });
+
+  test("pace 'realtime' sends at the tags' timestamps", async () => {
+    const s = await server();
+    const firstSecond = tags.filter((t) => t.timestamp <= 600);
+    const t0 = performance.now();
+    await publish({ url: s.url(), tags: firstSecond, pace: 'realtime' }).finished;
+    const elapsed = performance.now() - t0;
+    expect(elapsed).toBeGreaterThanOrEqual(550);
+    expect(elapsed).toBeLessThan(1500);
+  });
+
+  test('a stalled tag source does not keep abort() from finishing', async () => {
+    const s = await server();
+    async function* stall(): AsyncGenerator<MediaMessage> {
+      yield tags[0]!;
+      await new Promise(() => {});
+    }
+    const publication = publish({ url: s.url(), tags: stall() });
+    await publication.started;
+    publication.abort();
+    expect((await withTimeout(publication.finished, 1000, 'finished')).ended).toBe('aborted');
+  });
+});
+
+describe('resource limits', () => {
+  test('connections beyond maxConnections are dropped on accept', async () => {
+    const s = await server({ maxConnections: 1 });
+    const first = await RawClient.connect(s.server.port);
+    const second = await RawClient.connect(s.server.port);
+    await withTimeout(second.closed, 1000, 'second connection dropped');
+    expect(first.isClosed).toBe(false);
+    expect(s.server.connections()).toBe(1);
+    expect(s.logs.some((l) => l.event === 'rtmp.refused' && l.reason === 'max connections')).toBe(true);
+  });
+
+  test('a peer that provokes replies but never reads them is dropped', async () => {
+    const s = await server();
+    const client = await RawClient.connect(s.server.port);
+    await client.connectApp('live');
+    await waitFor(() => client.receivedText('NetConnection.Connect.Success'), 2000, 'connect');
+    client.pause();
+    // Each unknown command with a transaction id draws a ~100-byte _error: cheap to provoke.
+    const call = { chunkStreamId: 3, typeId: MessageType.commandAmf0, streamId: 0, timestamp: 0, payload: encodeAmf0('x', 1, null) };
+    const batch = new Uint8Array(Buffer.concat(Array.from({ length: 2000 }, () => Buffer.from(encodeOnce(call)))));
+    // Keep the byte stream aligned across partial writes; a paused socket learns of the close through write().
+    let offset = 0;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const n = client.send(batch.subarray(offset));
+      if (n < 0) break;
+      offset = (offset + n) % batch.length;
+      if (n === 0 || offset !== 0) await Bun.sleep(1);
+    }
+    await waitFor(() => s.server.connections() === 0, 2000, 'flooding client dropped');
+    expect(s.logs.some((l) => l.error === 'peer does not read our replies')).toBe(true);
   });
 });
 

@@ -68,7 +68,6 @@ interface Connection {
   idleTimer: Timer | null;
   /** Forces a close when a graceful end is not answered by the peer. */
   lingerTimer: Timer | null;
-  endWhenDrained: boolean;
   closed: boolean;
   onClosed: Array<() => void>;
 }
@@ -79,6 +78,11 @@ interface ConnectionRef {
 
 /** A graceful end waits this long for the peer to close before dropping the socket. */
 const LINGER_MS = 2000;
+/**
+ * We only send small replies; this much unsent means the peer does not read
+ * while provoking replies (ping floods), so it is dropped instead of buffered.
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024;
 
 export async function createRtmpServer(options: RtmpServerOptions): Promise<RtmpServer> {
   const log: RtmpLogger = options.logger ?? (() => {});
@@ -112,8 +116,10 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
     // onStatus (e.g. the refusal reason) in the peer's receive buffer. The session ignores
     // what arrives now. Reading may be paused by backpressure; resume so the peer's FIN is seen.
     socket.resume();
-    if (writer.pendingBytes === 0) socket.shutdown();
-    else connection.endWhenDrained = true;
+    // Replies may still be queued (corked, or waiting for drain): FIN after them.
+    void writer.whenDrained().then(() => {
+      if (!connection.closed) socket.shutdown();
+    });
     connection.lingerTimer = setTimeout(() => {
       if (!connection.closed) socket.terminate();
     }, LINGER_MS);
@@ -165,7 +171,6 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
           handshakeTimer: null,
           idleTimer: null,
           lingerTimer: null,
-          endWhenDrained: false,
           closed: false,
           onClosed: [],
         };
@@ -173,7 +178,14 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
           id,
           socket.remoteAddress,
           {
-            write: (bytes) => writer.write(bytes),
+            write: (bytes) => {
+              writer.write(bytes);
+              if (writer.pendingBytes > MAX_UNSENT_BYTES) {
+                log({ event: 'rtmp.protocol.error', connection: id, error: 'peer does not read our replies' });
+                // Deferred: we are inside the session's own processing loop.
+                queueMicrotask(() => connection.session.terminate('error', false));
+              }
+            },
             pause: () => socket.pause(),
             resume: () => socket.resume(),
             close: (graceful) => closeSocket(connection, graceful),
@@ -210,11 +222,9 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
         const connection = socket.data.connection;
         if (!connection || connection.closed) return;
         connection.lastActivity = Date.now();
-        if (connection.handshakeTimer && connection.session.handshakeDone) {
-          clearTimeout(connection.handshakeTimer);
-          connection.handshakeTimer = null;
-        }
+        connection.writer.cork();
         connection.session.receive(bytes);
+        connection.writer.uncork();
         if (connection.handshakeTimer && connection.session.handshakeDone) {
           clearTimeout(connection.handshakeTimer);
           connection.handshakeTimer = null;
@@ -224,10 +234,6 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
         const connection = socket.data.connection;
         if (!connection) return;
         connection.writer.flush();
-        if (connection.endWhenDrained && connection.writer.pendingBytes === 0) {
-          connection.endWhenDrained = false;
-          socket.shutdown();
-        }
       },
       close(socket) {
         const connection = socket.data.connection;

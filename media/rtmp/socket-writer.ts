@@ -15,6 +15,7 @@ export class SocketWriter {
   private offset = 0;
   private pending = 0;
   private closed = false;
+  private corked = false;
   private waiters: Array<() => void> = [];
 
   constructor(private readonly socket: WritableSocket) {}
@@ -28,10 +29,24 @@ export class SocketWriter {
     return this.closed;
   }
 
+  /**
+   * Collect writes until uncork(): processing one socket read can produce many
+   * small replies (a batch of pings, the four messages answering connect), and
+   * one syscall for all of them is much cheaper than one each.
+   */
+  cork(): void {
+    this.corked = true;
+  }
+
+  uncork(): void {
+    this.corked = false;
+    this.flush();
+  }
+
   /** Takes ownership of `bytes`. Writes after close are dropped. */
   write(bytes: Uint8Array): void {
     if (this.closed || bytes.length === 0) return;
-    if (this.queue.length === 0) {
+    if (this.queue.length === 0 && !this.corked) {
       const n = this.socket.write(bytes);
       if (n < 0) return this.markClosed();
       if (n === bytes.length) return;
@@ -43,6 +58,8 @@ export class SocketWriter {
 
   /** Call from the socket's `drain` handler. */
   flush(): void {
+    if (this.corked) return;
+    if (this.queue.length > 1) this.coalesce();
     while (!this.closed && this.queue.length > 0) {
       const head = this.queue[0]!;
       const left = head.length - this.offset;
@@ -63,6 +80,19 @@ export class SocketWriter {
   whenDrained(): Promise<void> {
     if (this.closed || this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Merges the queue into one buffer so the next write is one syscall. */
+  private coalesce(): void {
+    const merged = new Uint8Array(this.pending);
+    let o = 0;
+    for (let i = 0; i < this.queue.length; i++) {
+      const part = i === 0 ? this.queue[i]!.subarray(this.offset) : this.queue[i]!;
+      merged.set(part, o);
+      o += part.length;
+    }
+    this.queue = [merged];
+    this.offset = 0;
   }
 
   markClosed(): void {

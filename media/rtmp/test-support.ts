@@ -199,6 +199,11 @@ export class RawClient {
     return Buffer.from(this.received).includes(Buffer.from(text));
   }
 
+  /** Stop reading (a peer that never reads our replies). */
+  pause(): void {
+    this.socket?.pause();
+  }
+
   close(): void {
     this.socket?.end();
   }
