@@ -1,0 +1,66 @@
+import { createJobSignal } from './abort-reason.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS } from './create-native-transcoder.ts';
+import { logFailure } from './log-failure.ts';
+import { probeInput } from './probe-input.ts';
+import { runTranscodeJob } from './run-transcode-job.ts';
+import { createTranscoderId } from './transcoder-id.ts';
+import type { CreateTranscoderOptions, Transcoder } from './types.ts';
+import { createWasmRunner } from './wasm/wasm-runner.ts';
+import { createWasmWorkerPool, type WasmLease } from './wasm/wasm-worker-pool.ts';
+
+/**
+ * ffmpeg.wasm in a pool of Bun Workers: needs nothing installed, costs ~4-5x
+ * native CPU. Timeouts count from when a worker picks the job up.
+ */
+export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backend'> = {}): Transcoder {
+  const logger = opts.logger ?? (() => {});
+  const pool = createWasmWorkerPool({ size: opts.workers ?? navigator.hardwareConcurrency ?? 1, logger });
+  const id = createTranscoderId('wasm');
+
+  async function withLease<T>(signal: AbortSignal | undefined, fn: (lease: WasmLease) => Promise<T>): Promise<T> {
+    const lease = await pool.acquire(signal);
+    try {
+      return await fn(lease);
+    } finally {
+      lease.release();
+    }
+  }
+
+  return {
+    backend: 'wasm',
+    id,
+    probe(input, probeOpts = {}) {
+      return withLease(probeOpts.signal, async (lease) => {
+        const js = createJobSignal({ signal: probeOpts.signal, timeoutMs: probeOpts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, what: 'probe' });
+        try {
+          return await probeInput(createWasmRunner(lease), input, js.signal);
+        } finally {
+          js.dispose();
+        }
+      });
+    },
+    async transcode(job, transcodeOpts = {}) {
+      try {
+        return await withLease(transcodeOpts.signal, async (lease) => {
+          const js = createJobSignal({ signal: transcodeOpts.signal, timeoutMs: transcodeOpts.timeoutMs });
+          try {
+            return await runTranscodeJob(job, {
+              runner: createWasmRunner(lease),
+              signal: js.signal,
+              onProgress: transcodeOpts.onProgress,
+              logger,
+              transcoderId: id,
+              preset: opts.preset ?? 'veryfast',
+            });
+          } finally {
+            js.dispose();
+          }
+        });
+      } catch (e) {
+        logFailure(logger, id, 'wasm', job.input, e);
+        throw e;
+      }
+    },
+    close: () => pool.close(),
+  };
+}

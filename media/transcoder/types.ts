@@ -1,0 +1,113 @@
+/** Public shapes of the transcoder. See README.md for the decisions behind them. */
+
+export type Backend = 'wasm' | 'native';
+
+export interface Rung {
+  /** Quality label, e.g. '360p'; becomes the rendition's directory name. */
+  name: string;
+  height: number;
+  videoBitrateKbps: number;
+  audioBitrateKbps: number;
+}
+
+export type DownloadFormat = 'mkv' | 'mp4-encrypted';
+
+export interface DownloadSpec {
+  /** Rung name the download is made from. */
+  rung: string;
+  format: DownloadFormat;
+}
+
+export interface ProbeResult {
+  durationSeconds: number | null;
+  /** Display width (rotation and sample aspect ratio applied). */
+  width: number | null;
+  /** Display height (rotation applied). */
+  height: number | null;
+  hasVideo: boolean;
+  hasAudio: boolean;
+  videoCodec: string | null;
+  audioCodec: string | null;
+  formatName: string | null;
+  /** Average frame rate of the first video stream, used to size the GOP. */
+  frameRate: number | null;
+}
+
+export interface TranscodeJob {
+  /** Absolute path of the source file. */
+  input: string;
+  /** Absolute, existing directory; outputs go under hls/ and downloads/. */
+  outDir: string;
+  ladder: Rung[];
+  downloads: DownloadSpec[];
+  /** Target HLS segment length; keyframes are forced on these boundaries. Default 4. */
+  segmentSeconds?: number;
+}
+
+export interface RenditionDownload {
+  /** Path relative to outDir. */
+  file: string;
+  format: DownloadFormat;
+  /** 32 lowercase hex digits (the CENC key) for 'mp4-encrypted', else null. */
+  password: string | null;
+  sizeBytes: number;
+}
+
+export interface Rendition {
+  /** Rung name, or 'audio' for the audio-only rendition. */
+  quality: string;
+  /** 0 for the audio-only rendition. */
+  width: number;
+  /** 0 for the audio-only rendition. */
+  height: number;
+  /** Media playlist, relative to outDir. */
+  playlist: string;
+  download: RenditionDownload | null;
+}
+
+export interface TranscodeResult {
+  /** Relative to outDir, e.g. 'hls/master.m3u8'. */
+  masterPlaylist: string;
+  renditions: Rendition[];
+  /** Measured from the produced playlists; falls back to the probe. */
+  durationSeconds: number | null;
+  /** Bytes of everything under hls/. */
+  hlsBytes: number;
+  /** Bytes of all download files. */
+  downloadBytes: number;
+  probe: ProbeResult;
+}
+
+export interface ProbeOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface TranscodeOptions {
+  /** 0..100, monotonic, ends with exactly 100 on success. */
+  onProgress?: (percent: number) => void;
+  signal?: AbortSignal;
+  /** Hard limit for the whole job, counted from when it starts running (not while queued). */
+  timeoutMs?: number;
+}
+
+export interface Transcoder {
+  readonly backend: Backend;
+  /** Stable per instance, e.g. 'wasm-host1-4242-1'; recorded as video.transcoder_id. */
+  readonly id: string;
+  probe(input: string, opts?: ProbeOptions): Promise<ProbeResult>;
+  transcode(job: TranscodeJob, opts?: TranscodeOptions): Promise<TranscodeResult>;
+  close(): Promise<void>;
+}
+
+export type TranscoderLogger = (obj: Record<string, unknown>) => void;
+
+export interface CreateTranscoderOptions {
+  /** 'auto' (default) prefers native when ffmpeg and ffprobe are on PATH. */
+  backend?: 'auto' | Backend;
+  /** wasm pool size; default navigator.hardwareConcurrency. */
+  workers?: number;
+  logger?: TranscoderLogger;
+  /** x264 preset; default 'veryfast'. */
+  preset?: string;
+}
