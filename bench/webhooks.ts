@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
-import type { VideoContext } from "../machines/video-payload.ts";
+import { videoInput } from "../machines/test-contexts.ts";
 import { loadConfig } from "../src/config.ts";
 import { outbox } from "../src/db/schema/index.ts";
 import { newId } from "../src/ids.ts";
@@ -125,7 +125,7 @@ const plainRate = (N * E) / ((Math.max(...plainBurst.at) - p0) / 1000);
 // 2. Steady-rate latency through the actor runtime.
 const total = Math.round(RATE * SECONDS);
 const createdAt = new Map<string, number>();
-const video = (): VideoContext => ({ id: newId("vid"), orgId: org.id, title: "Bench", kind: "UPLOAD", sourceUrl: `https://example.com/${newId("upl")}.mp4`, drm: false, subtitles: false, tags: null, createdAt: new Date().toISOString(), progress: 0, transcoderId: null, outcome: null, error: null, stream: null });
+const video = () => videoInput({ id: newId("vid"), orgId: org.id, title: "Bench", sourceUrl: `https://example.com/${newId("upl")}.mp4`, createdAt: new Date().toISOString() });
 const pending: Promise<unknown>[] = [];
 const s0 = now();
 for (let i = 0; i < total; i++) {

@@ -4,6 +4,7 @@ import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { videoInput } from "../machines/test-contexts.ts";
 import type { VideoContext } from "../machines/video-payload.ts";
 import { videoData } from "../machines/video-payload.ts";
 import { loadConfig } from "../src/config.ts";
@@ -19,24 +20,9 @@ import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./supp
 
 const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2", WEBHOOK_TIMEOUT_MS: "300" };
 
-function videoInput(orgId: string): VideoContext {
-  return {
-    id: newId("vid"),
-    orgId,
-    title: `Clip ${randomToken(4)} é`,
-    kind: "UPLOAD",
-    sourceUrl: `https://example.com/${randomToken(8)}.mp4`,
-    drm: false,
-    subtitles: false,
-    tags: null,
-    createdAt: new Date().toISOString(),
-    progress: 0,
-    transcoderId: null,
-    outcome: null,
-    error: null,
-    stream: null,
-  };
-}
+/** A fresh upload of `orgId`: its creation writes VIDEO_UPLOADED to the outbox. */
+const uploadInput = (orgId: string): VideoContext =>
+  videoInput({ id: newId("vid"), orgId, title: `Clip ${randomToken(4)} é`, sourceUrl: `https://example.com/${randomToken(8)}.mp4`, createdAt: new Date().toISOString() });
 
 interface Org {
   orgId: string;
@@ -63,7 +49,7 @@ async function newOrg(t: TestService, settings?: OrgSettings): Promise<Org> {
       return { id: json.data.endpoint.id, secret: json.data.signing_secret };
     },
     async upload() {
-      const ctx = videoInput(org.id);
+      const ctx = uploadInput(org.id);
       const result = await t.service.runtime.create("video", ctx);
       return { ctx, createdAt: result.record.createdAt };
     },
@@ -135,6 +121,11 @@ describe("endpoints", () => {
     expect(first.data.items.map((e: any) => e.id)).toEqual([ids[2], ids[1]]);
     const second = (await (await org.api(`/webhooks/?limit=2&cursor=${first.data.next_cursor}`)).json()) as any;
     expect(second.data).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
+    for (const bad of ["0", "101", "abc"]) {
+      const res = await org.api(`/webhooks/?limit=${bad}`);
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as any).error.details).toHaveProperty("limit");
+    }
   });
 
   test("validation of 2.3: http, unknown or no events, bad dot-paths, description over 200 characters", async () => {
@@ -525,7 +516,7 @@ test("the signing secret never reaches the logs", async () => {
       body: JSON.stringify({ url: rx.url, events: ["VIDEO_UPLOADED"] }),
     });
     const secret: string = ((await res.json()) as any).data.signing_secret;
-    await service.runtime.create("video", videoInput(org.id));
+    await service.runtime.create("video", uploadInput(org.id));
     await rx.waitFor(2);
     await waitFor(async () => lines.some((l) => l.includes("abandoned")), { timeoutMs: 3000 });
     expect(lines.length).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, min, ne, sql } from "drizzle-orm";
+import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -168,14 +169,13 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
 
     /** Newest first, keyset-paginated on (created_at, id). */
     async list(endpointId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<DeliveryRow[]> {
-      const c = page.cursor;
       return database.db
         .select()
         .from(webhookDeliveries)
         .where(
           and(
             eq(webhookDeliveries.endpointId, endpointId),
-            c ? or(lt(webhookDeliveries.createdAt, c.createdAt), and(eq(webhookDeliveries.createdAt, c.createdAt), lt(webhookDeliveries.id, c.id))) : undefined,
+            olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.cursor),
           ),
         )
         .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))

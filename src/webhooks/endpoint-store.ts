@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { olderThan } from "../db/keyset.ts";
 import type { Database, Tx } from "../db/create-database.ts";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema/index.ts";
 import { newId, randomToken } from "../ids.ts";
@@ -57,7 +58,6 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
 
     /** Newest first, keyset-paginated on (created_at, id). */
     async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<EndpointRow[]> {
-      const c = page.cursor;
       return database.db
         .select()
         .from(webhookEndpoints)
@@ -65,7 +65,7 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
           and(
             eq(webhookEndpoints.orgId, orgId),
             isNull(webhookEndpoints.deletedAt),
-            c ? or(lt(webhookEndpoints.createdAt, c.createdAt), and(eq(webhookEndpoints.createdAt, c.createdAt), lt(webhookEndpoints.id, c.id))) : undefined,
+            olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, page.cursor),
           ),
         )
         .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))

@@ -26,7 +26,8 @@ const endpointBody = t.Object({
 });
 
 const listQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, error: "must be an integer from 1 to 100" })),
+  // A string, as paginate() parses and checks it (TypeBox's numeric coercion loses the field name).
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", error: "must be an integer from 1 to 100", description: "1-100, default 20" })),
   cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
 });
 const endpointParams = t.Object({ endpoint_id: t.String({ maxLength: 64 }) });
