@@ -12,6 +12,7 @@ import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts"
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
+import { createTranscoder } from "../media/transcoder/index.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
@@ -66,11 +67,9 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     secret,
     store,
     guard: (url) => outbound.check(url),
-    // Loaded on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
-    createTranscoder: async () => {
-      const { createTranscoder } = await import("../media/transcoder/create-transcoder.ts");
-      return createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) });
-    },
+    // Created on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
+    createTranscoder: async () =>
+      createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
   const live = createLiveModule({ config, runtime, videos: videos.videos, secret, logger });
   const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });

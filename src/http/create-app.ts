@@ -91,6 +91,19 @@ export function createApp(deps: AppDeps) {
         if (len > MAX_JSON_BYTES) return errorResponse(ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` }));
       }
     })
+    .onError({ as: "global" }, ({ code, error, request }) => {
+      if (error instanceof ApiError) return errorResponse(error);
+      if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
+      if (code === "PARSE") return errorResponse(ApiError.validation({ body: "is not valid JSON" }));
+      if (code === "NOT_FOUND") return errorResponse(new ApiError("NOT_FOUND", "No such route."));
+      logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
+      return errorResponse(new ApiError("INTERNAL_ERROR"));
+    });
+
+  // Non-API routes (uploads stream raw bodies) come before the JSON parser hook,
+  // which applies only to routes registered after it.
+  for (const p of deps.publicPlugins ?? []) app.use(p);
+  app
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!isJson(contentType)) return;
       const text = await request.text();
@@ -101,17 +114,7 @@ export function createApp(deps: AppDeps) {
       } catch {
         throw ApiError.validation({ body: "is not valid JSON" });
       }
-    })
-    .onError({ as: "global" }, ({ code, error, request }) => {
-      if (error instanceof ApiError) return errorResponse(error);
-      if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
-      if (code === "PARSE") return errorResponse(ApiError.validation({ body: "is not valid JSON" }));
-      if (code === "NOT_FOUND") return errorResponse(new ApiError("NOT_FOUND", "No such route."));
-      logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
-      return errorResponse(new ApiError("INTERNAL_ERROR"));
     });
-
-  for (const p of deps.publicPlugins ?? []) app.use(p);
   for (const p of deps.plugins) app.use(p);
   return app;
 }

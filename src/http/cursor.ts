@@ -14,11 +14,12 @@ export function decodeCursor(raw: string | undefined): { createdAt: number; id: 
 }
 
 export async function paginate<T extends { createdAt: number; id: string }, R>(
-  query: { limit?: number; cursor?: string },
+  query: { limit?: string; cursor?: string },
   load: (page: { limit: number; cursor?: { createdAt: number; id: string } }) => Promise<T[]>,
   view: (item: T) => R,
 ) {
-  const limit = query.limit ?? 20;
+  const limit = query.limit === undefined ? 20 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw ApiError.validation({ limit: "must be an integer from 1 to 100" });
   const rows = await load({ limit: limit + 1, cursor: decodeCursor(query.cursor) });
   const page = rows.slice(0, limit);
   return { items: page.map(view), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };

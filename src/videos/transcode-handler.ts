@@ -7,40 +7,39 @@ import { PermanentJobError, type JobContext, type JobHandler } from "../jobs/job
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings, type Rung } from "../orgs/org-settings.ts";
-import { dirSize, type MediaStore } from "../storage/media-store.ts";
+import type { MediaStore } from "../storage/media-store.ts";
+import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
 import { fetchSource } from "./fetch-source.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { TRANSCODE_JOB } from "./video-service.ts";
-
-/** The slice of media/transcoder this pipeline uses. */
-export interface PipelineTranscoder {
-  readonly id: string;
-  readonly backend: string;
-  probe(input: string, opts?: { signal?: AbortSignal }): Promise<{ durationSeconds: number | null; width: number | null; height: number | null; hasVideo: boolean; hasAudio: boolean }>;
-  transcode(
-    job: { input: string; outDir: string; ladder: Rung[]; downloads: Array<{ rung: string; format: "mkv" | "mp4-encrypted" }> },
-    opts?: { onProgress?: (percent: number) => void; signal?: AbortSignal; timeoutMs?: number },
-  ): Promise<{
-    masterPlaylist: string;
-    renditions: Array<{ quality: string; width: number; height: number; playlist: string; download: null | { file: string; format: string; password: string | null; sizeBytes: number } }>;
-    durationSeconds: number | null;
-  }>;
-  /** Which rungs the source supports (capped at its height, never upscaled). */
-  planLadder?(probe: { height: number | null; hasVideo: boolean }, ladder: Rung[]): Rung[];
-}
 
 export interface TranscodePayload {
   uploadId?: string | null;
   sourcePath?: string;
 }
 
+const TRANSCODER_CODES: Record<string, string> = {
+  INPUT_UNSUPPORTED: "INPUT_UNSUPPORTED",
+  TIMEOUT: "TRANSCODE_TIMEOUT",
+  CANCELLED: "TRANSCODE_CANCELLED",
+  FFMPEG_FAILED: "TRANSCODE_FAILED",
+  INVALID_JOB: "TRANSCODE_FAILED",
+};
+
+/** The `error` of VIDEO_TRANSCODING_FAILED: a stable code and a message for humans. */
 function failureOf(err: unknown): { code: string; message: string } {
   if (err instanceof PermanentJobError) return { code: err.code, message: err.message };
-  const e = err as { code?: unknown; message?: unknown };
-  if (typeof e?.code === "string" && /^[A-Z_]+$/.test(e.code)) {
-    return { code: e.code === "TIMEOUT" ? "TRANSCODE_TIMEOUT" : e.code, message: String(e.message ?? "Transcoding failed.") };
+  if (isTranscodeError(err)) return { code: TRANSCODER_CODES[err.code] ?? "TRANSCODE_FAILED", message: err.message };
+  return { code: "TRANSCODE_FAILED", message: String((err as Error)?.message ?? "Transcoding failed.") };
+}
+
+/** Bad input and timeouts will fail the same way again; anything else may be transient. */
+function asJobError(err: unknown): unknown {
+  if (isTranscodeError(err, "INPUT_UNSUPPORTED") || isTranscodeError(err, "TIMEOUT") || isTranscodeError(err, "INVALID_JOB")) {
+    const f = failureOf(err);
+    return new PermanentJobError(f.code, f.message);
   }
-  return { code: "TRANSCODE_FAILED", message: String(e?.message ?? "Transcoding failed.") };
+  return err;
 }
 
 /**
@@ -54,7 +53,7 @@ export function createTranscodeHandler(deps: {
   orgs: OrgStore;
   store: MediaStore;
   uploads: UploadStore;
-  transcoder: () => Promise<PipelineTranscoder>;
+  transcoder: () => Promise<Transcoder>;
   guard: (url: URL) => Promise<void>;
   logger: Logger;
   concurrency: number;
@@ -95,8 +94,8 @@ export function createTranscodeHandler(deps: {
       try {
         probe = await transcoder.probe(source, { signal });
       } catch (err) {
-        const f = failureOf(err);
-        throw new PermanentJobError(f.code === "TRANSCODE_FAILED" ? "INPUT_UNSUPPORTED" : f.code, `The source could not be read as media: ${f.message}`);
+        if (isTranscodeError(err, "CANCELLED")) throw err;
+        throw new PermanentJobError("INPUT_UNSUPPORTED", `The source could not be read as media: ${failureOf(err).message}`);
       }
       if (!probe.hasVideo && !probe.hasAudio) throw new PermanentJobError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
 
@@ -104,7 +103,7 @@ export function createTranscodeHandler(deps: {
       logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
 
       const ladder = settings.transcoding?.ladder ?? defaultOrgSettings().transcoding!.ladder;
-      const planned = transcoder.planLadder ? transcoder.planLadder(probe, ladder) : ladder;
+      const planned = planLadder(probe, ladder);
       const top = planned.at(-1)?.name;
       const downloads = settings.downloads.rungs
         .map((r) => (r === "top" ? top : r))
@@ -117,7 +116,8 @@ export function createTranscodeHandler(deps: {
 
       let lastSent = 0;
       let lastPercent = 0;
-      const result = await transcoder.transcode(
+      const result = await transcoder
+        .transcode(
         { input: source, outDir, ladder, downloads },
         {
           signal,
@@ -132,10 +132,11 @@ export function createTranscodeHandler(deps: {
             runtime.send("video", ctx.id, { type: "PROGRESS", percent: lastPercent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: ctx.id }));
           },
         },
-      );
-
-      const hlsBytes = await dirSize(join(outDir, "hls"));
-      const downloadBytes = await dirSize(join(outDir, "downloads"));
+        )
+        .catch((err) => {
+          throw asJobError(err);
+        });
+      const { hlsBytes, downloadBytes } = result;
       // Keep the original beside the outputs (storage.original_bytes); uploads and recordings are consumed.
       const originalDir = await store.ensure(join(outDir, "original"));
       const original = join(originalDir, `source${extname(source) || ".bin"}`);

@@ -8,7 +8,8 @@ import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
-import { createTranscodeHandler, type PipelineTranscoder } from "./transcode-handler.ts";
+import type { Transcoder } from "../../media/transcoder/index.ts";
+import { createTranscodeHandler } from "./transcode-handler.ts";
 import { createUploadStore } from "./upload-store.ts";
 import { uploadRoutes } from "./upload-routes.ts";
 import { videoRoutes } from "./video-routes.ts";
@@ -24,14 +25,14 @@ export function createVideoModule(deps: {
   secret: ServerSecret;
   store: MediaStore;
   guard: (url: URL) => Promise<void>;
-  createTranscoder: () => Promise<PipelineTranscoder & { close(): Promise<void> }>;
+  createTranscoder: () => Promise<Transcoder>;
 }) {
   const { config, logger } = deps;
   const log = logger.child({ component: "videos" });
   const jobs = createJobQueue({ database: deps.database, workerId: `${hostname()}-${process.pid}`, leaseMs: config.jobLeaseMs });
   const uploads = createUploadStore({ database: deps.database, secret: deps.secret, store: deps.store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
 
-  let transcoder: Promise<PipelineTranscoder & { close(): Promise<void> }> | undefined;
+  let transcoder: Promise<Transcoder> | undefined;
   const getTranscoder = () => (transcoder ??= deps.createTranscoder());
 
   const runner = createJobRunner({

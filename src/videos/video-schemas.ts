@@ -21,8 +21,9 @@ export const uploadUrlBody = t.Optional(
   ),
 );
 
+// limit stays a string here: TypeBox's numeric coercion reports errors without the field name.
 export const listQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, error: "must be an integer from 1 to 100" })),
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", error: "must be an integer from 1 to 100", description: "1-100, default 20" })),
   cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
 });
 

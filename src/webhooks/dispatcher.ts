@@ -105,6 +105,7 @@ export function createDispatcher(opts: DispatcherOptions) {
   let stopped = true;
   let ticker: ReturnType<typeof setInterval> | undefined;
   const counters = { sent: 0, delivered: 0, failed: 0, abandoned: 0 };
+  const unreadableSecrets = new Set<string>();
 
   const tagsOf = (row: DeliveryRow) => ({ delivery_id: row.id, endpoint_id: row.endpointId, org_id: row.orgId });
 
@@ -207,14 +208,23 @@ export function createDispatcher(opts: DispatcherOptions) {
     inflight++;
     lane.inflight++;
     counters.sent++;
-    const request = { url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body };
-    deliver(request, job.abort.signal)
+    const attempt = endpoint.secret === null ? unsignable(endpoint) : deliver({ url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body }, job.abort.signal);
+    attempt
       .catch((err): AttemptOutcome => {
         log.error("Cannot deliver a webhook", { err, ...tagsOf(job.row) });
         return { ok: false, startedAt: Date.now(), durationMs: 0, statusCode: null, error: "Internal error while sending", aborted: false };
       })
       .then((outcome) => finish(job, lane, outcome))
       .catch((err) => log.error("Cannot finish a webhook attempt", { err, ...tagsOf(job.row) }));
+  }
+
+  /** An endpoint whose sealed secret no longer opens: nothing is sent, the attempt fails (and is retried, then abandoned). */
+  async function unsignable(endpoint: SendableEndpoint): Promise<AttemptOutcome> {
+    if (!unreadableSecrets.has(endpoint.id)) {
+      unreadableSecrets.add(endpoint.id);
+      log.error("Cannot sign webhook deliveries: the endpoint's signing secret does not open (was SECRET_KEY changed?)", { endpoint_id: endpoint.id, org_id: endpoint.orgId });
+    }
+    return { ok: false, startedAt: Date.now(), durationMs: 0, statusCode: null, error: "Cannot sign: the signing secret is unreadable", aborted: false };
   }
 
   function verdictOf(job: Job, outcome: AttemptOutcome): AttemptVerdict {
@@ -276,7 +286,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     try {
       await deliveries.record(batch.map((b) => b.result));
     } catch (err) {
-      log.error("Cannot record webhook attempts", { err, count: batch.length });
+      log.error("Cannot record webhook attempts", { err, count: batch.length, delivery_ids: batch.slice(0, 20).map((b) => b.job.row.id) });
       results = batch.concat(results);
       if (!stopped) await Bun.sleep(1000);
       return;

@@ -15,7 +15,8 @@ export interface SendableEndpoint {
   url: string;
   events: string[];
   fields: string[];
-  secret: string;
+  /** Null when the sealed secret does not open (the server secret changed): attempts then fail. */
+  secret: string | null;
   createdAt: number;
 }
 
@@ -38,8 +39,16 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
   const { database, cipher } = deps;
   const live = (orgId: string, id: string) => and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt));
 
+  function openSecret(row: EndpointRow): string | null {
+    try {
+      return cipher.open(row.sealedSecret, row.id);
+    } catch {
+      return null;
+    }
+  }
+
   function sendable(row: EndpointRow): SendableEndpoint {
-    return { id: row.id, orgId: row.orgId, url: row.url, events: row.events, fields: row.fields, secret: cipher.open(row.sealedSecret, row.id), createdAt: row.createdAt };
+    return { id: row.id, orgId: row.orgId, url: row.url, events: row.events, fields: row.fields, secret: openSecret(row), createdAt: row.createdAt };
   }
 
   return {
