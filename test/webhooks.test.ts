@@ -61,6 +61,17 @@ async function newOrg(t: TestService, settings?: OrgSettings): Promise<Org> {
   };
 }
 
+/** A secret sealed under another server key (a fresh service's). */
+async function startTestServiceSealed(): Promise<{ row: string }> {
+  const other = await startTestService({ listen: false });
+  try {
+    const { row } = await other.service.webhooks.endpoints.create("org_x", { url: "https://example.com/", events: ["VIDEO_UPLOADED"], fields: [], description: null });
+    return { row: row.sealedSecret };
+  } finally {
+    await other.stop();
+  }
+}
+
 const statusOf = async (t: TestService, deliveryId: string) =>
   (await t.service.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)))[0]?.status;
 
@@ -358,6 +369,24 @@ describe("deliveries", () => {
     const bad = await org.api(`/webhooks/${id}/test/`, { method: "POST", json: { event: "NOPE" } });
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as any).error.details).toHaveProperty("event");
+  });
+
+  test("a signing secret that no longer opens fails that endpoint's attempts, not the others'", async () => {
+    const org = await newOrg(t);
+    const rx = receiver();
+    const broken = await org.register({ url: `${rx.url}/broken`, events: ["VIDEO_UPLOADED"] });
+    await org.register({ url: `${rx.url}/fine`, events: ["VIDEO_UPLOADED"] });
+    // As if SECRET_KEY had changed: the sealed value is from another key.
+    const { row: foreign } = await startTestServiceSealed();
+    await t.service.database.write((tx) => tx.update(webhookEndpoints).set({ sealedSecret: foreign }).where(eq(webhookEndpoints.id, broken.id)));
+    await org.upload();
+    await rx.waitFor(1);
+    const [delivery] = await waitFor(async () => {
+      const list = await org.deliveries(broken.id);
+      return list[0]?.attempts.length >= 1 && list;
+    }, { timeoutMs: 5000 });
+    expect(delivery.attempts[0]).toMatchObject({ status_code: null, error: expect.stringContaining("signing secret") });
+    expect(rx.received.map((r) => r.path)).toEqual(["/hooks/fine"]);
   });
 
   test("a slow endpoint does not delay deliveries to others", async () => {
