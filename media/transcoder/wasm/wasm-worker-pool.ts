@@ -52,6 +52,8 @@ interface Running {
 interface LiveWorker {
   worker: Worker;
   ready: Promise<void>;
+  /** Settles `ready` as failed; used when the worker dies before loading. */
+  failReady(e: unknown): void;
   running: Running | null;
   dead: boolean;
 }
@@ -89,6 +91,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
         markReady = res;
         markFailed = rej;
       }),
+      failReady: (e) => markFailed(e),
       running: null,
       dead: false,
     };
@@ -142,6 +145,8 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     if (live.dead) return;
     live.dead = true;
     live.worker.terminate();
+    // Anyone still waiting for this worker to load must not wait forever.
+    live.failReady(new TranscodeError(closed ? 'CANCELLED' : 'FFMPEG_FAILED', `wasm worker stopped: ${reason}`));
     if (slot.live === live) slot.live = null;
     log({ event: 'wasm.worker_terminated', slot: slot.index, reason });
     if (respawn && !closed) slot.live = spawn(slot);
