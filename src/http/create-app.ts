@@ -11,7 +11,9 @@ import { errorResponse, invalidApiKeyResponse } from "./envelope.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
+import { envelopeSchemas } from "./openapi-docs.ts";
 
+/** JSON bodies are capped by Content-Length in onRequest; Elysia parses them (which also keeps the OpenAPI request bodies). */
 export const MAX_JSON_BYTES = 1024 * 1024;
 
 export interface AppDeps {
@@ -56,6 +58,7 @@ export function createApp(deps: AppDeps) {
               "Register videos to transcode into HLS renditions and downloads, run RTMP live streams recorded into the library, and receive signed webhooks. Every response is the envelope `{success, message, data | error, meta}`.",
           },
           components: {
+            schemas: envelopeSchemas as never,
             securitySchemes: {
               bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer sk_live_<prefix>_<secret>`" },
               apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same key, instead of Authorization." },
@@ -100,21 +103,7 @@ export function createApp(deps: AppDeps) {
       return errorResponse(new ApiError("INTERNAL_ERROR"));
     });
 
-  // Non-API routes (uploads stream raw bodies) come before the JSON parser hook,
-  // which applies only to routes registered after it.
   for (const p of deps.publicPlugins ?? []) app.use(p);
-  app
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      if (!isJson(contentType)) return;
-      const text = await request.text();
-      if (text.length > MAX_JSON_BYTES) throw ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` });
-      if (text.trim() === "") return undefined;
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw ApiError.validation({ body: "is not valid JSON" });
-      }
-    });
   for (const p of deps.plugins) app.use(p);
   return app;
 }

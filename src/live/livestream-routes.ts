@@ -6,6 +6,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
+import { doc } from "../http/openapi-docs.ts";
 import { idParams, listQuery } from "../videos/video-schemas.ts";
 import type { LiveIngest } from "./live-ingest.ts";
 import type { LivestreamService } from "./livestream-service.ts";
@@ -43,11 +44,10 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.create",
         body: t.Object(streamFields, { additionalProperties: false }),
-        detail: {
+        detail: doc({
           tags,
           summary: "Create a live stream, ready now",
-          description: "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.",
-        },
+          description: "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.", ok: 201, data: "`stream`: the full shape with `rtmp_url`.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE", "NO_SLOTS_AVAILABLE"] }),
       },
     )
     .post(
@@ -61,18 +61,18 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.create",
         body: t.Object({ ...streamFields, scheduled_at: t.String({ format: "date-time", error: "must be an ISO 8601 timestamp in the future" }) }, { additionalProperties: false }),
-        detail: { tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now." },
+        detail: doc({ tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now.", ok: 201, data: "`stream`: the full shape, status SCHEDULED.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"] }),
       },
     )
     .get("/livestreams/", async ({ auth, query }) => success(await paginate(query, (page) => livestreams.list(auth.org.id, page), view)), {
       permission: "livestreams.read",
       query: listQuery,
-      detail: { tags, summary: "List live streams", description: "Newest first; `limit` (1-100) and `cursor`." },
+      detail: doc({ tags, summary: "List live streams", description: "Newest first; `limit` (1-100) and `cursor`.", data: "`items` and `next_cursor`.", errors: ["VALIDATION_ERROR"] }),
     })
     .get("/livestreams/:id/", async ({ auth, params }) => success({ stream: view(await load(auth.org.id, params.id)) }), {
       permission: "livestreams.read",
       params: idParams,
-      detail: { tags, summary: "Get a live stream", description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable." },
+      detail: doc({ tags, summary: "Get a live stream", description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.", data: "`stream`.", errors: ["NOT_FOUND"] }),
     })
     .post(
       "/livestreams/:id/end/",
@@ -84,7 +84,7 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.end",
         params: idParams,
-        detail: { tags, summary: "End a live stream", description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op." },
+        detail: doc({ tags, summary: "End a live stream", description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.", data: "`stream`, status ENDED.", errors: ["NOT_FOUND"] }),
       },
     )
     .delete(
@@ -99,7 +99,7 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.delete",
         params: idParams,
-        detail: { tags, summary: "Delete a live stream", description: "Ends it first if on air. Its recording stays in the library as a video." },
+        detail: doc({ tags, summary: "Delete a live stream", description: "Ends it first if on air. Its recording stays in the library as a video.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }),
       },
     );
 }

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { success } from "../http/envelope.ts";
+import { doc } from "../http/openapi-docs.ts";
 
 /** Lets a client check its key: which organization it acts for and what it may do. */
 export function organizationRoutes() {
@@ -28,7 +29,7 @@ export function organizationRoutes() {
     },
     {
       permission: "organization.read",
-      detail: { summary: "The calling organization", description: "Returns the organization the API key belongs to, with its features, limits and permissions.", tags: ["Organization"] },
+      detail: doc({ summary: "The calling organization", description: "Returns the organization the API key belongs to, with its features, limits and permissions.", tags: ["Organization"], data: "`organization`: id, name, features, transcoding, downloads, limits, permissions." }),
     },
   );
 }

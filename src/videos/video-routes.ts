@@ -3,6 +3,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
+import { doc } from "../http/openapi-docs.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { videoResource } from "./video-resource.ts";
 import { idParams, listQuery, registerVideoBody, uploadUrlBody } from "./video-schemas.ts";
@@ -28,12 +29,11 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       {
         permission: "videos.create",
         body: registerVideoBody,
-        detail: {
+        detail: doc({
           tags,
           summary: "Register a video",
           description:
-            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED.",
-        },
+            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED.", ok: 201, data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.", errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"] }),
       },
     )
     .post(
@@ -45,17 +45,16 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       {
         permission: "videos.create",
         body: uploadUrlBody,
-        detail: {
+        detail: doc({
           tags,
           summary: "Presign an upload",
-          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
-        },
+          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.", ok: 201, data: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.", errors: ["VALIDATION_ERROR"] }),
       },
     )
     .get(
       "/videos/",
       async ({ auth, query }) => success(await paginate(query, (page) => videos.list(auth.org.id, page), videoResource)),
-      { permission: "videos.read", query: listQuery, detail: { tags, summary: "List videos", description: "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`)." } },
+      { permission: "videos.read", query: listQuery, detail: doc({ tags, summary: "List videos", description: "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`).", data: "`items` (GET shape each) and `next_cursor`.", errors: ["VALIDATION_ERROR"] }) },
     )
     .get(
       "/videos/:id/",
@@ -64,7 +63,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         if (!record) throw ApiError.notFound();
         return success(videoResource(record));
       },
-      { permission: "videos.read", params: idParams, detail: { tags, summary: "Get a video", description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding." } },
+      { permission: "videos.read", params: idParams, detail: doc({ tags, summary: "Get a video", description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding.", data: "`video`, `renditions`, `error`, `storage`, `stream`.", errors: ["NOT_FOUND"] }) },
     )
     .delete(
       "/videos/:id/",
@@ -72,6 +71,6 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         await videos.remove(auth.org.id, params.id, deps.cancelRunning);
         return success({ id: params.id, deleted: true }, "Video deleted.");
       },
-      { permission: "videos.delete", params: idParams, detail: { tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files." } },
+      { permission: "videos.delete", params: idParams, detail: doc({ tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }) },
     );
 }
