@@ -33,12 +33,14 @@ interface Org {
   /** Creates a video actor: its VIDEO_UPLOADED lands in the outbox. */
   upload(): Promise<{ ctx: VideoContext; createdAt: number }>;
   deliveries(endpointId: string): Promise<any[]>;
+  /** Polls the endpoint's deliveries until `ready(list)` holds. */
+  waitDeliveries(endpointId: string, ready: (list: any[]) => boolean, timeoutMs?: number): Promise<any[]>;
 }
 
 async function newOrg(t: TestService, settings?: OrgSettings): Promise<Org> {
   const { org, apiKey } = await t.service.orgs.createOrg(`org-${randomToken(4)}`, settings);
   const api: TestService["api"] = (path, init = {}) => t.api(path, { ...init, key: init.key === undefined ? apiKey : init.key });
-  return {
+  const handle: Org = {
     orgId: org.id,
     apiKey,
     api,
@@ -58,15 +60,22 @@ async function newOrg(t: TestService, settings?: OrgSettings): Promise<Org> {
       expect(res.status).toBe(200);
       return ((await res.json()) as any).data.items;
     },
+    waitDeliveries(endpointId, ready, timeoutMs = 5000) {
+      return waitFor(async () => {
+        const list = await handle.deliveries(endpointId);
+        return ready(list) && list;
+      }, { timeoutMs, intervalMs: 20, what: `deliveries of ${endpointId}` });
+    },
   };
+  return handle;
 }
 
 /** A secret sealed under another server key (a fresh service's). */
-async function startTestServiceSealed(): Promise<{ row: string }> {
+async function sealedUnderAnotherKey(): Promise<string> {
   const other = await startTestService({ listen: false });
   try {
-    const { row } = await other.service.webhooks.endpoints.create("org_x", { url: "https://example.com/", events: ["VIDEO_UPLOADED"], fields: [], description: null });
-    return { row: row.sealedSecret };
+    const { row } = await other.service.webhooks.endpoints.create("handlex", { url: "https://example.com/", events: ["VIDEO_UPLOADED"], fields: [], description: null });
+    return row.sealedSecret;
   } finally {
     await other.stop();
   }
@@ -234,10 +243,7 @@ describe("deliveries", () => {
     expect(verifyWebhook(secret, signature, got!.body)).toBe(true);
     expect(verifyWebhook(secret, signature, got!.body.replace("TRANSCODING", "COMPLETED"))).toBe(false);
 
-    const items = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list[0]?.status === "DELIVERED" && list;
-    }, { timeoutMs: 5000, what: "the delivery to be recorded" });
+    const items = await org.waitDeliveries(id, (list) => list[0]?.status === "DELIVERED");
     expect(items).toEqual([
       {
         id: deliveryId,
@@ -275,10 +281,7 @@ describe("deliveries", () => {
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
     for (const r of got) expect(verifyWebhook(secret, r.headers.get("x-service-signature"), r.body)).toBe(true);
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(170); // 0.2 s - 10% jitter
-    const [delivery] = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list[0]?.status === "DELIVERED" && list;
-    }, { timeoutMs: 5000 });
+    const [delivery] = await org.waitDeliveries(id, (list) => list[0]?.status === "DELIVERED");
     expect(delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual([
       [500, "HTTP 500"],
       [500, "HTTP 500"],
@@ -293,10 +296,7 @@ describe("deliveries", () => {
     const rx = receiver(() => "hang");
     const { id } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"] });
     await org.upload();
-    const [delivery] = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list[0]?.status === "ABANDONED" && list;
-    }, { timeoutMs: 8000, what: "abandonment" });
+    const [delivery] = await org.waitDeliveries(id, (list) => list[0]?.status === "ABANDONED", 8000);
     expect(delivery.attempts).toHaveLength(4); // the first attempt and the 3 retries of the schedule
     for (const a of delivery.attempts) {
       expect(a.status_code).toBeNull();
@@ -315,10 +315,7 @@ describe("deliveries", () => {
     const rx = receiver((r) => (r.path === "/hooks/moved" ? new Response(null, { status: 307, headers: { location: "/elsewhere" } }) : new Response("ok")));
     const { id } = await org.register({ url: `${rx.url}/moved`, events: ["VIDEO_UPLOADED"] });
     await org.upload();
-    const [delivery] = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list[0]?.attempts.length >= 2 && list;
-    }, { timeoutMs: 5000 });
+    const [delivery] = await org.waitDeliveries(id, (list) => list[0]?.attempts.length >= 2);
     expect(delivery.attempts[0]).toMatchObject({ status_code: 307, error: expect.stringContaining("redirects are not followed") });
     expect(rx.received.every((r) => r.path === "/hooks/moved")).toBe(true);
   });
@@ -328,10 +325,7 @@ describe("deliveries", () => {
     const rx = receiver(() => new Response(null, { status: 503 }));
     const { id } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"] });
     await org.upload();
-    const [abandoned] = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list[0]?.status === "ABANDONED" && list;
-    }, { timeoutMs: 8000 });
+    const [abandoned] = await org.waitDeliveries(id, (list) => list[0]?.status === "ABANDONED", 8000);
     rx.reply = () => new Response("thanks");
     const res = await org.api(`/webhooks/${id}/deliveries/${abandoned.id}/retry/`, { method: "POST" });
     expect(res.status).toBe(200);
@@ -377,14 +371,11 @@ describe("deliveries", () => {
     const broken = await org.register({ url: `${rx.url}/broken`, events: ["VIDEO_UPLOADED"] });
     await org.register({ url: `${rx.url}/fine`, events: ["VIDEO_UPLOADED"] });
     // As if SECRET_KEY had changed: the sealed value is from another key.
-    const { row: foreign } = await startTestServiceSealed();
+    const foreign = await sealedUnderAnotherKey();
     await t.service.database.write((tx) => tx.update(webhookEndpoints).set({ sealedSecret: foreign }).where(eq(webhookEndpoints.id, broken.id)));
     await org.upload();
     await rx.waitFor(1);
-    const [delivery] = await waitFor(async () => {
-      const list = await org.deliveries(broken.id);
-      return list[0]?.attempts.length >= 1 && list;
-    }, { timeoutMs: 5000 });
+    const [delivery] = await org.waitDeliveries(broken.id, (list) => list[0]?.attempts.length >= 1);
     expect(delivery.attempts[0]).toMatchObject({ status_code: null, error: expect.stringContaining("signing secret") });
     expect(rx.received.map((r) => r.path)).toEqual(["/hooks/fine"]);
   });
@@ -416,10 +407,7 @@ describe("removal", () => {
     const { id } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"] });
     await org.upload();
     await org.upload();
-    const pending = await waitFor(async () => {
-      const list = await org.deliveries(id);
-      return list.length === 2 && list.every((d: any) => d.status === "PENDING" && d.attempts.length === 1) && list;
-    }, { timeoutMs: 3000, intervalMs: 20, what: "both first attempts recorded" });
+    const pending = await org.waitDeliveries(id, (list) => list.length === 2 && list.every((d: any) => d.status === "PENDING" && d.attempts.length === 1), 3000);
     expect(pending[0].next_attempt_at).not.toBeNull();
     const res = await org.api(`/webhooks/${id}/`, { method: "DELETE" });
     expect(res.status).toBe(200);
@@ -460,7 +448,7 @@ describe("crash safety", () => {
     rx.reply = () => new Response(null, { status: 200 });
     const again = await startTestService({ dataDir, env: ENV, org: { orgId: org.orgId, apiKey: org.apiKey } });
     try {
-      const got = await rx.waitFor(2, 5000);
+      const got = await rx.waitFor(2);
       expect(got[1]!.headers.get("x-service-delivery")).toBe(inFlight!.headers.get("x-service-delivery"));
       expect(got[1]!.body).toBe(inFlight!.body);
       expect(JSON.parse(got[1]!.body).data.video.id).toBe(ctx.id);
@@ -489,7 +477,7 @@ describe("crash safety", () => {
     rx.reply = () => new Response(null, { status: 204 });
     const two = await startTestService({ dataDir, env: ENV, org: { orgId: org.orgId, apiKey: org.apiKey } });
     try {
-      const got = await rx.waitFor(2, 5000);
+      const got = await rx.waitFor(2);
       expect(got[1]!.headers.get("x-service-delivery")).toBe(inFlight!.headers.get("x-service-delivery"));
       expect(got[1]!.body).toBe(inFlight!.body);
     } finally {
@@ -521,10 +509,7 @@ describe("outbound safety", () => {
     // Registered behind the API's back, as if its DNS answer changed after registration.
     const { row } = await strict.service.webhooks.endpoints.create(org.orgId, { url: rx.url, events: ["VIDEO_UPLOADED"], fields: [], description: null });
     await org.upload();
-    const [delivery] = await waitFor(async () => {
-      const list = await org.deliveries(row.id);
-      return list[0]?.attempts.length >= 1 && list;
-    }, { timeoutMs: 5000 });
+    const [delivery] = await org.waitDeliveries(row.id, (list) => list[0]?.attempts.length >= 1);
     expect(delivery.attempts[0]).toMatchObject({ status_code: null, error: expect.stringContaining("Refusing") });
     expect(rx.received).toHaveLength(0);
   });
