@@ -60,6 +60,9 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
      * deliveries exist. Endpoints registered after an event do not get it.
      */
     async fanOut(limit: number): Promise<{ deliveries: DeliveryRow[]; endpoints: SendableEndpoint[]; events: number }> {
+      // A read first: an idle poll should not take the write lock.
+      const waiting = await database.db.select({ seq: outbox.seq }).from(outbox).where(isNull(outbox.fannedOutAt)).limit(1);
+      if (waiting.length === 0) return { deliveries: [], endpoints: [], events: 0 };
       return database.write(async (tx) => {
         const rows = await tx.select().from(outbox).where(isNull(outbox.fannedOutAt)).orderBy(asc(outbox.seq)).limit(limit);
         if (rows.length === 0) return { deliveries: [], endpoints: [], events: 0 };
