@@ -1,0 +1,94 @@
+/**
+ * The same 30 s 720p input and ladder through (a) the service's wasm backend,
+ * (b) its native backend, (c) bare `ffmpeg` run with the very argument lists the
+ * native backend ran (recorded, then replayed). Prints realtime factors and the
+ * ratios a/c and b/c, then time-to-first-playable (POST /videos/ → COMPLETED)
+ * through the whole service on each backend. Needs Debian's ffmpeg on PATH.
+ * Usage: npm run bench:transcode [-- --seconds 30]
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { createNativeRunner } from "../media/transcoder/native-runner.ts";
+import { runTranscodeJob } from "../media/transcoder/run-transcode-job.ts";
+import { createTranscoder, hasNativeFfmpeg, type Transcoder, type TranscodeJob } from "../media/transcoder/index.ts";
+import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
+import { startTestService } from "../test/support/test-service.ts";
+import { waitFor } from "../test/support/events.ts";
+
+const arg = (name: string, d: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : d;
+};
+const seconds = arg("seconds", 30);
+if (!(await hasNativeFfmpeg())) {
+  console.error("bench:transcode needs ffmpeg on PATH (apt-get install ffmpeg) for the native backend and the bare baseline.");
+  process.exit(2);
+}
+const out = join(import.meta.dir, ".out", "transcode");
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const input = join(out, `input-720p-${seconds}s.mp4`);
+Bun.spawnSync(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=duration=${seconds}:size=1280x720:rate=30`, "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", input]);
+
+// The default ladder (360p/720p/1080p, capped at the source: 360p + 720p) and the default mkv download of the top rung.
+const ladder = ["360p", "720p", "1080p"].map((n) => STANDARD_RUNGS[n]!);
+const downloads = [{ rung: "720p", format: "mkv" as const }];
+const job = (name: string): TranscodeJob => {
+  const outDir = join(out, name);
+  mkdirSync(outDir, { recursive: true });
+  return { input, outDir, ladder, downloads };
+};
+
+async function timed(t: Transcoder, name: string) {
+  const t0 = performance.now();
+  await t.transcode(job(name));
+  return (performance.now() - t0) / 1000;
+}
+
+// (c) Record the native backend's command lines, then replay them with nothing around them.
+const recorded: string[][] = [];
+const native = createNativeRunner();
+await runTranscodeJob(job("record"), {
+  runner: { ...native, toolPaths: native.toolPaths.bind(native), run: (req) => (req.tool === "ffmpeg" && recorded.push(req.args), native.run(req)) },
+  signal: new AbortController().signal,
+  logger: () => {},
+  transcoderId: "bench",
+  preset: "veryfast",
+});
+// Keep the directories the job made (ffmpeg does not create them), drop the files.
+for (const f of new Bun.Glob("**/*").scanSync({ cwd: join(out, "record") })) rmSync(join(out, "record", f), { force: true });
+const tBare0 = performance.now();
+for (const args of recorded) {
+  const r = Bun.spawnSync(["ffmpeg", ...args], { stdout: "ignore", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`bare ffmpeg failed: ${r.stderr}`);
+}
+const bare = (performance.now() - tBare0) / 1000;
+
+const nativeT = createTranscoder({ backend: "native" });
+const wasmT = createTranscoder({ backend: "wasm", workers: 1 });
+const nat = await timed(nativeT, "native");
+const wasm = await timed(wasmT, "wasm");
+await nativeT.close();
+await wasmT.close();
+
+const rt = (s: number) => `${(seconds / s).toFixed(2)}x realtime (${s.toFixed(1)} s)`;
+console.log(`bench:transcode  ${seconds} s 1280x720 30 fps input, ladder 360p+720p HLS + 720p mkv download, x264 veryfast`);
+console.log(`(c) bare ffmpeg, same args : ${rt(bare)}`);
+console.log(`(b) native backend         : ${rt(nat)}   b/c time ratio ${(nat / bare).toFixed(2)} (target <= 1.10)`);
+console.log(`(a) wasm backend (1 worker): ${rt(wasm)}   a/c time ratio ${(wasm / bare).toFixed(2)} (target <= 6)`);
+
+// Time to first playable through the whole service (HTTP registration, fetch, probe, transcode, events).
+const files = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(Bun.file(input)) });
+for (const backend of ["native", "wasm"]) {
+  const t = await startTestService({ env: { MEDIA_BACKEND: backend, TRANSCODE_WORKERS: "1" } });
+  const t0 = performance.now();
+  const res = (await (await t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${backend}.mp4` } })).json()) as any;
+  await waitFor(async () => {
+    const b = (await (await t.api(`/videos/${res.data.asset.public_id}/`)).json()) as any;
+    return b.data.video.status === "COMPLETED" ? true : b.data.video.status === "ERROR" ? Promise.reject(new Error(JSON.stringify(b.data.error))) : undefined;
+  }, { timeoutMs: 30 * 60_000, intervalMs: 200 });
+  console.log(`time to first playable, ${backend.padEnd(6)}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  await t.stop();
+}
+files.stop(true);
+rmSync(out, { recursive: true, force: true });
