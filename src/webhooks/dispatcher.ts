@@ -17,6 +17,8 @@ export interface DispatcherOptions {
   maxInFlight?: number;
   /** Requests in flight to one endpoint: a slow or dead receiver holds only these. */
   maxPerEndpoint?: number;
+  /** In flight to an endpoint whose last attempts all failed (3 in a row), until one succeeds. */
+  maxPerFailingEndpoint?: number;
   /** Deliveries held in memory (queued, in flight or waiting on a timer); the rest wait in the database. */
   maxQueued?: number;
   /** Outbox rows fanned out per transaction. */
@@ -53,7 +55,11 @@ interface Lane {
   queue: Job[];
   head: number;
   inflight: number;
+  /** Failed attempts in a row: a failing receiver gets fewer slots, so many dead ones cannot fill the global limit. */
+  failures: number;
 }
+
+const FAILING_AFTER = 3;
 
 const SWEEP_MS = 30_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -76,8 +82,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 export function createDispatcher(opts: DispatcherOptions) {
   const { deliveries, endpoints, deliver } = opts;
   const log = opts.logger.child({ component: "webhooks" });
-  const maxInFlight = opts.maxInFlight ?? 128;
+  const maxInFlight = opts.maxInFlight ?? 256;
   const maxPerEndpoint = opts.maxPerEndpoint ?? 16;
+  const maxPerFailing = Math.min(maxPerEndpoint, opts.maxPerFailingEndpoint ?? 2);
   const maxQueued = opts.maxQueued ?? 10_000;
   const fanOutBatch = opts.fanOutBatch ?? 500;
   const pollMs = opts.pollMs ?? 500;
@@ -111,7 +118,7 @@ export function createDispatcher(opts: DispatcherOptions) {
 
   function laneOf(endpointId: string): Lane {
     let lane = lanes.get(endpointId);
-    if (!lane) lanes.set(endpointId, (lane = { queue: [], head: 0, inflight: 0 }));
+    if (!lane) lanes.set(endpointId, (lane = { queue: [], head: 0, inflight: 0, failures: 0 }));
     return lane;
   }
 
@@ -181,7 +188,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       let started = false;
       for (const lane of ready) {
         if (inflight >= maxInFlight) break;
-        if (lane.inflight >= maxPerEndpoint) continue;
+        if (lane.inflight >= (lane.failures >= FAILING_AFTER ? maxPerFailing : maxPerEndpoint)) continue;
         const job = lane.queue[lane.head]!;
         lane.queue[lane.head++] = undefined as never;
         if (lane.head >= lane.queue.length) {
@@ -195,6 +202,11 @@ export function createDispatcher(opts: DispatcherOptions) {
         if (job.state !== "queued") continue; // forgotten while it waited in the lane
         start(job, lane);
         started = true;
+        if (ready.has(lane)) {
+          // To the back of the round: a slot that frees goes to the next endpoint in turn.
+          ready.delete(lane);
+          ready.add(lane);
+        }
       }
       if (!started) break;
     }
@@ -245,6 +257,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       const verdict = verdictOf(job, outcome);
       if (outcome.ok) counters.delivered++;
       else counters.failed++;
+      lane.failures = outcome.ok ? 0 : lane.failures + 1;
       const { startedAt, durationMs, statusCode, error } = outcome;
       job.state = "recording";
       results.push({ job, outcome, result: { deliveryId: job.row.id, manual: job.manual, startedAt, durationMs, statusCode, error, verdict } });
@@ -405,7 +418,8 @@ export function createDispatcher(opts: DispatcherOptions) {
       const deadline = Date.now() + (opts.stopGraceMs ?? 5000);
       while (inflight > 0 && Date.now() < deadline) await Bun.sleep(10);
       for (const job of [...auto.values(), ...manual.values()]) job.abort?.abort();
-      while (inflight > 0) await Bun.sleep(5);
+      const cutDeadline = Date.now() + 1000;
+      while (inflight > 0 && Date.now() < cutDeadline) await Bun.sleep(5);
       for (let i = 0; i < 3 && (flushing || results.length > 0); i++) {
         await flushing;
         if (results.length > 0) await flushOnce();
