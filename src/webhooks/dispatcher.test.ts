@@ -91,20 +91,35 @@ test("after three failures in a row an endpoint gets two slots, until one attemp
   await h.dispatcher.stop();
 });
 
-test("the overall limit holds across endpoints, served round-robin", async () => {
+test("the overall limit holds across endpoints, and freed slots go round the endpoints", async () => {
   const h = harness({ maxPerEndpoint: 8, maxInFlight: 6 });
   await h.dispatcher.start();
   await h.send("a", 10); // takes all 6 slots
-  await h.send("b", 10);
+  await h.send("b", 10); // one each: endpoints with nothing in flight always may
   await h.send("c", 10);
   await settle();
-  expect([h.inflightTo("a"), h.inflightTo("b"), h.inflightTo("c")]).toEqual([6, 0, 0]);
+  expect([h.inflightTo("a"), h.inflightTo("b"), h.inflightTo("c")]).toEqual([6, 1, 1]);
   for (let i = 0; i < 6; i++) {
     h.answer("a", true, 1);
     await settle();
   }
-  // Each freed slot went to the next endpoint in turn.
+  // 8 in flight fell to 6 by the first two answers; the next four slots went a, b, c, a.
   expect([h.inflightTo("a"), h.inflightTo("b"), h.inflightTo("c")]).toEqual([2, 2, 2]);
+  await h.dispatcher.stop();
+});
+
+test("an endpoint with nothing in flight may start one even when hung receivers fill the overall limit", async () => {
+  const h = harness({ maxPerEndpoint: 4, maxInFlight: 4 });
+  await h.dispatcher.start();
+  await h.send("hung", 10);
+  await h.send("other", 3);
+  await settle();
+  expect([h.inflightTo("hung"), h.inflightTo("other")]).toEqual([4, 1]);
+  h.answer("other", true);
+  await settle();
+  h.answer("other", true);
+  await settle();
+  expect(h.calls.filter((c) => c.req.url.endsWith("/other"))).toHaveLength(3);
   await h.dispatcher.stop();
 });
 

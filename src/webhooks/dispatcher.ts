@@ -13,7 +13,7 @@ export interface DispatcherOptions {
   retrySchedule: readonly number[];
   /** Attempts still running at stop get this long to finish (and be recorded) before they are cut. */
   stopGraceMs?: number;
-  /** Requests in flight, all endpoints together. */
+  /** Requests in flight, all endpoints together; an endpoint with none in flight may still start one. */
   maxInFlight?: number;
   /** Requests in flight to one endpoint: a slow or dead receiver holds only these. */
   maxPerEndpoint?: number;
@@ -184,11 +184,14 @@ export function createDispatcher(opts: DispatcherOptions) {
   }
 
   function pump() {
-    while (!stopped && inflight < maxInFlight && ready.size > 0) {
-      let started = false;
+    let started = true;
+    while (!stopped && started && ready.size > 0) {
+      started = false;
       for (const lane of ready) {
-        if (inflight >= maxInFlight) break;
         if (lane.inflight >= (lane.failures >= FAILING_AFTER ? maxPerFailing : maxPerEndpoint)) continue;
+        // Past the overall limit only an endpoint with nothing in flight may start one:
+        // however many receivers hang, every endpoint keeps moving.
+        if (inflight >= maxInFlight && lane.inflight > 0) continue;
         const job = lane.queue[lane.head]!;
         lane.queue[lane.head++] = undefined as never;
         if (lane.head >= lane.queue.length) {
@@ -208,7 +211,6 @@ export function createDispatcher(opts: DispatcherOptions) {
           ready.add(lane);
         }
       }
-      if (!started) break;
     }
   }
 
