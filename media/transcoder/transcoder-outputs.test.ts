@@ -151,15 +151,15 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     expect(withKey.frameHashes.length).toBe(75);
     expect(withKey.frameHashes).toEqual(reference.frameHashes);
 
-    // Without the key the slice data is ciphertext: ffmpeg 5.1 fails nearly
-    // every packet ("Invalid data found when processing input") and exits 69
-    // (decode error rate above -max_error_rate); the odd frame that does come
-    // out is garbage, never a frame of the real video.
+    // Without the key the slice data is ciphertext: ffmpeg 5.1 fails most
+    // packets ("Invalid data found when processing input") and exits 69
+    // (decode error rate above -max_error_rate, 2/3); the few frames that do
+    // come out (0-11 of 75 seen) are garbage, never a frame of the real video.
     const realFrames = new Set(reference.frameHashes);
     for (const key of [undefined, '0'.repeat(32)]) {
       const bad = await decodeVideoFrames(file, key);
       expect(bad.exitCode).not.toBe(0);
-      expect(bad.frameHashes.length).toBeLessThan(10);
+      expect(bad.frameHashes.length).toBeLessThan(realFrames.size / 3);
       expect(bad.frameHashes.filter((h) => realFrames.has(h))).toEqual([]);
     }
   });

@@ -185,11 +185,20 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
         req.signal.addEventListener('abort', onAbort, { once: true });
         try {
           await abortable(live.ready, req.signal);
+          const runStarted = performance.now();
           const out = await new Promise<RunOutcome & { heapBytes: number }>((resolve, reject) => {
             const id = nextRunId++;
             live.running = { id, onLine: req.onLine, stdout: [], tail: createTail(), resolve, reject };
             const msg: ToWorker = { type: 'run', id, tool: req.tool, args: req.args, mounts: req.mounts };
             live.worker.postMessage(msg);
+          });
+          log({
+            event: 'wasm.run_finished',
+            slot: slot.index,
+            tool: req.tool,
+            exitCode: out.exitCode,
+            ms: Math.round(performance.now() - runStarted),
+            heapBytes: out.heapBytes,
           });
           if (out.heapBytes > RECYCLE_HEAP_BYTES) kill(slot, live, `heap grew to ${out.heapBytes} bytes`, false);
           // ffmpeg's error exits are rarely exercised in the wasm build; start clean.
