@@ -16,6 +16,7 @@ import {
   type PlannedDownloadFile,
   type PlannedRendition,
 } from './build-ffmpeg-args.ts';
+import { classifyFfmpegFailure } from './classify-ffmpeg-failure.ts';
 import { randomKeyHex } from './download-key.ts';
 import type { FfmpegRunner, RunOutcome } from './ffmpeg-runner.ts';
 import { parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
@@ -155,9 +156,7 @@ function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownl
 }
 
 function assertSucceeded(run: RunOutcome, what: string): void {
-  if (run.exitCode === 0) return;
-  const last = run.stderrTail.filter((l) => l.trim() !== '' && l.trim() !== 'Aborted()').at(-1) ?? 'no log';
-  throw new TranscodeError('FFMPEG_FAILED', `${what} failed (exit ${run.exitCode}): ${last.trim()}`, run.stderrTail);
+  if (run.exitCode !== 0) throw classifyFfmpegFailure(run, what);
 }
 
 function verifyHls(outDir: string, renditions: PlannedRendition[]): void {

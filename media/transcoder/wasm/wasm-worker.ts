@@ -85,7 +85,12 @@ async function load(): Promise<void> {
   c.DEFAULT_ARGS_FFPROBE = ['ffprobe'];
   c.setLogger(({ type, message }) => {
     if (currentId < 0) return;
-    post({ type: 'line', id: currentId, stream: type === 'stdout' ? 'stdout' : 'stderr', line: message });
+    const stream = type === 'stdout' ? 'stdout' : 'stderr';
+    // The core only flushes on \n, so \r-terminated lines (ffmpeg's repeat
+    // counters, stats) arrive glued together; split them like native output.
+    for (const line of message.split('\r')) {
+      if (line !== '') post({ type: 'line', id: currentId, stream, line });
+    }
   });
   nodeFs = createNodeFsMount(c.FS);
   core = c;
