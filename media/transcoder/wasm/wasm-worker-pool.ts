@@ -82,6 +82,8 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
   let closed = false;
 
   function spawn(slot: Slot): LiveWorker {
+    // Referenced while loading or running; an idle worker must not keep the
+    // process alive (see the 'ready' handler and run()).
     const worker = new Worker(WORKER_URL);
     let markReady!: () => void;
     let markFailed!: (e: unknown) => void;
@@ -101,6 +103,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
       const m = ev.data;
       if (m.type === 'ready') {
         log({ event: 'wasm.worker_loaded', slot: slot.index, loadMs: m.loadMs });
+        if (!live.running) worker.unref();
         markReady();
         return;
       }
@@ -190,8 +193,9 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
             const id = nextRunId++;
             live.running = { id, onLine: req.onLine, stdout: [], tail: createTail(), resolve, reject };
             const msg: ToWorker = { type: 'run', id, tool: req.tool, args: req.args, mounts: req.mounts };
+            live.worker.ref();
             live.worker.postMessage(msg);
-          });
+          }).finally(() => live.worker.unref());
           log({
             event: 'wasm.run_finished',
             slot: slot.index,
