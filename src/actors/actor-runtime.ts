@@ -1,4 +1,5 @@
-import { and, desc, eq, isNull, lt, or, notInArray } from "drizzle-orm";
+import { and, desc, eq, isNull, notInArray } from "drizzle-orm";
+import { olderThan } from "../db/keyset.ts";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
 import type { Database, Tx } from "../db/create-database.ts";
@@ -172,7 +173,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
             eq(actors.orgId, orgId),
             eq(actors.kind, kind),
             isNull(actors.deletedAt),
-            c ? or(lt(actors.createdAt, c.createdAt), and(eq(actors.createdAt, c.createdAt), lt(actors.id, c.id))) : undefined,
+            olderThan(actors.createdAt, actors.id, c),
           ),
         )
         .orderBy(desc(actors.createdAt), desc(actors.id))

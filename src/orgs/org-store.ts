@@ -24,6 +24,21 @@ export interface AuthRow {
 const FIND_KEY_SQL =
   "SELECT k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.prefix = ? LIMIT 1";
 
+/**
+ * Parsed settings by their stored JSON text. The row is still read on every
+ * request (a change is seen at once); only re-parsing identical text is skipped.
+ */
+const parsedSettings = new Map<string, OrgSettings>();
+function parseSettings(raw: string): OrgSettings {
+  let s = parsedSettings.get(raw);
+  if (!s) {
+    if (parsedSettings.size > 10_000) parsedSettings.clear();
+    s = normalizeSettings(JSON.parse(raw));
+    parsedSettings.set(raw, s);
+  }
+  return s;
+}
+
 export function createOrgStore(database: Database) {
   const { db } = database;
 
@@ -112,7 +127,7 @@ export function createOrgStore(database: Database) {
         secretHash: r[1] as string,
         revokedAt: (r[2] as number | null) ?? null,
         expiresAt: (r[3] as number | null) ?? null,
-        org: { id: r[4] as string, name: r[5] as string, settings: normalizeSettings(JSON.parse(r[6] as string)), createdAt: Number(r[7]) },
+        org: { id: r[4] as string, name: r[5] as string, settings: parseSettings(r[6] as string), createdAt: Number(r[7]) },
       };
     },
   };
