@@ -1,4 +1,4 @@
-import { assign, emit, setup } from "xstate";
+import { assertEvent, assign, emit, setup } from "xstate";
 import type { DomainEvent } from "./domain-event.ts";
 import { videoData, type TranscodeOutcome, type VideoContext, type VideoStatus } from "./video-payload.ts";
 
@@ -23,6 +23,12 @@ export function videoStatus(value: unknown): VideoStatus | "DELETED" {
 
 const domain = (event: string, status: VideoStatus) => ({ type: "emitDomain", params: { event, status } }) as const;
 
+/** A video can fail or be deleted the same way whether its job was queued or running. */
+const FAILING = {
+  TRANSCODING_FAILED: { target: "failed", actions: ["recordFailure", domain("VIDEO_TRANSCODING_FAILED", "ERROR")] },
+  DELETE: "deleted",
+} as const;
+
 /**
  * A video's life: registered (queued, status TRANSCODING) → the pipeline accepts
  * the job (processing) → COMPLETED or ERROR. Pure: the pipeline drives it with
@@ -38,6 +44,10 @@ export const videoMachine = setup({
     emitted: {} as DomainEvent,
   },
   actions: {
+    recordFailure: assign(({ event }) => {
+      assertEvent(event, "TRANSCODING_FAILED");
+      return { error: event.error };
+    }),
     emitDomain: emit(({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
       type: "domain",
       event: params.event,
@@ -65,11 +75,7 @@ export const videoMachine = setup({
           target: "processing",
           actions: [assign({ transcoderId: ({ event }) => event.transcoderId, progress: 0 }), domain("VIDEO_TRANSCODING_STARTED", "TRANSCODING")],
         },
-        TRANSCODING_FAILED: {
-          target: "failed",
-          actions: [assign({ error: ({ event }) => event.error }), domain("VIDEO_TRANSCODING_FAILED", "ERROR")],
-        },
-        DELETE: "deleted",
+        ...FAILING,
       },
     },
     processing: {
@@ -82,11 +88,7 @@ export const videoMachine = setup({
           target: "completed",
           actions: [assign({ outcome: ({ event }) => event.outcome, progress: 100 }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],
         },
-        TRANSCODING_FAILED: {
-          target: "failed",
-          actions: [assign({ error: ({ event }) => event.error }), domain("VIDEO_TRANSCODING_FAILED", "ERROR")],
-        },
-        DELETE: "deleted",
+        ...FAILING,
       },
     },
     completed: { on: { DELETE: "deleted" } },
