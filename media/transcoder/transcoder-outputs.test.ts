@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createTranscoder } from './create-transcoder.ts';
 import { hasNativeFfmpeg } from './has-native-ffmpeg.ts';
 import { parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
-import { decodeVideoFrames, ffprobeFile } from './test-support/ffprobe-file.ts';
+import { decodeVideoFrames, ffprobeFile, startsWithKeyframe } from './test-support/ffprobe-file.ts';
 import { WIDE_LADDER, fixture, removeDir, tempOutDir } from './test-support/fixtures.ts';
 import type { Backend, TranscodeResult, Transcoder } from './types.ts';
 
@@ -117,12 +117,17 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     }
   });
 
-  test('every segment after the first starts on a keyframe at a segment boundary', () => {
-    // Both rungs were cut at the same times, which is what lets players switch.
+  test('every segment of every rung starts on a keyframe, cut at the same instants', async () => {
+    // Same cut points in all rungs are what let players switch between them.
     const run = get(backend);
-    const durations = run.result.renditions.map((r) => parseMediaPlaylist(read(run, r.playlist)).segments.map((s) => s.duration));
-    expect(durations[0]).toEqual(durations[1]!);
-    expect(durations[0]![0]).toBeCloseTo(SEGMENT, 2);
+    const cuts: number[][] = [];
+    for (const r of run.result.renditions) {
+      const segs = parseMediaPlaylist(read(run, r.playlist)).segments;
+      cuts.push(segs.map((s) => s.duration));
+      for (const s of segs) expect(await startsWithKeyframe(path.join(run.outDir, path.dirname(r.playlist), s.uri))).toBe(true);
+    }
+    expect(cuts[0]).toEqual(cuts[1]!);
+    expect(cuts[0]![0]).toBeCloseTo(SEGMENT, 2);
   });
 
   test('the mkv download is Matroska with both streams, no password', async () => {

@@ -41,3 +41,15 @@ export async function decodeVideoFrames(file: string, decryptionKey?: string): P
     .map((l) => l.split(',').at(-1)!.trim());
   return { exitCode, frameHashes, stderr: err };
 }
+
+/** Whether the first video frame of a file is a keyframe (a segment that can start playback). */
+export async function startsWithKeyframe(file: string): Promise<boolean> {
+  const proc = Bun.spawn(
+    ['ffprobe', '-v', 'error', '-select_streams', 'v:0', '-read_intervals', '%+#1', '-show_entries', 'frame=key_frame,pict_type', '-of', 'json', file],
+    { stdout: 'pipe', stderr: 'pipe' },
+  );
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const frames = (JSON.parse(out) as { frames?: Array<{ key_frame: number; pict_type: string }> }).frames ?? [];
+  return frames[0]?.key_frame === 1 && frames[0].pict_type === 'I';
+}
