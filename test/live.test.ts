@@ -219,3 +219,32 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
     await (restarted ?? svc).stop();
   }
 }, 60_000);
+
+test("the idle rule: a ready stream nobody publishes to ends with no recording and frees its slot", async () => {
+  const svc = await startTestService({ env: { LIVE_IDLE_TIMEOUT_MS: "1500", LIVE_SLOTS: "1" } });
+  try {
+    const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "Nobody came" } })).json()) as any).data.stream;
+    expect((await svc.api("/livestreams/", { method: "POST", json: { title: "No slot" } })).status).toBe(503);
+    const ended = await waitFor(async () => {
+      const st = ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+      return st.status === "ENDED" ? st : undefined;
+    }, { timeoutMs: 10_000, what: "idle end" });
+    expect(ended.recording).toBeNull();
+    const events = await outboxEvents(svc.service, s.id);
+    expect(events.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]);
+    expect(events[1]!.data.recording).toBeNull();
+    expect((await svc.api("/livestreams/", { method: "POST", json: { title: "Now there is" } })).status).toBe(201);
+  } finally {
+    await svc.stop();
+  }
+}, 20_000);
+
+test.skipIf(!Bun.which("ffmpeg"))("native ffmpeg -re pushing to rtmp_url goes LIVE and ends with a recording", async () => {
+  const s = (await createStream({ title: "ffmpeg" })).body.data.stream;
+  const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
+  const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-i", fixture, "-c", "copy", "-f", "flv", s.rtmp_url], { stderr: "pipe" });
+  await streamStatus(s.id, ["LIVE"], 15_000);
+  expect(await ff.exited).toBe(0);
+  const ended = await streamStatus(s.id, ["ENDED"], 15_000);
+  expect(ended.recording).toMatchObject({ resolution: "640x360", transcoding: true });
+}, 40_000);

@@ -44,7 +44,18 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(id).toMatch(/^vid_/);
     expect(created.body.data.video.status).toBe("TRANSCODING");
 
-    const data = await waitStatus(id, ["COMPLETED", "ERROR"]);
+    // Progress is visible while transcoding, and only goes up.
+    const seen: number[] = [];
+    const data = await waitFor(
+      async () => {
+        const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+        seen.push(body.data.video.progress);
+        return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 50 },
+    );
+    expect(seen.some((p) => p > 0 && p < 100)).toBe(true);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
     expect(data.error).toBeNull();
     expect(data.video).toMatchObject({ id, title: "Seven twenty", status: "COMPLETED", kind: "UPLOAD", duration_seconds: 3, drm: false, progress: 100 });
     expect(data.video.size_bytes).toBe(String(Bun.file(`${FIXTURES}/av-720p-3s.mp4`).size));

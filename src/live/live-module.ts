@@ -110,7 +110,9 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
       const recovered = await ingest.recover();
       if (recovered > 0) logger.info("Ended broadcasts cut off by a restart", { count: recovered });
       for (const rec of await runtime.unfinished<StreamContext>("livestream", ["READY_TO_STREAM", "LIVE", "ENDED", "ERROR", "DELETED"])) arm(rec);
-      sweeper = new Cron("*/15 * * * * *", { protect: true, catch: (err) => logger.error("Cannot sweep idle live streams", { err }) }, sweepIdle);
+      // Every second is checked, but the sweep runs at most every quarter of the idle timeout (1-15 s).
+      const every = Math.min(15, Math.max(1, Math.floor(config.liveIdleTimeoutMs / 4000)));
+      sweeper = new Cron("* * * * * *", { protect: true, interval: every, catch: (err) => logger.error("Cannot sweep idle live streams", { err }) }, sweepIdle);
     },
     async stop() {
       sweeper?.stop();
