@@ -107,3 +107,30 @@ describe("envelope on failure paths", () => {
     }
   });
 });
+
+describe("envelope on unexpected failures", () => {
+  test("an oversized JSON body is refused in the envelope before it is read", async () => {
+    const big = JSON.stringify({ source_url: "https://example.com/a.mp4", title: "x".repeat(1024 * 1024 + 10) });
+    const res = await t.api("/videos/", { method: "POST", body: big, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR", details: { body: expect.any(String) } } });
+  });
+
+  test("an unexpected exception is a 500 envelope with a generic message; details only in the log", async () => {
+    const lines: string[] = [];
+    const { createLogger } = await import("../src/log.ts");
+    const broken = await startTestService({ listen: false, logger: createLogger({ write: (l) => lines.push(l) }) });
+    try {
+      // Break the database under the running app.
+      broken.service.database.close();
+      const res = await broken.api("/organization/");
+      expect(res.status).toBe(500);
+      const body = (await res.json()) as any;
+      expect(body).toEqual({ success: false, message: "Internal server error.", error: { code: "INTERNAL_ERROR" }, meta: { timestamp: expect.any(String) } });
+      const logged = lines.map((l) => JSON.parse(l)).find((l) => l.level === "error");
+      expect(logged).toMatchObject({ msg: expect.stringContaining("Unhandled"), err: { message: expect.any(String) } });
+    } finally {
+      await broken.stop().catch(() => undefined);
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger, type Logger } from "../../src/log.ts";
 import { createService, type Service } from "../../src/service.ts";
 
 export interface TestService {
@@ -23,10 +23,10 @@ export interface TestService {
  * Starts the real service (real database file in a temp DATA_DIR, real HTTP on
  * a random port). Pass `dataDir` to restart on the same files.
  */
-export async function startTestService(opts: { env?: Record<string, string>; dataDir?: string; listen?: boolean; org?: { orgId: string; apiKey: string } } = {}): Promise<TestService> {
+export async function startTestService(opts: { env?: Record<string, string>; dataDir?: string; listen?: boolean; org?: { orgId: string; apiKey: string }; logger?: Logger } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-"));
   const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...opts.env });
-  const service = await createService(config, { logger: process.env.TEST_LOGS ? undefined : silentLogger });
+  const service = await createService(config, { logger: opts.logger ?? (process.env.TEST_LOGS ? undefined : silentLogger) });
   let org = opts.org;
   if (!org) {
     const created = await service.orgs.createOrg("test");
