@@ -14,6 +14,13 @@ export interface Config {
   liveSlots: number;
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
+  /**
+   * WEBHOOK_LEASE_MS: how long a process's claim on a webhook delivery lasts
+   * unrenewed (renewed every third of it while held), so how soon other
+   * processes on the database take over a crashed one's deliveries. Default:
+   * the attempt timeout + 20 s.
+   */
+  webhookLeaseMs: number;
   allowPrivateNetwork: boolean;
   webhookCaFile: string | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -66,6 +73,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       })
     : DEFAULT_RETRY_SCHEDULE;
   const logLevel = (env.LOG_LEVEL || "info") as Config["logLevel"];
+  const webhookTimeoutMs = int(env, "WEBHOOK_TIMEOUT_MS", 10_000);
+  const webhookLeaseMs = int(env, "WEBHOOK_LEASE_MS", webhookTimeoutMs + 20_000);
+  if (webhookLeaseMs < 100) throw new ConfigError(`WEBHOOK_LEASE_MS must be at least 100, got "${env.WEBHOOK_LEASE_MS}"`);
   return {
     port,
     hostname: env.HOST || "0.0.0.0",
@@ -78,7 +88,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mediaBackend: backend,
     liveSlots: int(env, "LIVE_SLOTS", 100),
     webhookRetrySchedule: schedule,
-    webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000),
+    webhookTimeoutMs,
+    webhookLeaseMs,
     allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK === "1" || env.ALLOW_PRIVATE_NETWORK === "true",
     webhookCaFile: env.WEBHOOK_CA_FILE || undefined,
     logLevel,

@@ -46,10 +46,11 @@ export function createBroadcast(opts: { streamId: string; latency: Latency; flvP
       return sessions;
     },
     async startSession() {
+      // Claimed before the first await, so a second encoder racing this one is refused.
+      this.publishing = true;
       await open();
       sessions++;
       sessionFirst = null;
-      this.publishing = true;
     },
     async push(tag: FlvTag) {
       if (ended) return;

@@ -22,7 +22,7 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
   const { config, runtime } = deps;
   const logger = deps.logger.child({ component: "live" });
   const urls = createLiveUrls(config, deps.secret);
-  const livestreams = createLivestreamService({ runtime, urls, slots: () => config.liveSlots, logger, scheduleLeadMs: config.liveScheduleLeadMs });
+  const livestreams = createLivestreamService({ runtime, urls, slots: () => config.liveSlots, logger });
   let rtmp: RtmpServer | undefined;
   const ingest = createLiveIngest({
     runtime,

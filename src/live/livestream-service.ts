@@ -28,7 +28,7 @@ export async function countSlotsInUse(tx: Tx): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-export function createLivestreamService(deps: { runtime: ActorRuntime; urls: LiveUrls; slots: () => number; logger: Logger; scheduleLeadMs: number }) {
+export function createLivestreamService(deps: { runtime: ActorRuntime; urls: LiveUrls; slots: () => number; logger: Logger }) {
   const { runtime, urls } = deps;
 
   return {

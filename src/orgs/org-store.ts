@@ -81,9 +81,9 @@ export function createOrgStore(database: Database) {
       return { org, apiKey };
     },
 
-    async countOrgs(): Promise<number> {
+    async hasAnyOrg(): Promise<boolean> {
       const rows = await db.select({ id: organizations.id }).from(organizations).limit(1);
-      return rows.length;
+      return rows.length > 0;
     },
 
     async listOrgs(): Promise<Organization[]> {

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join, normalize, sep } from "node:path";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 
@@ -45,20 +45,3 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
 }
 
 export type MediaStore = ReturnType<typeof createMediaStore>;
-
-/** Total bytes of the files below `dir`. */
-export async function dirSize(dir: string): Promise<number> {
-  let total = 0;
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += await dirSize(p);
-    else if (e.isFile()) total += (await stat(p)).size;
-  }
-  return total;
-}

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, min, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
 import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
@@ -12,7 +12,8 @@ export type AttemptRow = typeof webhookAttempts.$inferSelect;
 /** What one attempt's result does to its delivery. */
 export type AttemptVerdict =
   | { kind: "delivered" }
-  | { kind: "retry"; at: number }
+  /** `hold`: the process keeps the delivery (and its lease) while it waits; otherwise the lease is released. */
+  | { kind: "retry"; at: number; hold: boolean }
   | { kind: "abandoned" }
   /** A manual re-send that failed: the delivery keeps its status and schedule. */
   | { kind: "unchanged" };
@@ -27,7 +28,25 @@ export interface AttemptResult {
   verdict: AttemptVerdict;
 }
 
+/**
+ * A dispatcher process's hold on pending deliveries: only the holder attempts
+ * them, until `until` (renewed while held); an expired lease is anyone's.
+ */
+export interface Claim {
+  /** The process instance, random per dispatcher start. */
+  by: string;
+  until: number;
+}
+
 const CHUNK = 400;
+
+/** Pending, due by `now`, and held by nobody (never claimed, released, or the lease ran out). */
+const claimable = (now: number) =>
+  and(
+    eq(webhookDeliveries.status, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, now),
+    or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
+  );
 
 function chunks<T>(list: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -47,8 +66,8 @@ export function deliveryBody(event: string, createdAt: number, data: Record<stri
 export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore }) {
   const { database, endpoints } = deps;
 
-  function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean): DeliveryRow {
-    return { id: newId("dlv"), endpointId: endpoint.id, orgId: endpoint.orgId, eventId, event, body, test, status: "pending", attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now };
+  function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean, claim: Claim | null): DeliveryRow {
+    return { id: newId("dlv"), endpointId: endpoint.id, orgId: endpoint.orgId, eventId, event, body, test, status: "pending", attempts: 0, nextAttemptAt: now, claimedBy: claim?.by ?? null, leaseUntil: claim?.until ?? null, createdAt: now, updatedAt: now };
   }
 
   return {
@@ -57,9 +76,10 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
      * builds one delivery per subscribed endpoint (id fixed, payload trimmed by
      * the endpoint's `fields` now), inserts them and marks the rows. A crash
      * before the commit leaves the rows for the next run; after it, the
-     * deliveries exist. Endpoints registered after an event do not get it.
+     * deliveries exist, already held by `claim` (the process that built them
+     * sends them). Endpoints registered after an event do not get it.
      */
-    async fanOut(limit: number): Promise<{ deliveries: DeliveryRow[]; endpoints: SendableEndpoint[]; events: number }> {
+    async fanOut(limit: number, claim: Claim): Promise<{ deliveries: DeliveryRow[]; endpoints: SendableEndpoint[]; events: number }> {
       // A read first: an idle poll should not take the write lock.
       const waiting = await database.db.select({ seq: outbox.seq }).from(outbox).where(isNull(outbox.fannedOutAt)).limit(1);
       if (waiting.length === 0) return { deliveries: [], endpoints: [], events: 0 };
@@ -73,7 +93,7 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
           for (const ep of active) {
             if (ep.orgId !== row.orgId || ep.createdAt > row.createdAt || !ep.events.includes(row.event)) continue;
             const body = deliveryBody(row.event, row.createdAt, row.payload as Record<string, unknown>, ep.fields);
-            deliveries.push(newDelivery(ep, row.id, row.event, body, now, false));
+            deliveries.push(newDelivery(ep, row.id, row.event, body, now, false, claim));
           }
         }
         // (event, endpoint) is unique: a delivery that somehow exists already is not built twice.
@@ -90,18 +110,24 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
       });
     },
 
-    /** A delivery outside the outbox (the test event of one endpoint), due now. */
-    async insertOne(endpoint: SendableEndpoint, event: string, data: Record<string, unknown>, opts: { test: boolean }): Promise<DeliveryRow> {
+    /** A delivery outside the outbox (the test event of one endpoint), due now, held by `claim` if given. */
+    async insertOne(endpoint: SendableEndpoint, event: string, data: Record<string, unknown>, opts: { test: boolean; claim: Claim | null }): Promise<DeliveryRow> {
       const now = Date.now();
-      const row = newDelivery(endpoint, newId("evt"), event, deliveryBody(event, now, data, endpoint.fields), now, opts.test);
+      const row = newDelivery(endpoint, newId("evt"), event, deliveryBody(event, now, data, endpoint.fields), now, opts.test, opts.claim);
       await database.write((tx) => tx.insert(webhookDeliveries).values(row));
       return row;
     },
 
-    /** Records attempts and their verdicts in one transaction. A dropped delivery stays dropped. */
-    async record(results: AttemptResult[]): Promise<void> {
-      if (results.length === 0) return;
+    /**
+     * Records attempts and their verdicts in one transaction. A dropped
+     * delivery stays dropped. A finished delivery loses its lease; a retry
+     * keeps it under `claim` when held, else is released to whoever finds it
+     * due. `releases`: deliveries `claim.by` lets go of without an attempt.
+     */
+    async record(results: AttemptResult[], claim: Claim, releases: string[] = []): Promise<void> {
+      if (results.length === 0 && releases.length === 0) return;
       const now = Date.now();
+      const unclaimed = { claimedBy: null, leaseUntil: null };
       const pending = eq(webhookDeliveries.status, "pending");
       const ids = (pick: (r: AttemptResult) => boolean) => results.filter(pick).map((r) => r.deliveryId);
       await database.write(async (tx) => {
@@ -110,7 +136,7 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         for (const part of chunks(ids((r) => r.verdict.kind === "delivered" && !r.manual))) {
           await tx
             .update(webhookDeliveries)
-            .set({ status: "delivered", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, updatedAt: now })
+            .set({ status: "delivered", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, ...unclaimed, updatedAt: now })
             .where(and(pending, inArray(webhookDeliveries.id, part)));
         }
         for (const part of chunks(ids((r) => r.verdict.kind === "delivered" && r.manual))) {
@@ -122,28 +148,73 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         for (const part of chunks(ids((r) => r.verdict.kind === "abandoned"))) {
           await tx
             .update(webhookDeliveries)
-            .set({ status: "abandoned", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, updatedAt: now })
+            .set({ status: "abandoned", attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: null, ...unclaimed, updatedAt: now })
             .where(and(pending, inArray(webhookDeliveries.id, part)));
         }
         for (const r of results) {
           if (r.verdict.kind !== "retry") continue;
+          const lease = r.verdict.hold ? { claimedBy: claim.by, leaseUntil: claim.until } : unclaimed;
           await tx
             .update(webhookDeliveries)
-            .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: r.verdict.at, updatedAt: now })
+            .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: r.verdict.at, ...lease, updatedAt: now })
             .where(and(pending, eq(webhookDeliveries.id, r.deliveryId)));
+        }
+        for (const part of chunks(releases)) {
+          await tx
+            .update(webhookDeliveries)
+            .set(unclaimed)
+            .where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.claimedBy, claim.by)));
         }
       });
     },
 
-    /** Ids of pending deliveries due by `now`, oldest due first. */
-    async dueIds(now: number, limit: number): Promise<string[]> {
-      const rows = await database.db
+    /**
+     * Claims up to `limit` pending deliveries due by `now` that nobody holds,
+     * oldest due first, and returns them. A read finds candidates (an idle
+     * poll takes no write lock), then one write transaction claims those still
+     * claimable: of processes racing for the same rows, each row goes to one.
+     * `more`: the candidates filled the limit, there may be more.
+     */
+    async claimDue(now: number, limit: number, claim: Claim): Promise<{ rows: DeliveryRow[]; more: boolean }> {
+      const candidates = await database.db
         .select({ id: webhookDeliveries.id })
         .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.status, "pending"), isNotNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, now)))
+        .where(claimable(now))
         .orderBy(asc(webhookDeliveries.nextAttemptAt))
         .limit(limit);
-      return rows.map((r) => r.id);
+      if (candidates.length === 0) return { rows: [], more: false };
+      const rows = await database.write(async (tx) => {
+        const out: DeliveryRow[] = [];
+        for (const part of chunks(candidates.map((c) => c.id))) {
+          out.push(
+            ...(await tx
+              .update(webhookDeliveries)
+              .set({ claimedBy: claim.by, leaseUntil: claim.until })
+              .where(and(inArray(webhookDeliveries.id, part), claimable(now)))
+              .returning()),
+          );
+        }
+        return out;
+      });
+      rows.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+      return { rows, more: candidates.length === limit };
+    },
+
+    /** Extends the lease of deliveries `claim.by` holds; answers the ids it still holds (pending and not taken by another). */
+    async renew(ids: string[], claim: Claim): Promise<Set<string>> {
+      const held = new Set<string>();
+      if (ids.length === 0) return held;
+      await database.write(async (tx) => {
+        for (const part of chunks(ids)) {
+          const rows = await tx
+            .update(webhookDeliveries)
+            .set({ leaseUntil: claim.until })
+            .where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.claimedBy, claim.by), eq(webhookDeliveries.status, "pending")))
+            .returning({ id: webhookDeliveries.id });
+          for (const r of rows) held.add(r.id);
+        }
+      });
+      return held;
     },
 
     /** When the next pending delivery after `now` falls due, or null. */
@@ -153,12 +224,6 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.status, "pending"), gt(webhookDeliveries.nextAttemptAt, now)));
       return rows[0]?.at ?? null;
-    },
-
-    async byIds(ids: string[]): Promise<DeliveryRow[]> {
-      const out: DeliveryRow[] = [];
-      for (const part of chunks(ids)) out.push(...(await database.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, part))));
-      return out;
     },
 
     async get(endpointId: string, id: string): Promise<DeliveryRow | null> {

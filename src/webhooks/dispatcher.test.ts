@@ -6,23 +6,29 @@ import { createDispatcher } from "./dispatcher.ts";
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
 
 /** A dispatcher over in-memory stores and a deliver() the test answers by hand. */
-function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; schedule?: number[] } = {}) {
+function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; schedule?: number[]; leaseMs?: number } = {}) {
   const rows = new Map<string, DeliveryRow>();
   const recorded: AttemptResult[][] = [];
+  const released: string[][] = [];
+  /** Deliveries another process has taken over: a renewal no longer answers them as ours. */
+  const takenOver = new Set<string>();
   const calls: Array<{ req: DeliveryRequest; answer: (ok: boolean) => void }> = [];
   let n = 0;
   const endpoint = (id: string): SendableEndpoint => ({ id, orgId: "org_1", url: `https://example.com/${id}`, events: ["VIDEO_UPLOADED"], fields: [], secret: "s", createdAt: 0 });
   const deliveries = {
     fanOut: async () => ({ deliveries: [], endpoints: [], events: 0 }),
     insertOne: async (ep: SendableEndpoint, event: string) => {
-      const row: DeliveryRow = { id: `dlv_${++n}`, endpointId: ep.id, orgId: ep.orgId, eventId: `evt_${n}`, event, body: `{"n":${n}}`, test: false, status: "pending", attempts: 0, nextAttemptAt: Date.now(), createdAt: Date.now(), updatedAt: Date.now() };
+      const row: DeliveryRow = { id: `dlv_${++n}`, endpointId: ep.id, orgId: ep.orgId, eventId: `evt_${n}`, event, body: `{"n":${n}}`, test: false, status: "pending", attempts: 0, nextAttemptAt: Date.now(), claimedBy: "me", leaseUntil: Date.now() + 30_000, createdAt: Date.now(), updatedAt: Date.now() };
       rows.set(row.id, row);
       return row;
     },
-    record: async (results: AttemptResult[]) => void recorded.push(results),
-    dueIds: async () => [],
+    record: async (results: AttemptResult[], _claim: unknown, releases: string[] = []) => {
+      if (results.length > 0) recorded.push(results);
+      if (releases.length > 0) released.push(releases);
+    },
+    claimDue: async () => ({ rows: [], more: false }),
+    renew: async (ids: string[]) => new Set(ids.filter((id) => !takenOver.has(id))),
     nextDueAfter: async () => null,
-    byIds: async () => [],
     prune: async () => 0,
   } as unknown as DeliveryStore;
   const endpoints = { sendableByIds: async (ids: string[]) => ids.map(endpoint) } as unknown as EndpointStore;
@@ -32,7 +38,7 @@ function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; schedule
       stop?.addEventListener("abort", () => resolve(outcome(false, true)));
       calls.push({ req, answer: (ok) => resolve(outcome(ok)) });
     });
-  const dispatcher = createDispatcher({ deliveries, endpoints, deliver, logger: silentLogger, retrySchedule: opts.schedule ?? [3600], stopGraceMs: 0, maxPerEndpoint: opts.maxPerEndpoint, maxInFlight: opts.maxInFlight, pollMs: 60_000 });
+  const dispatcher = createDispatcher({ deliveries, endpoints, deliver, logger: silentLogger, retrySchedule: opts.schedule ?? [3600], stopGraceMs: 0, maxPerEndpoint: opts.maxPerEndpoint, maxInFlight: opts.maxInFlight, pollMs: 60_000, leaseMs: opts.leaseMs });
   const inflightTo = (ep: string) => calls.filter((c) => c.req.url.endsWith(`/${ep}`) && !(c as { done?: boolean }).done).length;
   const answer = (ep: string, ok: boolean, count = Infinity) => {
     for (const c of calls) {
@@ -48,7 +54,7 @@ function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; schedule
   const send = async (ep: string, count: number) => {
     for (let i = 0; i < count; i++) await dispatcher.sendOne(ep, "VIDEO_UPLOADED", {}, { test: false });
   };
-  return { dispatcher, calls, recorded, inflightTo, answer, send };
+  return { dispatcher, calls, recorded, released, takenOver, inflightTo, answer, send };
 }
 
 const settle = () => Bun.sleep(20);
@@ -148,4 +154,22 @@ test("failures get a retry verdict until the schedule runs out, then abandoned",
   expect(new Set(h.calls.map((c) => c.req.deliveryId)).size).toBe(1);
   expect(new Set(h.calls.map((c) => c.req.body)).size).toBe(1);
   await h.dispatcher.stop();
+});
+
+test("a delivery whose lease was taken over is dropped unsent; stop releases the leases of what did not run", async () => {
+  const h = harness({ maxPerEndpoint: 1, leaseMs: 150 });
+  await h.dispatcher.start();
+  await h.send("e", 3); // dlv_1 in flight, dlv_2 and dlv_3 queued behind it
+  await settle();
+  expect(h.calls.map((c) => c.req.deliveryId)).toEqual(["dlv_1"]);
+  h.takenOver.add("dlv_2"); // our lease ran out and another process claimed it
+  await Bun.sleep(120); // a renewal (every 50 ms) finds it gone
+  h.answer("e", true);
+  await Bun.sleep(60);
+  expect(h.calls.map((c) => c.req.deliveryId)).toEqual(["dlv_1", "dlv_3"]);
+  expect(h.released.flat()).toEqual([]); // not ours any more: nothing to release
+  await h.send("e", 1); // dlv_4 waits behind dlv_3, still in flight
+  await h.dispatcher.stop();
+  expect(h.released.flat().sort()).toEqual(["dlv_3", "dlv_4"]); // cut in flight and never started: both handed back
+  expect(h.recorded.flat().map((r) => r.deliveryId)).toEqual(["dlv_1"]);
 });

@@ -1,6 +1,7 @@
+import { randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptOutcome, Deliver } from "./deliver.ts";
-import type { AttemptResult, AttemptVerdict, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
+import type { AttemptResult, AttemptVerdict, Claim, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
 import { nextRetryDelayMs } from "./retry-policy.ts";
 
@@ -35,6 +36,12 @@ export interface DispatcherOptions {
   recordLingerMs?: number;
   /** Finished deliveries older than this are pruned. */
   retentionMs?: number;
+  /**
+   * How long a claim on a delivery lasts (config.webhookLeaseMs). Renewed
+   * every third of it while the delivery is held; after a crash, other
+   * processes take the deliveries over once it runs out.
+   */
+  leaseMs?: number;
   random?: () => number;
 }
 
@@ -46,6 +53,8 @@ interface Job {
   state: JobState;
   /** Its endpoint was deleted, or a manual re-send already delivered it: finish, record, then forget. */
   dead: boolean;
+  /** This process holds the delivery's lease (automatic jobs): forgetting it releases the lease. */
+  claimed: boolean;
   timer?: ReturnType<typeof setTimeout>;
   abort?: AbortController;
   waiters: Array<(outcome: AttemptOutcome | null) => void>;
@@ -78,6 +87,12 @@ const PRUNE_EVERY_MS = 3_600_000;
  *   only once its result is durable.
  * - Crash safety: the database is the truth. Whatever was not recorded is
  *   still `pending` and is loaded again on start, with the same id and bytes.
+ * - Several processes: a delivery is attempted only by the process holding its
+ *   lease (`claimed_by`, `lease_until`). Fan-out and test events are born
+ *   claimed by their builder; due deliveries are claimed when loaded; the
+ *   leases of everything held in memory are renewed every third of the lease;
+ *   a finished, parked or dropped delivery is released. A crashed process's
+ *   leases run out and its work is claimed by the next sweep of another.
  */
 export function createDispatcher(opts: DispatcherOptions) {
   const { deliveries, endpoints, deliver } = opts;
@@ -92,6 +107,11 @@ export function createDispatcher(opts: DispatcherOptions) {
   const retentionMs = opts.retentionMs ?? 30 * 86_400_000;
   const random = opts.random ?? Math.random;
   const lingerMs = opts.recordLingerMs ?? 2;
+  const leaseMs = opts.leaseMs ?? 30_000;
+  // Renewed thrice per lease; swept at least once per lease, so a dead process's
+  // deliveries are taken over within about two leases.
+  const renewMs = Math.max(10, Math.floor(leaseMs / 3));
+  const sweepMs = Math.min(SWEEP_MS, leaseMs);
 
   const auto = new Map<string, Job>();
   const manual = new Map<string, Job>();
@@ -101,6 +121,12 @@ export function createDispatcher(opts: DispatcherOptions) {
   const ready = new Set<Lane>();
   let inflight = 0;
   let results: Array<{ job: Job; result: AttemptResult; outcome: AttemptOutcome }> = [];
+  /** Leases to give back (deliveries forgotten unattempted or parked), recorded with the next results. */
+  let releases: string[] = [];
+  let renewing: Promise<void> | null = null;
+  let renewer: ReturnType<typeof setInterval> | undefined;
+  /** This process instance: the `claimed_by` of the deliveries it holds. */
+  let owner = `dsp_${randomToken(16)}`;
   let flushing: Promise<void> | null = null;
   let fanning: Promise<void> | null = null;
   let fanAgain = false;
@@ -113,6 +139,13 @@ export function createDispatcher(opts: DispatcherOptions) {
   let ticker: ReturnType<typeof setInterval> | undefined;
   const counters = { sent: 0, delivered: 0, failed: 0, abandoned: 0 };
   const unreadableSecrets = new Set<string>();
+
+  const claim = (): Claim => ({ by: owner, until: Date.now() + leaseMs });
+
+  function release(id: string) {
+    releases.push(id);
+    if (!stopped) scheduleFlush();
+  }
 
   const tagsOf = (row: DeliveryRow) => ({ delivery_id: row.id, endpoint_id: row.endpointId, org_id: row.orgId });
 
@@ -132,12 +165,16 @@ export function createDispatcher(opts: DispatcherOptions) {
     return job.manual ? manual : auto;
   }
 
-  /** Takes a job out of memory for good (its row in the database stays as it is). */
+  /** Takes a job out of memory for good (its row in the database stays as it is, its lease is given back). */
   function forget(job: Job) {
     if (job.timer) clearTimeout(job.timer);
     job.timer = undefined;
     job.state = "gone";
     if (mapOf(job).get(job.row.id) === job) mapOf(job).delete(job.row.id);
+    if (job.claimed) {
+      job.claimed = false;
+      release(job.row.id);
+    }
     settleWaiters(job, null);
   }
 
@@ -167,6 +204,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     }, delay);
   }
 
+  /** Takes a delivery this process has just claimed into memory. */
   function admit(row: DeliveryRow, waiter?: (o: AttemptOutcome | null) => void) {
     const existing = auto.get(row.id);
     if (existing) {
@@ -175,10 +213,11 @@ export function createDispatcher(opts: DispatcherOptions) {
     }
     if (auto.size >= maxQueued) {
       backlog = true;
+      release(row.id);
       waiter?.(null);
       return;
     }
-    const job: Job = { row: { ...row }, manual: false, state: "queued", dead: false, waiters: waiter ? [waiter] : [] };
+    const job: Job = { row: { ...row }, manual: false, state: "queued", dead: false, claimed: true, waiters: waiter ? [waiter] : [] };
     auto.set(row.id, job);
     waitOrPark(job, row.nextAttemptAt ?? 0);
   }
@@ -202,7 +241,10 @@ export function createDispatcher(opts: DispatcherOptions) {
           lane.queue = lane.queue.slice(lane.head);
           lane.head = 0;
         }
-        if (job.state !== "queued") continue; // forgotten while it waited in the lane
+        if (job.state !== "queued") {
+          started = true; // forgotten while it waited in the lane: look at the lane again
+          continue;
+        }
         start(job, lane);
         started = true;
         if (ready.has(lane)) {
@@ -245,7 +287,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     if (outcome.ok) return { kind: "delivered" };
     if (job.manual) return { kind: "unchanged" };
     const delay = nextRetryDelayMs(opts.retrySchedule, job.row.attempts + 1, random);
-    return delay === null ? { kind: "abandoned" } : { kind: "retry", at: Date.now() + delay };
+    return delay === null ? { kind: "abandoned" } : { kind: "retry", at: Date.now() + delay, hold: delay <= parkAfterMs };
   }
 
   function finish(job: Job, lane: Lane, outcome: AttemptOutcome) {
@@ -288,21 +330,26 @@ export function createDispatcher(opts: DispatcherOptions) {
       }
       return forget(job);
     }
+    if (verdict.kind !== "retry") job.claimed = false; // finished: the recording let go of the lease
     if (verdict.kind !== "retry" || job.dead || stopped || removed.has(job.row.endpointId)) return forget(job);
     job.row.attempts++;
     job.row.nextAttemptAt = verdict.at;
+    job.claimed = verdict.hold; // a parked retry was released by the recording
     waitOrPark(job, verdict.at);
   }
 
   async function flushOnce(): Promise<void> {
     const batch = results;
+    const freed = releases;
     results = [];
-    if (batch.length === 0) return;
+    releases = [];
+    if (batch.length === 0 && freed.length === 0) return;
     try {
-      await deliveries.record(batch.map((b) => b.result));
+      await deliveries.record(batch.map((b) => b.result), claim(), freed);
     } catch (err) {
       log.error("Cannot record webhook attempts", { err, count: batch.length, delivery_ids: batch.slice(0, 20).map((b) => b.job.row.id) });
       results = batch.concat(results);
+      releases = freed.concat(releases);
       if (!stopped) await Bun.sleep(1000);
       return;
     }
@@ -316,14 +363,14 @@ export function createDispatcher(opts: DispatcherOptions) {
       .catch((err) => log.error("Cannot settle webhook attempts", { err }))
       .finally(() => {
         flushing = null;
-        if (results.length > 0 && !stopped) scheduleFlush();
+        if ((results.length > 0 || releases.length > 0) && !stopped) scheduleFlush();
       });
   }
 
   async function fanOutLoop(): Promise<void> {
     do {
       fanAgain = false;
-      const { deliveries: built, endpoints: active, events } = await deliveries.fanOut(fanOutBatch);
+      const { deliveries: built, endpoints: active, events } = await deliveries.fanOut(fanOutBatch, claim());
       for (const ep of active) if (!removed.has(ep.id)) endpointById.set(ep.id, ep);
       for (const row of built) admit(row);
       if (events === fanOutBatch) fanAgain = true;
@@ -356,20 +403,21 @@ export function createDispatcher(opts: DispatcherOptions) {
       backlog = true;
       return;
     }
-    const limit = room + auto.size;
-    const ids = await deliveries.dueIds(now, limit);
-    backlog = ids.length === limit;
-    const fresh = ids.filter((id) => !auto.has(id)).slice(0, room);
-    if (fresh.length > 0) {
-      const rows = await deliveries.byIds(fresh);
+    // What this process holds is leased, so it is not found again; what another holds is not found at all.
+    const { rows, more } = await deliveries.claimDue(now, room, claim());
+    backlog = more;
+    if (rows.length > 0) {
       await ensureEndpoints(rows.map((r) => r.endpointId));
-      for (const row of rows) if (row.status === "pending" && !stopped) admit(row);
+      for (const row of rows) admit(row); // when stopped (or the endpoint is gone) it is released at once
     }
     parkedDue = await deliveries.nextDueAfter(now);
     lastSweep = now;
   }
 
-  /** Loads pending deliveries that are due and not in memory (after a restart, a backlog, a parked retry). */
+  /**
+   * Loads (claims) pending deliveries that are due and held by nobody: after a
+   * restart, a backlog, a parked retry, or another process's crash.
+   */
   function loadDue(): Promise<void> {
     if (stopped) return Promise.resolve();
     if (!loading) {
@@ -385,7 +433,7 @@ export function createDispatcher(opts: DispatcherOptions) {
   function tick() {
     wake();
     const now = Date.now();
-    if (backlog || (parkedDue !== null && parkedDue <= now) || now - lastSweep >= SWEEP_MS) void loadDue();
+    if (backlog || (parkedDue !== null && parkedDue <= now) || now - lastSweep >= sweepMs) void loadDue();
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;
       deliveries
@@ -395,12 +443,42 @@ export function createDispatcher(opts: DispatcherOptions) {
     }
   }
 
+  /**
+   * Extends the leases of everything held. A delivery found no longer ours
+   * (our lease ran out while the process stalled and another claimed it, or
+   * it is no longer pending) is dropped from memory unless it is under way.
+   */
+  function renewLeases(): void {
+    if (stopped || renewing) return;
+    const held = [...auto.values()].filter((j) => j.claimed);
+    if (held.length === 0) return;
+    renewing = deliveries
+      .renew(held.map((j) => j.row.id), claim())
+      .then((kept) => {
+        let lost = 0;
+        for (const job of held) {
+          if (kept.has(job.row.id) || !job.claimed || (job.state !== "queued" && job.state !== "waiting")) continue;
+          job.claimed = false;
+          forget(job);
+          lost++;
+        }
+        if (lost > 0) log.warn("Webhook deliveries held in memory were taken over or finished elsewhere; dropped here", { count: lost });
+      })
+      .catch((err) => log.error("Cannot renew webhook delivery leases", { err, count: held.length }))
+      .finally(() => {
+        renewing = null;
+      });
+  }
+
   return {
     async start(): Promise<void> {
       if (!stopped) return;
       stopped = false;
+      owner = `dsp_${randomToken(16)}`;
       ticker = setInterval(tick, pollMs);
       ticker.unref?.();
+      renewer = setInterval(renewLeases, renewMs);
+      renewer.unref?.();
       await loadDue();
       wake();
     },
@@ -408,25 +486,30 @@ export function createDispatcher(opts: DispatcherOptions) {
     /**
      * Stops taking work, lets attempts in flight finish for up to
      * `stopGraceMs`, cuts the rest (they stay pending and are re-sent after a
-     * restart, same id and bytes) and records every result it has.
+     * restart or by another process, same id and bytes), records every result
+     * it has and releases the leases of what it did not finish.
      */
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
       if (ticker) clearInterval(ticker);
+      if (renewer) clearInterval(renewer);
       for (const job of [...auto.values(), ...manual.values()]) if (job.state === "waiting" || job.state === "queued") forget(job);
       await fanning;
       await loading;
+      await renewing;
       const deadline = Date.now() + (opts.stopGraceMs ?? 5000);
       while (inflight > 0 && Date.now() < deadline) await Bun.sleep(10);
       for (const job of [...auto.values(), ...manual.values()]) job.abort?.abort();
       const cutDeadline = Date.now() + 1000;
       while (inflight > 0 && Date.now() < cutDeadline) await Bun.sleep(5);
-      for (let i = 0; i < 3 && (flushing || results.length > 0); i++) {
+      const unflushed = () => results.length > 0 || releases.length > 0;
+      for (let i = 0; i < 3 && (flushing || unflushed()); i++) {
         await flushing;
-        if (results.length > 0) await flushOnce();
+        if (unflushed()) await flushOnce();
       }
       for (const job of [...auto.values(), ...manual.values()]) forget(job);
+      if (unflushed()) await flushOnce(); // the leases of what was just forgotten
       lanes.clear();
       ready.clear();
     },
@@ -455,7 +538,8 @@ export function createDispatcher(opts: DispatcherOptions) {
       return new Promise((resolve) => {
         const existing = manual.get(row.id);
         if (existing) return existing.waiters.push(resolve);
-        const job: Job = { row: { ...row }, manual: true, state: "queued", dead: false, waiters: [resolve] };
+        // A manual re-send ignores leases: one attempt now, whoever holds the delivery.
+        const job: Job = { row: { ...row }, manual: true, state: "queued", dead: false, claimed: false, waiters: [resolve] };
         manual.set(row.id, job);
         enqueue(job, true);
       });
@@ -466,8 +550,12 @@ export function createDispatcher(opts: DispatcherOptions) {
       await ensureEndpoints([endpointId]);
       const endpoint = endpointById.get(endpointId);
       if (!endpoint) return null;
-      const row = await deliveries.insertOne(endpoint, event, data, opts);
-      const outcome = new Promise<AttemptOutcome | null>((resolve) => (stopped ? resolve(null) : admit(row, resolve)));
+      const row = await deliveries.insertOne(endpoint, event, data, { ...opts, claim: stopped ? null : claim() });
+      const outcome = new Promise<AttemptOutcome | null>((resolve) => {
+        if (!stopped) return admit(row, resolve);
+        if (row.claimedBy !== null) release(row.id);
+        resolve(null);
+      });
       return { row, outcome };
     },
 

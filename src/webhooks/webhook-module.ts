@@ -40,6 +40,7 @@ export function createWebhookModule(deps: {
     logger: deps.logger,
     retrySchedule: config.webhookRetrySchedule,
     stopGraceMs: Math.min(config.webhookTimeoutMs, 5000),
+    leaseMs: config.webhookLeaseMs,
     ...deps.tuning,
   });
   deps.runtime.onOutbox(() => dispatcher.wake());

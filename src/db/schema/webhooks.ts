@@ -28,6 +28,10 @@ export const webhookEndpoints = sqliteTable(
  * under the same id. status: pending | delivered | abandoned | dropped.
  * `attempts` counts the scheduled attempts (the retry schedule's position);
  * manual re-sends are only in `webhook_attempts`.
+ *
+ * `claimed_by` / `lease_until`: the dispatcher process (a random id per start)
+ * that holds a pending delivery in memory and may attempt it, until when. A
+ * process only sends what it holds; an expired lease can be claimed by any.
  */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
@@ -42,6 +46,8 @@ export const webhookDeliveries = sqliteTable(
     status: text("status").notNull(),
     attempts: integer("attempts").notNull(),
     nextAttemptAt: integer("next_attempt_at"),
+    claimedBy: text("claimed_by"),
+    leaseUntil: integer("lease_until"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
