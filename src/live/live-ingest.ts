@@ -143,7 +143,13 @@ export function createLiveIngest(deps: {
         live.set(ctx.id, entry);
       }
       if (entry.reconnectTimer) clearTimeout(entry.reconnectTimer);
-      await entry.broadcast.startSession();
+      try {
+        await entry.broadcast.startSession();
+      } catch (err) {
+        entry.broadcast.publishing = false;
+        logger.error("Cannot open the broadcast's recording or playlist", { err, stream_id: ctx.id });
+        return refuse("The stream could not be started.");
+      }
       const current = entry;
       logger.info("Publish accepted", { stream_id: ctx.id, org_id: ctx.orgId, session: current.broadcast.sessions, remote: req.remoteAddress });
       return {
