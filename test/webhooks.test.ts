@@ -18,7 +18,8 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
-const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2", WEBHOOK_TIMEOUT_MS: "300" };
+// WEBHOOK_LEASE_MS: a killed process's deliveries are taken over within about two leases (default 30 s).
+const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_LEASE_MS: "1000" };
 
 /** A fresh upload of `orgId`: its creation writes VIDEO_UPLOADED to the outbox. */
 const uploadInput = (orgId: string): VideoContext =>
@@ -484,6 +485,54 @@ describe("crash safety", () => {
       await two.stop({ cleanup: false });
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("leases", () => {
+  test("a lease left by a dead process is taken over once it runs out, a live one is left alone, a manual re-send ignores both", async () => {
+    const org = await newOrg(t);
+    const rx = receiver();
+    const { id } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"] });
+    const now = Date.now();
+    const row = (n: number, claimedBy: string, leaseUntil: number) => ({
+      id: newId("dlv"),
+      endpointId: id,
+      orgId: org.orgId,
+      eventId: newId("evt"),
+      event: "VIDEO_UPLOADED",
+      body: JSON.stringify({ event: "VIDEO_UPLOADED", created_at: new Date(now).toISOString(), data: { n } }),
+      test: false,
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: now - 1000,
+      claimedBy,
+      leaseUntil,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const dead = row(1, "dsp_killed", now - 1); // its process died mid-attempt; the lease ran out
+    const live = row(2, "dsp_elsewhere", now + 2500); // another process holds it, as far as anyone can tell
+    const held = row(3, "dsp_elsewhere", now + 60_000);
+    await t.service.database.write((tx) => tx.insert(webhookDeliveries).values([dead, live, held]));
+
+    const res = await org.api(`/webhooks/${id}/deliveries/${held.id}/retry/`, { method: "POST" });
+    expect(((await res.json()) as any).data.attempt.status_code).toBe(204);
+    await waitFor(async () => rx.received.some((r) => r.headers.get("x-service-delivery") === dead.id), { timeoutMs: 3000, intervalMs: 10, what: "the dead process's delivery" });
+    const ids = () => rx.received.map((r) => r.headers.get("x-service-delivery"));
+    await Bun.sleep(Math.max(0, live.leaseUntil - 300 - Date.now()));
+    expect(ids().sort()).toEqual([dead.id, held.id].sort()); // the live lease still holds
+    await waitFor(async () => ids().includes(live.id), { timeoutMs: 3000, intervalMs: 10, what: "the delivery once its lease ran out" });
+    expect(rx.received.find((r) => r.headers.get("x-service-delivery") === dead.id)!.body).toBe(dead.body);
+    await waitFor(async () => (await statusOf(t, live.id)) === "delivered", { timeoutMs: 2000, intervalMs: 10 });
+    const rows = await t.service.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, id));
+    const byId = new Map(rows.map((r) => [r.id, [r.status, r.claimedBy, r.leaseUntil]]));
+    expect([dead.id, live.id, held.id].map((d) => byId.get(d))).toEqual([
+      ["delivered", null, null],
+      ["delivered", null, null],
+      ["delivered", "dsp_elsewhere", held.leaseUntil], // delivered by hand; its holder finds it done and lets it go
+    ]);
+    await Bun.sleep(300);
+    expect(ids()).toHaveLength(3);
   });
 });
 

@@ -61,7 +61,7 @@ export function deliveryBody(event: string, createdAt: number, data: Record<stri
 
 /**
  * The dispatcher's durable state: turning outbox rows into deliveries,
- * recording attempts (many per transaction), and finding what is due.
+ * recording attempts (many per transaction), and claiming what is due.
  */
 export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore }) {
   const { database, endpoints } = deps;

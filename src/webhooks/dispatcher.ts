@@ -86,7 +86,8 @@ const PRUNE_EVERY_MS = 3_600_000;
  *   previous transaction ran go into the next one); a delivery leaves memory
  *   only once its result is durable.
  * - Crash safety: the database is the truth. Whatever was not recorded is
- *   still `pending` and is loaded again on start, with the same id and bytes.
+ *   still `pending` and is loaded again (on start, or by another process) once
+ *   its lease is released or runs out, with the same id and bytes.
  * - Several processes: a delivery is attempted only by the process holding its
  *   lease (`claimed_by`, `lease_until`). Fan-out and test events are born
  *   claimed by their builder; due deliveries are claimed when loaded; the
