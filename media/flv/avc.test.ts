@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import {
   AvcFormatError,
@@ -11,9 +11,10 @@ import {
 } from './avc.ts';
 import { readFlvTags } from './flv-reader.ts';
 import { parseSps } from './sps.ts';
-import { ffprobePackets } from './test-helpers.ts';
+import { closeMediaTools, ffprobePackets } from './test-helpers.ts';
 
 const FIXTURE = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
+afterAll(closeMediaTools);
 const tags = [...readFlvTags(new Uint8Array(await Bun.file(FIXTURE).arrayBuffer()))];
 const video = tags.filter((t) => t.type === 'video').map((t) => ({ ts: t.timestamp, ...parseFlvVideoTag(t.payload) }));
 

@@ -1,11 +1,12 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlvFormatError, parseFlvHeader, readFlvFile, readFlvTags, type FlvTag } from './flv-reader.ts';
-import { ffprobePacketCounts } from './test-helpers.ts';
+import { closeMediaTools, ffprobePacketCounts } from './test-helpers.ts';
 
 const FIXTURE = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
+afterAll(closeMediaTools);
 const bytes = new Uint8Array(await Bun.file(FIXTURE).arrayBuffer());
 
 function count(tags: Iterable<FlvTag>) {

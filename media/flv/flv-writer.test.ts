@@ -1,13 +1,14 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFlvTags } from './flv-reader.ts';
 import { createFlvWriter, encodeFlvTag, FlvWriterError } from './flv-writer.ts';
 import { stripSetDataFrame } from './script-data.ts';
-import { ffprobePackets } from './test-helpers.ts';
+import { closeMediaTools, ffprobePackets } from './test-helpers.ts';
 
 const FIXTURE = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
+afterAll(closeMediaTools);
 const bytes = new Uint8Array(await Bun.file(FIXTURE).arrayBuffer());
 const tmp = () => mkdtempSync(join(tmpdir(), 'flv-writer-'));
 

@@ -1,11 +1,13 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { closeMediaTools, ffprobeJson, runFfmpeg } from '../test-support/media-tools.ts';
 import { parseAvcDecoderConfig, parseFlvVideoTag } from './avc.ts';
 import { readFlvTags } from './flv-reader.ts';
 import { parseSps, SpsParseError } from './sps.ts';
-import { ffprobeJson } from './test-helpers.ts';
+
+afterAll(closeMediaTools);
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 
@@ -31,7 +33,7 @@ describe('parseSps', () => {
     expect(() => parseSps(hex('67640028ac'))).toThrow(/SPS \w+/);
   });
 
-  // Variants ffmpeg can make in a few ms each; ffprobe is the referee.
+  // Variants ffmpeg makes in a few ms each (~1 s with ffmpeg.wasm); ffprobe is the referee.
   const variants: Array<{ name: string; size: string; pixFmt: string; args: string[]; profile: string }> = [
     { name: '1080p High (cropped)', size: '1920x1080', pixFmt: 'yuv420p', args: ['-profile:v', 'high'], profile: 'High' },
     { name: 'odd 322x242 Baseline', size: '322x242', pixFmt: 'yuv420p', args: ['-profile:v', 'baseline'], profile: 'Baseline' },
@@ -43,12 +45,12 @@ describe('parseSps', () => {
   for (const v of variants) {
     test(`ffmpeg-made ${v.name} matches ffprobe`, async () => {
       const path = join(dir, `${v.size}-${v.pixFmt}.flv`);
-      const proc = Bun.spawn(
-        ['ffmpeg', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${v.size}:rate=25:duration=0.04`,
+      const made = await runFfmpeg(
+        ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${v.size}:rate=25:duration=0.04`,
           '-pix_fmt', v.pixFmt, '-c:v', 'libx264', ...v.args, '-f', 'flv', path],
-        { stderr: 'inherit' },
+        { outDir: dir },
       );
-      expect(await proc.exited).toBe(0);
+      expect(made).toMatchObject({ exitCode: 0, stderr: '' });
       const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
       const seq = [...readFlvTags(bytes)].find((t) => t.type === 'video')!;
       const config = parseAvcDecoderConfig(parseFlvVideoTag(seq.payload).data);

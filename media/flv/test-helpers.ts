@@ -1,15 +1,7 @@
-/** Test-only helpers that shell out to the native ffprobe as an independent referee. */
+/** Test-only helpers: ffprobe (native, or ffmpeg.wasm without it) as an independent referee. */
+import { ffprobeJson } from '../test-support/media-tools.ts';
 
-export async function ffprobeJson(path: string, args: string[]): Promise<any> {
-  const proc = Bun.spawn(['ffprobe', '-v', 'error', '-of', 'json', ...args, path], { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  if (code !== 0) throw new Error(`ffprobe failed (${code}) on ${path}: ${err}`);
-  return JSON.parse(out);
-}
+export { closeMediaTools, ffprobeJson } from '../test-support/media-tools.ts';
 
 export async function ffprobePacketCounts(path: string): Promise<{ audio: number; video: number }> {
   const j = await ffprobeJson(path, ['-show_entries', 'packet=codec_type']);

@@ -1,10 +1,10 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFlvTags } from '../flv/flv-reader.ts';
 import type { FlvTag } from '../flv/flv-tag.ts';
-import { ffprobeJson } from '../flv/test-helpers.ts';
+import { closeMediaTools, ffprobeJson, runFfmpeg } from '../test-support/media-tools.ts';
 import {
   createLiveHlsPackager,
   LIVE_HLS_LATENCY_PRESETS,
@@ -16,6 +16,7 @@ import { parseMediaPlaylist, type MediaPlaylist } from './media-playlist.ts';
 const FIXTURE = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
 const tags = [...readFlvTags(new Uint8Array(await Bun.file(FIXTURE).arrayBuffer()))];
 const tmp = () => mkdtempSync(join(tmpdir(), 'live-hls-'));
+afterAll(closeMediaTools);
 const readPlaylist = (dir: string): MediaPlaylist => parseMediaPlaylist(readFileSync(join(dir, 'index.m3u8'), 'utf8'));
 
 async function packageAll(
@@ -33,6 +34,13 @@ async function packageAll(
   for (const t of input) await packager.push(t);
   await packager.end();
   return { dir, segments, packager };
+}
+
+/** Decodes the whole playlist; ffmpeg must exit 0 and print no error. */
+async function decodePlaylist(dir: string) {
+  const playlist = join(dir, 'index.m3u8');
+  const out = await runFfmpeg(['-v', 'error', '-i', playlist, '-f', 'null', '-'], { input: playlist });
+  return { exitCode: out.exitCode, stderr: out.stderr };
 }
 
 async function videoPackets(path: string): Promise<Array<{ pts: number; dts: number; key: boolean }>> {
@@ -93,10 +101,7 @@ describe('live HLS packager (MPEG-TS, NORMAL)', async () => {
   });
 
   test('the whole playlist decodes with ffmpeg without errors', async () => {
-    const proc = Bun.spawn(['ffmpeg', '-v', 'error', '-i', join(dir, 'index.m3u8'), '-f', 'null', '-'], { stderr: 'pipe' });
-    const err = await new Response(proc.stderr).text();
-    expect(await proc.exited).toBe(0);
-    expect(err).toBe('');
+    expect(await decodePlaylist(dir)).toEqual({ exitCode: 0, stderr: '' });
   });
 
   test('mediabunny reads the playlist back as HLS: 150 video packets, 6 keyframes, ~6 s', async () => {
@@ -269,10 +274,7 @@ describe('live HLS packager behaviour', () => {
     writeFileSync(joined, Buffer.concat([readFileSync(join(dir, 'init.mp4')), readFileSync(join(dir, pl.segments[1]!.uri))]));
     const streams = (await ffprobeJson(joined, ['-show_entries', 'stream=codec_name,width,height'])).streams;
     expect(streams.map((s: any) => s.codec_name).sort()).toEqual(['aac', 'h264']);
-    const proc = Bun.spawn(['ffmpeg', '-v', 'error', '-i', join(dir, 'index.m3u8'), '-f', 'null', '-'], { stderr: 'pipe' });
-    const err = await new Response(proc.stderr).text();
-    expect(await proc.exited).toBe(0);
-    expect(err).toBe('');
+    expect(await decodePlaylist(dir)).toEqual({ exitCode: 0, stderr: '' });
   });
 });
 
