@@ -81,7 +81,7 @@ test("a process killed with SIGKILL mid-transcode: after restart the job resumes
     const org = /Default organization (org_\S+) created/.exec(out)?.[1];
     const port = /"msg":"HTTP API listening","port":(\d+)/.exec(out)?.[1];
     return key && org && port ? { key, org, base: `http://127.0.0.1:${port}` } : undefined;
-  }, { timeoutMs: 20_000, what: "child service" });
+  }, { timeoutMs: 60_000, what: "child service" });
   const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
   const created = (await (await fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) })).json()) as any;
   const id = created.data.asset.public_id;
