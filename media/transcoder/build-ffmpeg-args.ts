@@ -58,35 +58,77 @@ export function downloadFileName(rendition: string, format: DownloadFormat): str
   return posix.join(DOWNLOADS_DIR, `${rendition}.${format === 'mkv' ? 'mkv' : 'mp4'}`);
 }
 
-/** One run for the whole ladder: split + scale per rung, one HLS variant each. */
-export function buildHlsArgs(plan: EncodePlan, paths: ToolPaths): string[] {
-  const { renditions, hasVideo, hasAudio, segmentSeconds } = plan;
-  const video = hasVideo ? renditions.filter((r) => r.height > 0) : [];
+/** Name of the master playlist one rendition's run writes next to the real one; merged, then deleted. */
+export function partialMasterName(rendition: string): string {
+  return `master-${rendition}.m3u8`;
+}
+
+/**
+ * One independent ffmpeg command of a job. Both backends run exactly these
+ * lists; how many run at once is the backend's business.
+ */
+export interface PlannedRun {
+  /** For logs and errors: the rendition's name, or 'downloads'. */
+  label: string;
+  args: string[];
+  /** Whether the command reads the source (else only files under outDir). */
+  readsInput: boolean;
+  /** Relative cost within its stage, for progress: output pixels (1 for audio-only). */
+  weight: number;
+}
+
+/** Runs that only depend on earlier stages, so they may run concurrently. */
+export interface RunStage {
+  kind: 'hls' | 'downloads';
+  runs: PlannedRun[];
+}
+
+/**
+ * Every ffmpeg command of a job, in dependency order: one HLS run per
+ * rendition (each decodes the source on its own, so they are independent),
+ * then, after the master playlist is merged, one run for all downloads.
+ */
+export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths): RunStage[] {
+  const stages: RunStage[] = [
+    {
+      kind: 'hls',
+      runs: plan.renditions.map((r) => ({
+        label: r.name,
+        args: buildRenditionHlsArgs(plan, r, paths),
+        readsInput: true,
+        weight: Math.max(1, r.width * r.height),
+      })),
+    },
+  ];
+  if (downloads.length > 0)
+    stages.push({ kind: 'downloads', runs: [{ label: 'downloads', args: buildDownloadArgs(downloads, paths), readsInput: false, weight: 1 }] });
+  return stages;
+}
+
+/**
+ * One rendition's HLS run: scale to the rung, H.264 + AAC, one HLS variant.
+ * Keyframe placement depends only on time (fixed GOP, no scene cuts, forced
+ * keyframes every segment), so separate runs are cut at the same instants.
+ * The variant keeps its `%v` paths and its own master playlist
+ * (`partialMasterName`), which the job merges into `master.m3u8`: the files
+ * are the ones a single `-var_stream_map` run of the whole ladder writes.
+ */
+export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
+  const { hasAudio, segmentSeconds } = plan;
+  const video = plan.hasVideo && rendition.height > 0;
   const args = [...COMMON, '-i', paths.input];
 
-  if (video.length > 0) {
-    const splits = video.map((_, i) => `[s${i}]`).join('');
-    const scales = video.map((r, i) => `[s${i}]scale=${r.width}:${r.height},setsar=1[v${i}]`).join(';');
-    args.push('-filter_complex', `[0:v:0]split=${video.length}${splits};${scales}`);
-  }
-  const streamMap: string[] = [];
-  if (video.length > 0) {
-    video.forEach((r, i) => {
-      args.push('-map', `[v${i}]`);
-      if (hasAudio) args.push('-map', '0:a:0');
-      streamMap.push(hasAudio ? `v:${i},a:${i},name:${r.name}` : `v:${i},name:${r.name}`);
-    });
+  if (video) {
+    args.push('-filter_complex', `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, '-map', '[v0]');
+    if (hasAudio) args.push('-map', '0:a:0');
   } else {
     args.push('-map', '0:a:0');
-    streamMap.push(`a:0,name:${renditions[0]?.name ?? 'audio'}`);
   }
 
-  if (video.length > 0) {
+  if (video) {
+    const kbps = rendition.videoBitrateKbps;
     args.push('-c:v', 'libx264', '-preset', plan.preset, '-profile:v', 'main', '-pix_fmt', 'yuv420p');
-    video.forEach((r, i) => {
-      const kbps = r.videoBitrateKbps;
-      args.push(`-b:v:${i}`, `${kbps}k`, `-maxrate:v:${i}`, `${Math.round(kbps * 1.1)}k`, `-bufsize:v:${i}`, `${kbps * 2}k`);
-    });
+    args.push('-b:v:0', `${kbps}k`, '-maxrate:v:0', `${Math.round(kbps * 1.1)}k`, '-bufsize:v:0', `${kbps * 2}k`);
     // Segments may only be cut at keyframes, and players switch rungs at
     // segment boundaries: every rung gets a keyframe at exactly the same
     // timestamps (forced by time, which also holds for variable frame rate),
@@ -97,11 +139,7 @@ export function buildHlsArgs(plan: EncodePlan, paths: ToolPaths): string[] {
     }
     args.push('-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${segmentSeconds})`);
   }
-  if (hasAudio) {
-    args.push('-c:a', 'aac', '-ac', '2');
-    const audioRungs = video.length > 0 ? video : renditions.slice(0, 1);
-    audioRungs.forEach((r, i) => args.push(`-b:a:${i}`, `${r.audioBitrateKbps}k`));
-  }
+  if (hasAudio) args.push('-c:a', 'aac', '-ac', '2', '-b:a:0', `${rendition.audioBitrateKbps}k`);
 
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
   args.push(
@@ -112,8 +150,8 @@ export function buildHlsArgs(plan: EncodePlan, paths: ToolPaths): string[] {
     '-hls_segment_type', 'mpegts',
     '-hls_flags', 'independent_segments',
     '-hls_segment_filename', posix.join(hlsDir, '%v', 'seg-%05d.ts'),
-    '-master_pl_name', MASTER_PLAYLIST,
-    '-var_stream_map', streamMap.join(' '),
+    '-master_pl_name', partialMasterName(rendition.name),
+    '-var_stream_map', `${video ? (hasAudio ? 'v:0,a:0' : 'v:0') : 'a:0'},name:${rendition.name}`,
     posix.join(hlsDir, '%v', MEDIA_PLAYLIST),
   );
   return args;

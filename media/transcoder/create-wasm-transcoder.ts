@@ -5,12 +5,14 @@ import { probeInput } from './probe-input.ts';
 import { runTranscodeJob } from './run-transcode-job.ts';
 import { createTranscoderId } from './transcoder-id.ts';
 import type { CreateTranscoderOptions, Transcoder } from './types.ts';
-import { createWasmRunner } from './wasm/wasm-runner.ts';
+import { createWasmJobRunner, createWasmRunner } from './wasm/wasm-runner.ts';
 import { createWasmWorkerPool, type WasmLease } from './wasm/wasm-worker-pool.ts';
 
 /**
  * ffmpeg.wasm in a pool of Bun Workers: needs nothing installed, costs ~4-5x
- * native CPU. Timeouts count from when a worker picks the job up.
+ * native CPU. A job holds one worker from start to end and borrows idle ones
+ * for its per-rendition runs. Timeouts count from when a worker picks the
+ * job up.
  */
 export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backend'> = {}): Transcoder {
   const logger = opts.logger ?? (() => {});
@@ -43,9 +45,10 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backen
       try {
         return await withLease(transcodeOpts.signal, async (lease) => {
           const js = createJobSignal({ signal: transcodeOpts.signal, timeoutMs: transcodeOpts.timeoutMs });
+          const runner = createWasmJobRunner(pool, lease);
           try {
             return await runTranscodeJob(job, {
-              runner: createWasmRunner(lease),
+              runner,
               signal: js.signal,
               onProgress: transcodeOpts.onProgress,
               logger,
@@ -53,6 +56,7 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backen
               preset: opts.preset ?? 'veryfast',
             });
           } finally {
+            runner.dispose();
             js.dispose();
           }
         });

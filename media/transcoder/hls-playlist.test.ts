@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { parseAttributes, parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
+import { mergeMasterPlaylists, parseAttributes, parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
 
 describe('hls playlists', () => {
   test('master: variants with quoted codec lists', () => {
@@ -34,5 +34,17 @@ describe('hls playlists', () => {
     expect(() => parseMediaPlaylist('hello')).toThrow();
     expect(() => parseMasterPlaylist('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n')).toThrow();
     expect(parseAttributes('A=1,B="x,y",C=z')).toEqual({ A: '1', B: 'x,y', C: 'z' });
+  });
+
+  test('merging one-variant masters gives what one var_stream_map run writes', () => {
+    // Files as ffmpeg 5.1 writes them, for one run per rung and for one run of the ladder.
+    const v360 = '#EXT-X-STREAM-INF:BANDWIDTH=985600,RESOLUTION=640x360,CODECS="avc1.4d401e,mp4a.40.2"\n360p/index.m3u8\n\n';
+    const v720 = '#EXT-X-STREAM-INF:BANDWIDTH=3220800,RESOLUTION=1280x720,CODECS="avc1.4d401f,mp4a.40.2"\n720p/index.m3u8\n\n';
+    const head = '#EXTM3U\n#EXT-X-VERSION:6\n';
+    expect(mergeMasterPlaylists([head + v360, head + v720])).toBe(head + v360 + v720);
+    expect(mergeMasterPlaylists([head + v360])).toBe(head + v360);
+    expect(mergeMasterPlaylists(['#EXTM3U\n#EXT-X-VERSION:3\n' + v360, head + v720.trimEnd()])).toBe(head + v360 + v720.trimEnd() + '\n');
+    expect(() => mergeMasterPlaylists([head])).toThrow();
+    expect(() => mergeMasterPlaylists([])).toThrow();
   });
 });

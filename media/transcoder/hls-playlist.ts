@@ -84,3 +84,24 @@ export function parseMediaPlaylist(text: string): MediaPlaylist {
   }
   return result;
 }
+
+/**
+ * Joins master playlists that each list one variant (one per rendition run)
+ * into one, in the given order: the first one's header, then every variant
+ * entry as written. For the same muxer options this is byte for byte what a
+ * single `-var_stream_map` run writes.
+ */
+export function mergeMasterPlaylists(parts: string[]): string {
+  if (parts.length === 0) throw new Error('no master playlists to merge');
+  const split = parts.map((text) => {
+    const i = text.indexOf('#EXT-X-STREAM-INF:');
+    if (!text.startsWith('#EXTM3U') || i < 0) throw new Error('not a master playlist with a variant');
+    const body = text.slice(i);
+    return { head: text.slice(0, i), body: body.endsWith('\n') ? body : `${body}\n` };
+  });
+  // The header only carries the version; keep the highest if they ever differ.
+  const versionOf = (head: string) => Number(/#EXT-X-VERSION:(\d+)/.exec(head)?.[1] ?? 0);
+  const version = Math.max(...split.map((s) => versionOf(s.head)));
+  const head = version > 0 ? split[0]!.head.replace(/#EXT-X-VERSION:\d+/, `#EXT-X-VERSION:${version}`) : split[0]!.head;
+  return head + split.map((s) => s.body).join('');
+}

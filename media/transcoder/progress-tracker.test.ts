@@ -32,6 +32,21 @@ describe('createProgressTracker', () => {
     expect(seen).toEqual([0, 45, 90, 95]);
   });
 
+  test('parts of a phase run at once: the weighted sum of their progress, still monotonic', () => {
+    const seen: number[] = [];
+    const t = createProgressTracker(10, [90, 10], (p) => seen.push(p));
+    t.phase(0, [1, 3]);
+    t.line('out_time_us=10000000', 0); // the small part is done: 1/4 of the phase
+    t.line('out_time_us=2000000', 1);
+    t.line('out_time_us=1000000', 1); // a part going backwards is ignored
+    t.line('out_time_us=5000000', 0); // so is a finished part going backwards
+    t.line('out_time_us=10000000', 1);
+    t.line('out_time_us=10000000', 7); // no such part
+    t.phase(1);
+    t.line('out_time_us=5000000');
+    expect(seen).toEqual([0, 22.5, 36, 90, 95]);
+  });
+
   test('without a duration only 0 and 100 are reported; a throwing callback is contained', () => {
     const seen: number[] = [];
     const t = createProgressTracker(null, [100], (p) => {

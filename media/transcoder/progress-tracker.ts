@@ -1,12 +1,16 @@
 /**
  * Turns ffmpeg's `-progress` key=value lines (or classic `time=` stats) into a
  * monotonic percentage. Both backends feed it the same lines.
+ *
+ * A job is a sequence of weighted phases (HLS 90, downloads 10); a phase may
+ * consist of parts that run at the same time (one run per rendition), each
+ * weighted within its phase, e.g. by output pixels.
  */
 export interface ProgressTracker {
-  /** Feed one log line of a phase; phases are weighted slices of 0..100. */
-  line(line: string): void;
-  /** Starts the next phase; earlier phases count as complete. */
-  phase(index: number): void;
+  /** Feed one log line of part `part` (default 0) of the current phase. */
+  line(line: string, part?: number): void;
+  /** Starts phase `index` made of parts with these weights (default one part); earlier phases count as complete. */
+  phase(index: number, partWeights?: number[]): void;
   /** Reports exactly 100 (once) when the job has succeeded. */
   finish(): void;
 }
@@ -21,6 +25,8 @@ export function createProgressTracker(
 ): ProgressTracker {
   const total = weights.reduce((a, b) => a + b, 0) || 1;
   let phaseIndex = 0;
+  let parts = [1];
+  let partDone = [0];
   let reported = -1;
 
   const report = (percent: number) => {
@@ -39,8 +45,9 @@ export function createProgressTracker(
   report(0);
 
   return {
-    line(line) {
+    line(line, part = 0) {
       if (!durationSeconds || durationSeconds <= 0) return;
+      if (!(part >= 0 && part < parts.length)) return;
       let seconds: number | null = null;
       const us = TIME_US.exec(line);
       if (us) seconds = Number(us[1]) / 1e6;
@@ -49,13 +56,17 @@ export function createProgressTracker(
         if (clock) seconds = Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3]);
       }
       if (seconds === null || !Number.isFinite(seconds)) return;
-      const fraction = Math.min(1, Math.max(0, seconds / durationSeconds));
+      partDone[part] = Math.max(partDone[part]!, Math.min(1, Math.max(0, seconds / durationSeconds)));
+      const partTotal = parts.reduce((a, b) => a + b, 0) || 1;
+      const fraction = parts.reduce((sum, w, i) => sum + w * partDone[i]!, 0) / partTotal;
       const weight = ((weights[phaseIndex] ?? 0) / total) * 100;
       // Never claim 100 before the outputs are verified.
       report(Math.min(99.9, phaseStart() + fraction * weight));
     },
-    phase(index) {
+    phase(index, partWeights = [1]) {
       phaseIndex = index;
+      parts = partWeights.length > 0 ? partWeights.map((w) => Math.max(0, w)) : [1];
+      partDone = parts.map(() => 0);
       report(Math.min(99.9, phaseStart()));
     },
     finish() {

@@ -1,25 +1,29 @@
 /**
- * The backend-independent transcode: probe, plan, one HLS run for the whole
- * ladder, one remux run for the downloads, then verify and measure the files.
+ * The backend-independent transcode: probe, plan, one HLS run per rendition
+ * (independent, started together; the runner decides how many run at once),
+ * merge their master playlists, one remux run for the downloads, then verify
+ * and measure the files.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { abortReason } from './abort-reason.ts';
 import {
   DOWNLOADS_DIR,
   HLS_DIR,
   MASTER_PLAYLIST,
-  buildDownloadArgs,
-  buildHlsArgs,
+  buildJobRuns,
   downloadFileName,
   mediaPlaylistPath,
+  partialMasterName,
   type EncodePlan,
   type PlannedDownloadFile,
   type PlannedRendition,
+  type RunStage,
 } from './build-ffmpeg-args.ts';
 import { classifyFfmpegFailure } from './classify-ffmpeg-failure.ts';
 import { randomKeyHex } from './download-key.ts';
-import type { FfmpegRunner, RunOutcome } from './ffmpeg-runner.ts';
-import { parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
+import type { FfmpegRunner } from './ffmpeg-runner.ts';
+import { mergeMasterPlaylists, parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
 import { directoryBytes } from './measure-files.ts';
 import { planDownloads } from './plan-downloads.ts';
 import { planLadder, widthForHeight } from './plan-ladder.ts';
@@ -40,6 +44,9 @@ export interface JobContext {
   preset: string;
 }
 
+/** Share of the progress bar per stage; without downloads HLS is all of it. */
+const STAGE_WEIGHT: Record<RunStage['kind'], number> = { hls: 90, downloads: 10 };
+
 export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promise<TranscodeResult> {
   validateJob(job);
   const { runner, signal } = ctx;
@@ -58,9 +65,15 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     frameRate: probe.frameRate,
     preset: ctx.preset,
   };
-  const progress = createProgressTracker(probe.durationSeconds, planned.length > 0 ? [90, 10] : [100], ctx.onProgress);
-  prepareOutDir(job.outDir, renditions, planned.length > 0);
-  const paths = runner.toolPaths({ input: job.input, outDir: job.outDir });
+  const files: PlannedDownloadFile[] = planned.map((d) => {
+    const file = downloadFileName(d.rendition, d.format);
+    return d.format === 'mp4-encrypted'
+      ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() }
+      : { rendition: d.rendition, format: d.format, file };
+  });
+  const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }));
+  const progress = createProgressTracker(probe.durationSeconds, stages.map((s) => STAGE_WEIGHT[s.kind]), ctx.onProgress);
+  prepareOutDir(job.outDir, renditions, files.length > 0);
   ctx.logger({
     event: 'transcode.started',
     transcoderId: ctx.transcoderId,
@@ -68,34 +81,16 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     input: job.input,
     renditions: renditions.map((r) => r.name),
     downloads: planned.map((d) => `${d.rendition}:${d.format}`),
+    runs: stages.map((s) => s.runs.length),
   });
 
-  const hlsRun = await runner.run({
-    tool: 'ffmpeg',
-    args: buildHlsArgs(plan, paths),
-    files: { input: job.input, outDir: job.outDir },
-    onLine: (line) => progress.line(line),
-    signal,
-  });
-  assertSucceeded(hlsRun, 'HLS encode');
-  verifyHls(job.outDir, renditions);
-
-  const files: PlannedDownloadFile[] = planned.map((d) => {
-    const file = downloadFileName(d.rendition, d.format);
-    return d.format === 'mp4-encrypted'
-      ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() }
-      : { rendition: d.rendition, format: d.format, file };
-  });
-  if (files.length > 0) {
-    progress.phase(1);
-    const dlRun = await runner.run({
-      tool: 'ffmpeg',
-      args: buildDownloadArgs(files, paths),
-      files: { outDir: job.outDir },
-      onLine: (line) => progress.line(line),
-      signal,
-    });
-    assertSucceeded(dlRun, 'download remux');
+  for (const [index, stage] of stages.entries()) {
+    progress.phase(index, stage.runs.map((r) => r.weight));
+    await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
+    if (stage.kind === 'hls') {
+      writeMasterPlaylist(job.outDir, renditions);
+      verifyHls(job.outDir, renditions);
+    }
   }
 
   const result = measure(job.outDir, probe, renditions, files);
@@ -155,8 +150,74 @@ function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownl
   if (withDownloads) fs.mkdirSync(path.join(outDir, DOWNLOADS_DIR), { recursive: true });
 }
 
-function assertSucceeded(run: RunOutcome, what: string): void {
-  if (run.exitCode !== 0) throw classifyFfmpegFailure(run, what);
+/**
+ * Starts every run of a stage at once and leaves the pacing to the runner
+ * (the wasm pool hands out idle workers, native spawns processes). The first
+ * failure aborts the others; the stage settles only when all runs have, so
+ * no process or worker of the job outlives it.
+ */
+async function runStage(
+  stage: RunStage,
+  job: TranscodeJob,
+  ctx: JobContext,
+  onLine: (line: string, part: number) => void,
+): Promise<void> {
+  const stop = new AbortController();
+  const forward = () => stop.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) forward();
+  else ctx.signal.addEventListener('abort', forward, { once: true });
+  let failure: unknown = null;
+  const fail = (e: unknown) => {
+    failure ??= e;
+    if (!stop.signal.aborted) stop.abort(e);
+  };
+  try {
+    // Costliest first: a runner that has fewer workers than runs (wasm)
+    // then starts the long pole at once.
+    const order = stage.runs.map((_, i) => i).sort((a, b) => stage.runs[b]!.weight - stage.runs[a]!.weight);
+    await Promise.all(
+      order.map(async (part) => {
+        const run = stage.runs[part]!;
+        try {
+          const out = await ctx.runner.run({
+            tool: 'ffmpeg',
+            args: run.args,
+            files: run.readsInput ? { input: job.input, outDir: job.outDir } : { outDir: job.outDir },
+            onLine: (line) => onLine(line, part),
+            signal: stop.signal,
+          });
+          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === 'hls' ? `HLS encode of ${run.label}` : 'download remux'));
+        } catch (e) {
+          fail(e);
+        }
+      }),
+    );
+  } finally {
+    ctx.signal.removeEventListener('abort', forward);
+  }
+  // A timeout or cancel of the job wins over what it caused in the runs.
+  if (ctx.signal.aborted) throw abortReason(ctx.signal);
+  if (failure !== null) throw failure;
+}
+
+/** Each rendition's run wrote a one-variant master playlist; join them in ladder order. */
+function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[]): void {
+  const hls = path.join(outDir, HLS_DIR);
+  const parts = renditions.map((r) => {
+    const file = path.join(hls, partialMasterName(r.name));
+    if (!fs.existsSync(file)) throw new TranscodeError('FFMPEG_FAILED', `ffmpeg wrote no master playlist for ${r.name}`);
+    return fs.readFileSync(file, 'utf8');
+  });
+  let merged: string;
+  try {
+    merged = mergeMasterPlaylists(parts);
+  } catch (e) {
+    throw new TranscodeError('FFMPEG_FAILED', `unexpected master playlist from ffmpeg: ${(e as Error).message}`);
+  }
+  const master = path.join(hls, MASTER_PLAYLIST);
+  fs.writeFileSync(`${master}.tmp`, merged);
+  fs.renameSync(`${master}.tmp`, master);
+  for (const r of renditions) fs.rmSync(path.join(hls, partialMasterName(r.name)), { force: true });
 }
 
 function verifyHls(outDir: string, renditions: PlannedRendition[]): void {

@@ -1,9 +1,13 @@
-/** The pool's promises: one job per worker, FIFO queue, kill-and-replace on timeout or abort. */
+/**
+ * The pool's promises: one job per worker, FIFO queue, kill-and-replace on
+ * timeout or abort; a job borrows idle workers for its per-rendition runs.
+ */
 import { afterEach, describe, expect, test } from 'bun:test';
 import { createWasmTranscoder } from '../create-wasm-transcoder.ts';
 import { SHORT_LADDER, fixture, removeDir, tempOutDir } from '../test-support/fixtures.ts';
 import { TranscodeError } from '../transcode-error.ts';
 import type { Transcoder, TranscodeJob } from '../types.ts';
+import { createWasmWorkerPool, type WasmLease } from './wasm-worker-pool.ts';
 
 const dirs: string[] = [];
 const open: Transcoder[] = [];
@@ -106,4 +110,70 @@ describe('wasm worker pool', () => {
     await t.probe(fixture('audio-only-2s.m4a'));
     expect(events.filter((e) => e.event === 'wasm.worker_loaded')).toHaveLength(1);
   }, 30_000);
+
+  test('a job runs its renditions on every idle worker at once', async () => {
+    const { t, events } = setup(2);
+    const progress: number[] = [];
+    const r = await t.transcode(job('av-720p-3s.mp4', SHORT_LADDER), { onProgress: (p) => progress.push(p) });
+    expect(r.renditions.map((x) => x.quality)).toEqual(['144p', '240p', '360p']);
+    const runs = events
+      .filter((e) => e.event === 'wasm.run_finished' && e.tool === 'ffmpeg')
+      .map((e) => ({ slot: e.slot as number, start: (e.at as number) - (e.ms as number), end: e.at as number }));
+    expect(runs).toHaveLength(3);
+    expect(new Set(runs.map((x) => x.slot))).toEqual(new Set([0, 1]));
+    const [a, b] = [runs.find((x) => x.slot === 0)!, runs.find((x) => x.slot === 1)!];
+    expect(Math.max(a.start, b.start)).toBeLessThan(Math.min(a.end, b.end));
+    expect(progress[0]).toBe(0);
+    expect(progress.at(-1)).toBe(100);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!).toBeGreaterThan(progress[i - 1]!);
+  }, 60_000);
+
+  test('a job that waits while another uses both workers starts before that job ends', async () => {
+    const { t, events } = setup(2);
+    const first = t.transcode(job('av-720p-3s.mp4', SHORT_LADDER));
+    // Let the first job take both workers (its own and a borrowed one).
+    while (events.filter((e) => e.event === 'transcode.started').length < 1) await Bun.sleep(10);
+    const second = t.transcode(job());
+    await Promise.all([first, second]);
+    const at = (event: string, n: number) => events.filter((e) => e.event === event)[n]!.at as number;
+    expect(at('transcode.started', 1)).toBeLessThan(at('transcode.finished', 0));
+  }, 60_000);
+
+  test('borrowed workers go to waiting jobs first, then to borrowers, each in FIFO order', async () => {
+    const pool = createWasmWorkerPool({ size: 1 });
+    try {
+      const order: string[] = [];
+      const home = await pool.acquire();
+      const track = (name: string, p: Promise<WasmLease>) => p.then((l) => (order.push(name), l));
+      const b1 = track('borrow-1', pool.borrow());
+      const j1 = track('job-1', pool.acquire());
+      const b2 = track('borrow-2', pool.borrow());
+      const j2 = track('job-2', pool.acquire());
+      home.release();
+      (await j1).release();
+      (await j2).release();
+      (await b1).release();
+      (await b2).release();
+      expect(order).toEqual(['job-1', 'job-2', 'borrow-1', 'borrow-2']);
+      // A borrow is served at once when a worker is idle.
+      const c = new AbortController();
+      const idle = await pool.borrow(c.signal);
+      idle.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('cancelling a job that runs on two workers terminates both and the pool recovers', async () => {
+    const { t, events } = setup(2);
+    const c = new AbortController();
+    const running = t.transcode(job('av-720p-3s.mp4', SHORT_LADDER), { signal: c.signal });
+    while (events.filter((e) => e.event === 'wasm.worker_loaded').length < 2) await Bun.sleep(10);
+    await Bun.sleep(200);
+    c.abort();
+    expect(await codeOf(running)).toBe('CANCELLED');
+    expect(events.filter((e) => e.event === 'wasm.worker_terminated').map((e) => e.slot).sort()).toEqual([0, 1]);
+    const again = await t.transcode(job(), { timeoutMs: 60_000 });
+    expect(again.renditions.map((r) => r.quality)).toEqual(['144p']);
+  }, 60_000);
 });

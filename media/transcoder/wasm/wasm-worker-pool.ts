@@ -1,7 +1,11 @@
 /**
  * A fixed number of slots, each backed by one Bun Worker running one
  * ffmpeg.wasm core. A job leases a slot for its whole duration (probe, HLS,
- * downloads), so one worker never runs two jobs; extra jobs wait in FIFO.
+ * downloads); extra jobs wait in FIFO. While it runs, a job may also
+ * `borrow` idle slots for its independent runs (one HLS run per rendition):
+ * a borrow is served only when no job is waiting, and a borrowed slot goes
+ * back after each run, so borrowing never delays a queued job by more than
+ * the run in progress.
  *
  * `core.exec` blocks its worker thread, so the only way to stop a run is
  * `worker.terminate()`; the slot then gets a fresh worker, loaded at once so
@@ -34,7 +38,10 @@ export interface WasmLease {
 
 export interface WasmWorkerPool {
   readonly size: number;
+  /** A slot for a whole job, in FIFO order. */
   acquire(signal?: AbortSignal): Promise<WasmLease>;
+  /** An extra slot for a job that already holds one; only granted when no `acquire` is waiting. */
+  borrow(signal?: AbortSignal): Promise<WasmLease>;
   /** Workers alive right now (loaded or loading). */
   liveWorkers(): number;
   close(): Promise<void>;
@@ -78,6 +85,8 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
   const log = opts.logger ?? (() => {});
   const slots: Slot[] = Array.from({ length: size }, (_, index) => ({ index, live: null, leased: false }));
   const waiters: Waiter[] = [];
+  /** Borrow requests: served after every waiting job, FIFO among themselves. */
+  const borrowers: Waiter[] = [];
   let nextRunId = 1;
   let closed = false;
 
@@ -161,7 +170,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
   }
 
   function grant(slot: Slot): void {
-    const waiter = waiters.shift();
+    const waiter = waiters.shift() ?? borrowers.shift();
     if (!waiter) {
       slot.leased = false;
       return;
@@ -221,36 +230,40 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     };
   }
 
+  function enqueue(queue: Waiter[], signal: AbortSignal | undefined): Promise<WasmLease> {
+    if (closed) return Promise.reject(new TranscodeError('CANCELLED', 'transcoder was closed'));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    // A free slot means nobody is waiting (release hands slots straight on).
+    const free = slots.find((s) => !s.leased);
+    if (free) {
+      free.leased = true;
+      liveWorker(free);
+      return Promise.resolve(lease(free));
+    }
+    return new Promise<WasmLease>((resolve, reject) => {
+      const waiter: Waiter = { resolve: (slot) => resolve(lease(slot)), reject, signal };
+      if (signal) {
+        waiter.onAbort = () => {
+          const i = queue.indexOf(waiter);
+          if (i >= 0) queue.splice(i, 1);
+          reject(abortReason(signal));
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      queue.push(waiter);
+    });
+  }
+
   return {
     size,
-    acquire(signal) {
-      if (closed) return Promise.reject(new TranscodeError('CANCELLED', 'transcoder was closed'));
-      if (signal?.aborted) return Promise.reject(abortReason(signal));
-      const free = slots.find((s) => !s.leased);
-      if (free) {
-        free.leased = true;
-        liveWorker(free);
-        return Promise.resolve(lease(free));
-      }
-      return new Promise<WasmLease>((resolve, reject) => {
-        const waiter: Waiter = { resolve: (slot) => resolve(lease(slot)), reject, signal };
-        if (signal) {
-          waiter.onAbort = () => {
-            const i = waiters.indexOf(waiter);
-            if (i >= 0) waiters.splice(i, 1);
-            reject(abortReason(signal));
-          };
-          signal.addEventListener('abort', waiter.onAbort, { once: true });
-        }
-        waiters.push(waiter);
-      });
-    },
+    acquire: (signal) => enqueue(waiters, signal),
+    borrow: (signal) => enqueue(borrowers, signal),
     liveWorkers: () => slots.filter((s) => s.live && !s.live.dead).length,
     async close() {
       if (closed) return;
       closed = true;
       const err = new TranscodeError('CANCELLED', 'transcoder was closed');
-      for (const w of waiters.splice(0)) {
+      for (const w of [...waiters.splice(0), ...borrowers.splice(0)]) {
         if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
         w.reject(err);
       }
