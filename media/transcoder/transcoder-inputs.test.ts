@@ -1,5 +1,6 @@
 /** The awkward inputs, on both backends: odd sizes, tiny sources, one stream only, garbage. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { closeMediaTools } from '../test-support/media-tools.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTranscoder } from './create-transcoder.ts';
@@ -51,6 +52,7 @@ beforeAll(async () => {
 }, 110_000);
 
 afterAll(async () => {
+  await closeMediaTools();
   await Promise.all(transcoders.map((t) => t.close()));
   for (const o of outcomes.values()) removeDir(o.outDir);
 });

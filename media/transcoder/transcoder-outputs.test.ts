@@ -3,6 +3,7 @@
  * and ffmpeg rather than with our own code, then compared with each other.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { closeMediaTools, mediaToolsBackend } from '../test-support/media-tools.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTranscoder } from './create-transcoder.ts';
@@ -49,6 +50,7 @@ beforeAll(async () => {
 }, 100_000);
 
 afterAll(async () => {
+  await closeMediaTools();
   for (const run of runs.values()) {
     await run.transcoder.close();
     removeDir(run.outDir);
@@ -163,7 +165,9 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     const realFrames = new Set(reference.frameHashes);
     for (const key of [undefined, '0'.repeat(32)]) {
       const bad = await decodeVideoFrames(file, key);
-      expect(bad.exitCode).not.toBe(0);
+      // ffmpeg.wasm as the referee reports the error rate in its log but exits 0; the frames decide.
+      if (mediaToolsBackend() === 'native') expect(bad.exitCode).not.toBe(0);
+      else expect(bad.stderr).not.toBe('');
       expect(bad.frameHashes.length).toBeLessThan(realFrames.size / 3);
       expect(bad.frameHashes.filter((h) => realFrames.has(h))).toEqual([]);
     }
