@@ -31,7 +31,16 @@ const require = createRequire(import.meta.url);
 // The package exports no subpath for its browser bundle: find it beside package.json.
 const SCALAR_BUNDLE = join(dirname(require.resolve("@scalar/api-reference/package.json")), "dist/browser/standalone.js");
 
+/** The path of an absolute URL without building a URL object (this runs on every request). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const q = url.indexOf("?", start);
+  return q < 0 ? url.slice(start) : url.slice(start, q);
+}
+
 function hasBody(request: Request): boolean {
+  if (request.method === "GET" || request.method === "HEAD") return false;
   const len = request.headers.get("content-length");
   if (len !== null) return Number(len) > 0;
   return request.headers.has("transfer-encoding");
@@ -71,7 +80,7 @@ export function createApp(deps: AppDeps) {
     )
     .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), { detail: { hide: true } })
     .onRequest(async ({ request }) => {
-      const path = new URL(request.url).pathname;
+      const path = pathOf(request.url);
       if (!path.startsWith(API_PREFIX)) return;
       const auth = await authenticate(orgs, request.headers);
       if (!auth) return invalidApiKeyResponse();

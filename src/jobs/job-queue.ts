@@ -47,20 +47,14 @@ export function createJobQueue(opts: { database: Database; workerId: string; lea
 
     /** Claims the oldest runnable job of these types: queued, or running with an expired lease. */
     async claim(types: string[]): Promise<JobRow | null> {
+      const runnable = (t: number) =>
+        and(inArray(jobs.type, types), lte(jobs.runAfter, t), or(eq(jobs.status, "queued"), and(eq(jobs.status, "running"), lte(jobs.leaseUntil, t))));
+      // A read first: an idle poll should not take the write lock every second.
+      const any = await database.db.select({ id: jobs.id }).from(jobs).where(runnable(now())).limit(1);
+      if (any.length === 0) return null;
       return database.write(async (tx) => {
         const t = now();
-        const rows = await tx
-          .select()
-          .from(jobs)
-          .where(
-            and(
-              inArray(jobs.type, types),
-              lte(jobs.runAfter, t),
-              or(eq(jobs.status, "queued"), and(eq(jobs.status, "running"), lte(jobs.leaseUntil, t))),
-            ),
-          )
-          .orderBy(asc(jobs.runAfter), asc(jobs.createdAt))
-          .limit(1);
+        const rows = await tx.select().from(jobs).where(runnable(t)).orderBy(asc(jobs.runAfter), asc(jobs.createdAt)).limit(1);
         const row = rows[0];
         if (!row) return null;
         const claimed = { status: "running", claimedBy: workerId, leaseUntil: t + leaseMs, attempts: row.attempts + 1, updatedAt: t };

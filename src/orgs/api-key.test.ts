@@ -20,3 +20,12 @@ test("malformed keys do not parse", () => {
 test("a stored hash of a different length never matches", () => {
   expect(secretMatches("a".repeat(32), hashSecret("a".repeat(32)).slice(1))).toBe(false);
 });
+
+test("constantTimeEqual compares whole strings of equal length only", async () => {
+  const { constantTimeEqual } = await import("./api-key.ts");
+  expect(constantTimeEqual("abcd", "abcd")).toBe(true);
+  expect(constantTimeEqual("abcd", "abce")).toBe(false);
+  expect(constantTimeEqual("bbcd", "abcd")).toBe(false);
+  expect(constantTimeEqual("abc", "abcd")).toBe(false);
+  expect(constantTimeEqual("", "")).toBe(true);
+});
