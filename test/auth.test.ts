@@ -116,6 +116,18 @@ describe("envelope on unexpected failures", () => {
     expect(await res.json()).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR", details: { body: expect.any(String) } } });
   });
 
+  test("a JSON body without a length (chunked) is refused rather than read whole", async () => {
+    const body = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"source_url":"https://example.com/a.mp4"}'));
+        c.close();
+      },
+    });
+    const res = await t.api("/videos/", { method: "POST", body, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as any).error.details).toEqual({ "Content-Length": expect.any(String) });
+  });
+
   test("an unexpected exception is a 500 envelope with a generic message; details only in the log", async () => {
     const lines: string[] = [];
     const { createLogger } = await import("../src/log.ts");

@@ -99,8 +99,10 @@ export function createApp(deps: AppDeps) {
         if (!isJson(request.headers.get("content-type"))) {
           return errorResponse(ApiError.validation({ "Content-Type": "must be application/json" }));
         }
-        const len = Number(request.headers.get("content-length") ?? 0);
-        if (len > MAX_JSON_BYTES) return errorResponse(ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` }));
+        // Elysia reads a JSON body whole: without a length it could not be capped before reading.
+        const declared = request.headers.get("content-length");
+        if (declared === null) return errorResponse(ApiError.validation({ "Content-Length": "is required on a JSON body" }));
+        if (Number(declared) > MAX_JSON_BYTES) return errorResponse(ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` }));
       }
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
