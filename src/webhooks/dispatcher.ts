@@ -1,8 +1,11 @@
 import { randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptOutcome, Deliver } from "./deliver.ts";
+import { createDeliveryLanes, type Lane } from "./delivery-lanes.ts";
 import type { AttemptResult, AttemptVerdict, Claim, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
+import { createLeaseRenewer } from "./lease-renewer.ts";
+import { createResultRecorder } from "./result-recorder.ts";
 import { nextRetryDelayMs } from "./retry-policy.ts";
 
 export interface DispatcherOptions {
@@ -60,15 +63,11 @@ interface Job {
   waiters: Array<(outcome: AttemptOutcome | null) => void>;
 }
 
-interface Lane {
-  queue: Job[];
-  head: number;
-  inflight: number;
-  /** Failed attempts in a row: a failing receiver gets fewer slots, so many dead ones cannot fill the global limit. */
-  failures: number;
+interface Recorded {
+  job: Job;
+  result: AttemptResult;
+  outcome: AttemptOutcome;
 }
-
-const FAILING_AFTER = 3;
 
 const SWEEP_MS = 30_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -79,12 +78,10 @@ const PRUNE_EVERY_MS = 3_600_000;
  *
  * - Fan-out: one write transaction per batch of outbox rows (deliveries built,
  *   rows marked), woken by the actor runtime after each commit and polled.
- * - Sending: a bounded in-memory work set, one FIFO lane per endpoint served
- *   round-robin under a global and a per-endpoint concurrency limit, so one
- *   slow receiver never holds up the others.
- * - Recording: results are group-committed (all results that arrived while the
- *   previous transaction ran go into the next one); a delivery leaves memory
- *   only once its result is durable.
+ * - Sending: a bounded in-memory work set fed to fair per-endpoint lanes
+ *   (delivery-lanes.ts), so one slow receiver never holds up the others.
+ * - Recording: results are group-committed (result-recorder.ts); a delivery
+ *   leaves memory only once its result is durable.
  * - Crash safety: the database is the truth. Whatever was not recorded is
  *   still `pending` and is loaded again (on start, or by another process) once
  *   its lease is released or runs out, with the same id and bytes.
@@ -98,37 +95,23 @@ const PRUNE_EVERY_MS = 3_600_000;
 export function createDispatcher(opts: DispatcherOptions) {
   const { deliveries, endpoints, deliver } = opts;
   const log = opts.logger.child({ component: "webhooks" });
-  const maxInFlight = opts.maxInFlight ?? 256;
   const maxPerEndpoint = opts.maxPerEndpoint ?? 16;
-  const maxPerFailing = Math.min(maxPerEndpoint, opts.maxPerFailingEndpoint ?? 2);
   const maxQueued = opts.maxQueued ?? 10_000;
   const fanOutBatch = opts.fanOutBatch ?? 500;
   const pollMs = opts.pollMs ?? 500;
   const parkAfterMs = opts.parkAfterMs ?? 60_000;
   const retentionMs = opts.retentionMs ?? 30 * 86_400_000;
   const random = opts.random ?? Math.random;
-  const lingerMs = opts.recordLingerMs ?? 2;
   const leaseMs = opts.leaseMs ?? 30_000;
-  // Renewed thrice per lease; swept at least once per lease, so a dead process's
-  // deliveries are taken over within about two leases.
-  const renewMs = Math.max(10, Math.floor(leaseMs / 3));
+  // Swept at least once per lease, so a dead process's deliveries are taken over within about two leases.
   const sweepMs = Math.min(SWEEP_MS, leaseMs);
 
   const auto = new Map<string, Job>();
   const manual = new Map<string, Job>();
   const endpointById = new Map<string, SendableEndpoint>();
   const removed = new Set<string>();
-  const lanes = new Map<string, Lane>();
-  const ready = new Set<Lane>();
-  let inflight = 0;
-  let results: Array<{ job: Job; result: AttemptResult; outcome: AttemptOutcome }> = [];
-  /** Leases to give back (deliveries forgotten unattempted or parked), recorded with the next results. */
-  let releases: string[] = [];
-  let renewing: Promise<void> | null = null;
-  let renewer: ReturnType<typeof setInterval> | undefined;
   /** This process instance: the `claimed_by` of the deliveries it holds. */
   let owner = `dsp_${randomToken(16)}`;
-  let flushing: Promise<void> | null = null;
   let fanning: Promise<void> | null = null;
   let fanAgain = false;
   let loading: Promise<void> | null = null;
@@ -143,18 +126,32 @@ export function createDispatcher(opts: DispatcherOptions) {
 
   const claim = (): Claim => ({ by: owner, until: Date.now() + leaseMs });
 
-  function release(id: string) {
-    releases.push(id);
-    if (!stopped) scheduleFlush();
-  }
+  const lanes = createDeliveryLanes<Job>({
+    maxInFlight: opts.maxInFlight ?? 256,
+    maxPerEndpoint,
+    maxPerFailingEndpoint: Math.min(maxPerEndpoint, opts.maxPerFailingEndpoint ?? 2),
+    isQueued: (job) => job.state === "queued",
+    start,
+  });
+  const recorder = createResultRecorder<Recorded>({
+    deliveries,
+    claim,
+    log,
+    lingerMs: opts.recordLingerMs ?? 2,
+    stopped: () => stopped,
+    settle: (b) => settle(b.job, b.result, b.outcome),
+  });
+  const renewer = createLeaseRenewer<Job>({
+    deliveries,
+    leaseMs,
+    claim,
+    log,
+    held: () => [...auto.values()].filter((j) => j.claimed),
+    idOf: (job) => job.row.id,
+    lost: dropLost,
+  });
 
   const tagsOf = (row: DeliveryRow) => ({ delivery_id: row.id, endpoint_id: row.endpointId, org_id: row.orgId });
-
-  function laneOf(endpointId: string): Lane {
-    let lane = lanes.get(endpointId);
-    if (!lane) lanes.set(endpointId, (lane = { queue: [], head: 0, inflight: 0, failures: 0 }));
-    return lane;
-  }
 
   function settleWaiters(job: Job, outcome: AttemptOutcome | null) {
     const waiters = job.waiters;
@@ -174,7 +171,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     if (mapOf(job).get(job.row.id) === job) mapOf(job).delete(job.row.id);
     if (job.claimed) {
       job.claimed = false;
-      release(job.row.id);
+      recorder.release(job.row.id);
     }
     settleWaiters(job, null);
   }
@@ -182,11 +179,12 @@ export function createDispatcher(opts: DispatcherOptions) {
   function enqueue(job: Job, front = false) {
     if (stopped || job.dead || removed.has(job.row.endpointId) || !endpointById.has(job.row.endpointId)) return forget(job);
     job.state = "queued";
-    const lane = laneOf(job.row.endpointId);
-    if (front) lane.queue.splice(lane.head, 0, job);
-    else lane.queue.push(job);
-    ready.add(lane);
+    lanes.push(job.row.endpointId, job, front);
     pump();
+  }
+
+  function pump() {
+    if (!stopped) lanes.pump();
   }
 
   /** Arms a timer for a retry that is near, or leaves a far one to the database. */
@@ -214,7 +212,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     }
     if (auto.size >= maxQueued) {
       backlog = true;
-      release(row.id);
+      recorder.release(row.id);
       waiter?.(null);
       return;
     }
@@ -223,47 +221,12 @@ export function createDispatcher(opts: DispatcherOptions) {
     waitOrPark(job, row.nextAttemptAt ?? 0);
   }
 
-  function pump() {
-    let started = true;
-    while (!stopped && started && ready.size > 0) {
-      started = false;
-      for (const lane of ready) {
-        if (lane.inflight >= (lane.failures >= FAILING_AFTER ? maxPerFailing : maxPerEndpoint)) continue;
-        // Past the overall limit only an endpoint with nothing in flight may start one:
-        // however many receivers hang, every endpoint keeps moving.
-        if (inflight >= maxInFlight && lane.inflight > 0) continue;
-        const job = lane.queue[lane.head]!;
-        lane.queue[lane.head++] = undefined as never;
-        if (lane.head >= lane.queue.length) {
-          lane.queue = [];
-          lane.head = 0;
-          ready.delete(lane);
-        } else if (lane.head > 1024 && lane.head * 2 > lane.queue.length) {
-          lane.queue = lane.queue.slice(lane.head);
-          lane.head = 0;
-        }
-        if (job.state !== "queued") {
-          started = true; // forgotten while it waited in the lane: look at the lane again
-          continue;
-        }
-        start(job, lane);
-        started = true;
-        if (ready.has(lane)) {
-          // To the back of the round: a slot that frees goes to the next endpoint in turn.
-          ready.delete(lane);
-          ready.add(lane);
-        }
-      }
-    }
-  }
-
-  function start(job: Job, lane: Lane) {
+  function start(job: Job, lane: Lane<Job>) {
     const endpoint = endpointById.get(job.row.endpointId);
     if (!endpoint) return forget(job);
     job.state = "inflight";
     job.abort = new AbortController();
-    inflight++;
-    lane.inflight++;
+    lanes.begin(lane);
     counters.sent++;
     const attempt = endpoint.secret === null ? unsignable(endpoint) : deliver({ url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body }, job.abort.signal);
     attempt
@@ -291,9 +254,8 @@ export function createDispatcher(opts: DispatcherOptions) {
     return delay === null ? { kind: "abandoned" } : { kind: "retry", at: Date.now() + delay, hold: delay <= parkAfterMs };
   }
 
-  function finish(job: Job, lane: Lane, outcome: AttemptOutcome) {
-    inflight--;
-    lane.inflight--;
+  function finish(job: Job, lane: Lane<Job>, outcome: AttemptOutcome) {
+    lanes.end(lane, outcome.aborted ? null : outcome.ok);
     job.abort = undefined;
     if (outcome.aborted) {
       // Cut by shutdown: not an attempt. Still pending in the database, sent again after restart.
@@ -302,11 +264,9 @@ export function createDispatcher(opts: DispatcherOptions) {
       const verdict = verdictOf(job, outcome);
       if (outcome.ok) counters.delivered++;
       else counters.failed++;
-      lane.failures = outcome.ok ? 0 : lane.failures + 1;
       const { startedAt, durationMs, statusCode, error } = outcome;
       job.state = "recording";
-      results.push({ job, outcome, result: { deliveryId: job.row.id, manual: job.manual, startedAt, durationMs, statusCode, error, verdict } });
-      scheduleFlush();
+      recorder.record({ job, outcome, result: { deliveryId: job.row.id, manual: job.manual, startedAt, durationMs, statusCode, error, verdict } });
     }
     pump();
   }
@@ -337,35 +297,6 @@ export function createDispatcher(opts: DispatcherOptions) {
     job.row.nextAttemptAt = verdict.at;
     job.claimed = verdict.hold; // a parked retry was released by the recording
     waitOrPark(job, verdict.at);
-  }
-
-  async function flushOnce(): Promise<void> {
-    const batch = results;
-    const freed = releases;
-    results = [];
-    releases = [];
-    if (batch.length === 0 && freed.length === 0) return;
-    try {
-      await deliveries.record(batch.map((b) => b.result), claim(), freed);
-    } catch (err) {
-      log.error("Cannot record webhook attempts", { err, count: batch.length, delivery_ids: batch.slice(0, 20).map((b) => b.job.row.id) });
-      results = batch.concat(results);
-      releases = freed.concat(releases);
-      if (!stopped) await Bun.sleep(1000);
-      return;
-    }
-    for (const b of batch) settle(b.job, b.result, b.outcome);
-  }
-
-  function scheduleFlush() {
-    if (flushing) return;
-    flushing = Bun.sleep(lingerMs)
-      .then(flushOnce)
-      .catch((err) => log.error("Cannot settle webhook attempts", { err }))
-      .finally(() => {
-        flushing = null;
-        if ((results.length > 0 || releases.length > 0) && !stopped) scheduleFlush();
-      });
   }
 
   async function fanOutLoop(): Promise<void> {
@@ -444,31 +375,16 @@ export function createDispatcher(opts: DispatcherOptions) {
     }
   }
 
-  /**
-   * Extends the leases of everything held. A delivery found no longer ours
-   * (our lease ran out while the process stalled and another claimed it, or
-   * it is no longer pending) is dropped from memory unless it is under way.
-   */
-  function renewLeases(): void {
-    if (stopped || renewing) return;
-    const held = [...auto.values()].filter((j) => j.claimed);
-    if (held.length === 0) return;
-    renewing = deliveries
-      .renew(held.map((j) => j.row.id), claim())
-      .then((kept) => {
-        let lost = 0;
-        for (const job of held) {
-          if (kept.has(job.row.id) || !job.claimed || (job.state !== "queued" && job.state !== "waiting")) continue;
-          job.claimed = false;
-          forget(job);
-          lost++;
-        }
-        if (lost > 0) log.warn("Webhook deliveries held in memory were taken over or finished elsewhere; dropped here", { count: lost });
-      })
-      .catch((err) => log.error("Cannot renew webhook delivery leases", { err, count: held.length }))
-      .finally(() => {
-        renewing = null;
-      });
+  /** Drops what another process took over or finished, unless it is under way here. */
+  function dropLost(jobs: Job[]): number {
+    let lost = 0;
+    for (const job of jobs) {
+      if (!job.claimed || (job.state !== "queued" && job.state !== "waiting")) continue;
+      job.claimed = false;
+      forget(job);
+      lost++;
+    }
+    return lost;
   }
 
   return {
@@ -478,8 +394,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       owner = `dsp_${randomToken(16)}`;
       ticker = setInterval(tick, pollMs);
       ticker.unref?.();
-      renewer = setInterval(renewLeases, renewMs);
-      renewer.unref?.();
+      renewer.start();
       await loadDue();
       wake();
     },
@@ -494,25 +409,20 @@ export function createDispatcher(opts: DispatcherOptions) {
       if (stopped) return;
       stopped = true;
       if (ticker) clearInterval(ticker);
-      if (renewer) clearInterval(renewer);
+      renewer.stop();
       for (const job of [...auto.values(), ...manual.values()]) if (job.state === "waiting" || job.state === "queued") forget(job);
       await fanning;
       await loading;
-      await renewing;
+      await renewer.settled();
       const deadline = Date.now() + (opts.stopGraceMs ?? 5000);
-      while (inflight > 0 && Date.now() < deadline) await Bun.sleep(10);
+      while (lanes.inflight > 0 && Date.now() < deadline) await Bun.sleep(10);
       for (const job of [...auto.values(), ...manual.values()]) job.abort?.abort();
       const cutDeadline = Date.now() + 1000;
-      while (inflight > 0 && Date.now() < cutDeadline) await Bun.sleep(5);
-      const unflushed = () => results.length > 0 || releases.length > 0;
-      for (let i = 0; i < 3 && (flushing || unflushed()); i++) {
-        await flushing;
-        if (unflushed()) await flushOnce();
-      }
+      while (lanes.inflight > 0 && Date.now() < cutDeadline) await Bun.sleep(5);
+      await recorder.drain();
       for (const job of [...auto.values(), ...manual.values()]) forget(job);
-      if (unflushed()) await flushOnce(); // the leases of what was just forgotten
+      await recorder.flush(); // the leases of what was just forgotten
       lanes.clear();
-      ready.clear();
     },
 
     wake,
@@ -554,14 +464,14 @@ export function createDispatcher(opts: DispatcherOptions) {
       const row = await deliveries.insertOne(endpoint, event, data, { ...opts, claim: stopped ? null : claim() });
       const outcome = new Promise<AttemptOutcome | null>((resolve) => {
         if (!stopped) return admit(row, resolve);
-        if (row.claimedBy !== null) release(row.id);
+        if (row.claimedBy !== null) recorder.release(row.id);
         resolve(null);
       });
       return { row, outcome };
     },
 
     stats() {
-      return { ...counters, inflight, inMemory: auto.size + manual.size, pendingResults: results.length };
+      return { ...counters, inflight: lanes.inflight, inMemory: auto.size + manual.size, pendingResults: recorder.pending };
     },
   };
 }
