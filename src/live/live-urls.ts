@@ -10,6 +10,8 @@ export function createLiveUrls(config: Config, secret: ServerSecret) {
   return {
     token,
     verifySignature: (streamKey: string, sig: string | null) => !!sig && secret.verify("rtmp", streamKey, sig, SIG_LENGTH),
+    /** What the stream_key_digests table stores and is searched by: the key itself is never stored in plaintext. */
+    keyDigest: (streamKey: string) => secret.sign("stream-key", streamKey),
     /** Complete push URL: works as ffmpeg's output and as OBS's Server with a blank key. */
     rtmpUrl(streamKey: string): string {
       return `rtmp://${config.rtmpHost}:${config.rtmpPort}/live/${streamKey}?sig=${secret.sign("rtmp", streamKey).slice(0, SIG_LENGTH)}`;

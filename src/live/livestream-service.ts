@@ -68,7 +68,7 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
         within: async (tx, record) => {
           // Counted inside the write transaction, so two creations can't both take the last slot.
           if (SLOT_STATUSES.includes(record.status) && (await countSlotsInUse(tx)) > deps.slots()) throw new ApiError("NO_SLOTS_AVAILABLE");
-          await tx.insert(streamKeys).values({ streamKey, streamId: id, orgId: org.id, createdAt: Date.now() });
+          await tx.insert(streamKeys).values({ digest: urls.keyDigest(streamKey), streamId: id, orgId: org.id, createdAt: Date.now() });
         },
       });
       deps.logger.info("Live stream created", { org_id: org.id, stream_id: id, status: result.record.status, scheduled_at: scheduledAt });
@@ -97,7 +97,7 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
     },
 
     async byStreamKey(streamKey: string): Promise<ActorRecord<StreamContext> | null> {
-      const rows = await runtime.database.db.select().from(streamKeys).where(eq(streamKeys.streamKey, streamKey)).limit(1);
+      const rows = await runtime.database.db.select().from(streamKeys).where(eq(streamKeys.digest, urls.keyDigest(streamKey))).limit(1);
       if (!rows[0]) return null;
       return runtime.get<StreamContext>("livestream", rows[0].streamId);
     },
