@@ -2,13 +2,14 @@ import { livestreamMachine, streamStatus } from "../machines/livestream-machine.
 import { videoMachine, videoStatus } from "../machines/video-machine.ts";
 import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
 import type { Config } from "./config.ts";
-import { createDatabase, type Database } from "./db/create-database.ts";
+import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
 import { organizationRoutes } from "./routes/organization-routes.ts";
 import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts";
+import { createActorSealers, sealLegacyActorSecrets } from "./secrets/actor-secrets.ts";
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
@@ -42,19 +43,22 @@ export interface Service {
  */
 export async function createService(config: Config, opts: { logger?: Logger } = {}): Promise<Service> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel === "silent" ? "silent" : config.logLevel });
+  ensurePrivateDir(config.dataDir); // 0700: database, media, uploads, the key file
   const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
   const orgs = createOrgStore(database);
   const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs });
   await rateLimiter.load();
+  const secret = loadServerSecret(config.dataDir, config.secretKey);
+  // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).
+  const sealers = createActorSealers(secret);
   const runtime = createActorRuntime({
     database,
     logger,
     kinds: {
-      video: { machine: videoMachine, statusOf: videoStatus },
-      livestream: { machine: livestreamMachine, statusOf: streamStatus },
+      video: { machine: videoMachine, statusOf: videoStatus, ...sealers.video },
+      livestream: { machine: livestreamMachine, statusOf: streamStatus, ...sealers.livestream },
     },
   });
-  const secret = loadServerSecret(config.dataDir, config.secretKey);
   const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret });
   // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
   const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
@@ -72,6 +76,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
   const live = createLiveModule({ config, runtime, videos: videos.videos, secret, logger });
+  await sealLegacyActorSecrets(database, sealers, live.urls.keyDigest);
   const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });
   const app = createApp({
     orgs,

@@ -11,6 +11,9 @@ export interface ActorKindSpec {
   machine: AnyStateMachine;
   /** Maps a state value to the public status column. */
   statusOf(value: unknown): string;
+  /** The stored form of a context (e.g. secrets sealed) and back; `id` is the actor's. Contexts are stored as they are without. */
+  seal?(context: any, id: string): unknown;
+  open?(stored: any, id: string): unknown;
 }
 
 export interface ActorRecord<C = any> {
@@ -66,7 +69,13 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
 
   function toRecord(row: typeof actors.$inferSelect): ActorRecord {
     const st = row.state as Persisted;
-    return { id: row.id, kind: row.kind, orgId: row.orgId, status: row.status, value: st.value, context: st.context, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+    const open = kinds[row.kind]?.open;
+    return { id: row.id, kind: row.kind, orgId: row.orgId, status: row.status, value: st.value, context: open ? open(st.context, row.id) : st.context, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+  }
+
+  function stored(kind: string, id: string, state: Persisted): Persisted {
+    const seal = spec(kind).seal;
+    return seal ? { value: state.value, context: seal(state.context, id) } : state;
   }
 
   async function writeOutbox(tx: Tx, orgId: string, entityId: string, events: DomainEvent[], now: number) {
@@ -113,7 +122,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
         const now = Date.now();
         const status = statusOf(snapshot.value);
         const state: Persisted = { value: snapshot.value, context: snapshot.context };
-        await tx.insert(actors).values({ id: input.id, kind, orgId: input.orgId, status, state, dedupeKey: options.dedupeKey ?? null, version: 1, createdAt: now, updatedAt: now });
+        await tx.insert(actors).values({ id: input.id, kind, orgId: input.orgId, status, state: stored(kind, input.id, state), dedupeKey: options.dedupeKey ?? null, version: 1, createdAt: now, updatedAt: now });
         const events = emittedEvents(actions as never);
         await writeOutbox(tx, input.orgId, input.id, events, now);
         const record: ActorRecord = { id: input.id, kind, orgId: input.orgId, status, value: snapshot.value, context: snapshot.context, createdAt: now, updatedAt: now, version: 1 };
@@ -143,7 +152,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
         const status = statusOf(next.value);
         await tx
           .update(actors)
-          .set({ state, status, version: before.version + 1, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
+          .set({ state: stored(kind, id, state), status, version: before.version + 1, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
           .where(eq(actors.id, id));
         await writeOutbox(tx, before.orgId, id, events, now);
         const record: ActorRecord = { ...before, status, value: next.value, context: next.context, updatedAt: now, version: before.version + 1 };

@@ -2,7 +2,7 @@ import { createClient, type Client } from "@libsql/client";
 import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as schema from "./schema/index.ts";
 
@@ -69,13 +69,39 @@ function createHotReader(url: string, client: Client): HotReader {
   };
 }
 
+/** Creates `dir` (and missing parents) readable by the service's user only, and tightens it to 0700 if it exists. */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/**
+ * The database file and its WAL and shared-memory files are 0600. The main
+ * file is created empty with that mode before libSQL opens it (SQLite gives the
+ * -wal and -shm files it creates the main file's mode); files left by an older
+ * version are tightened too.
+ */
+function protectDatabaseFiles(path: string, phase: "before" | "after"): void {
+  if (phase === "before") {
+    if (!existsSync(path)) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, "a", 0o600));
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
+function localDatabasePath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const path = url.slice("file:".length).split("?")[0]!;
+  return path && path !== ":memory:" && !url.includes("mode=memory") ? path : null;
+}
+
 export async function createDatabase(opts: { url: string; authToken?: string }): Promise<Database> {
   const { url, authToken } = opts;
   const isFile = url.startsWith("file:");
-  if (isFile) {
-    const path = url.slice("file:".length);
-    if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  }
+  const localPath = localDatabasePath(url);
+  if (localPath) protectDatabaseFiles(localPath, "before");
   // The writer is its own single-connection client so per-connection PRAGMAs
   // (synchronous) stick, and the queue guarantees it is never contended.
   const writerClient: Client = createClient({ url, authToken, timeout: 5000, concurrency: 1 } as Parameters<typeof createClient>[0]);
@@ -85,6 +111,7 @@ export async function createDatabase(opts: { url: string; authToken?: string }):
     await writerClient.execute("PRAGMA synchronous=NORMAL");
     await writerClient.execute("PRAGMA foreign_keys=ON");
   }
+  if (localPath) protectDatabaseFiles(localPath, "after");
   const writer = drizzle(writerClient, { schema });
   const reader = drizzle(readerClient, { schema });
   await migrate(writer, { migrationsFolder: MIGRATIONS });

@@ -1,0 +1,169 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import LibsqlDatabase from "libsql";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { publish } from "../media/rtmp/rtmp-publisher.ts";
+import { fixtureTags } from "../media/rtmp/test-support.ts";
+import { waitFor } from "./support/events.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+let t: TestService | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await t?.stop();
+  t = undefined;
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A DATA_DIR that does not exist yet, so the service creates it. */
+function freshDataDir(): string {
+  const parent = mkdtempSync(join(tmpdir(), "secrets-"));
+  dirs.push(parent);
+  return join(parent, "data");
+}
+
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+
+/** Where the spec itself delivers stream keys: event payloads and the webhook bodies built from them. */
+const DELIVERY_TABLES = ["outbox", "webhook_deliveries"];
+
+/**
+ * Every byte of the database except the outbox and delivery rows: a copy made
+ * with VACUUM INTO, those two tables emptied, vacuumed again (no free pages).
+ */
+function bytesWithoutDeliveries(dataDir: string): Buffer {
+  const copy = join(dataDir, "..", `copy-${Date.now()}.db`);
+  const live = new LibsqlDatabase(join(dataDir, "service.db"), { readonly: true });
+  live.exec(`VACUUM INTO '${copy}'`);
+  live.close();
+  const db = new LibsqlDatabase(copy);
+  for (const table of DELIVERY_TABLES) db.exec(`DELETE FROM ${table}`);
+  db.exec("VACUUM");
+  db.close();
+  const bytes = readFileSync(copy);
+  rmSync(copy);
+  return bytes;
+}
+
+/** Every row of every table but the delivery tables, as text. */
+async function rowsWithoutDeliveries(t: TestService): Promise<Record<string, string>> {
+  const tables = await t.service.database.client.execute("SELECT name FROM sqlite_master WHERE type = 'table'");
+  const out: Record<string, string> = {};
+  for (const { name } of tables.rows as unknown as Array<{ name: string }>) {
+    if (DELIVERY_TABLES.includes(name)) continue;
+    const rows = await t.service.database.client.execute(`SELECT * FROM "${name}"`);
+    out[name] = JSON.stringify(rows.rows);
+  }
+  return out;
+}
+
+async function getStream(id: string) {
+  return ((await (await t!.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+}
+
+describe("stream keys at rest", () => {
+  test("neither the stream key nor the rtmp_url is stored in plaintext outside event payloads; publishing and GET still work", async () => {
+    const dataDir = freshDataDir();
+    t = await startTestService({ dataDir });
+    const created = await t.api("/livestreams/", { method: "POST", json: { title: "Sealed" } });
+    expect(created.status).toBe(201);
+    const s = ((await created.json()) as any).data.stream;
+    const key: string = s.stream_key;
+    const sig = new URL(s.rtmp_url.replace(/^rtmp:/, "http:")).searchParams.get("sig")!;
+    expect(key).toMatch(/^[0-9A-Za-z]{32}$/);
+    expect(sig).toMatch(/^[0-9a-f]{32}$/);
+
+    const assertNowhere = async () => {
+      const rows = await rowsWithoutDeliveries(t!);
+      expect(Object.keys(rows)).toEqual(expect.arrayContaining(["actors", "stream_key_digests", "jobs", "uploads"]));
+      for (const [table, text] of Object.entries(rows)) {
+        expect({ table, hasKey: text.includes(key), hasSig: text.includes(sig) }).toEqual({ table, hasKey: false, hasSig: false });
+      }
+      const bytes = bytesWithoutDeliveries(dataDir);
+      expect(bytes.includes(key)).toBe(false);
+      expect(bytes.includes(sig)).toBe(false);
+    };
+    await assertNowhere();
+    const state = await t.service.database.client.execute({ sql: "SELECT state FROM actors WHERE id = ?", args: [s.id] });
+    expect(JSON.parse(String(state.rows[0]!.state)).context).toMatchObject({ sealed: expect.stringMatching(/^v1\./) });
+    const digests = await t.service.database.client.execute("SELECT * FROM stream_key_digests");
+    expect(digests.rows).toHaveLength(1);
+    expect(digests.rows[0]!.digest).toMatch(/^[0-9a-f]{64}$/);
+
+    // GET answers the key and the complete push URL, which an encoder can use.
+    expect(await getStream(s.id)).toMatchObject({ stream_key: key, rtmp_url: s.rtmp_url });
+    const pub = publish({ url: s.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "fast", unpublishAtEnd: false });
+    await pub.started;
+    await waitFor(async () => (await getStream(s.id))?.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
+    expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
+    await pub.finished.catch(() => undefined);
+
+    // The recording video carries the key too (video.stream.stream_key): sealed in its stored state as well.
+    const recording = await waitFor(async () => (await getStream(s.id))?.recording ?? undefined, { timeoutMs: 15_000, what: "recording" });
+    const video = ((await (await t.api(`/videos/${recording.asset_id}/`)).json()) as any).data;
+    expect(video.stream).toEqual({ id: s.id, stream_key: key });
+    expect(await getStream(s.id)).toMatchObject({ stream_key: key, rtmp_url: s.rtmp_url, status: "ENDED" });
+    await assertNowhere();
+  }, 60_000);
+
+  test("a database written before sealing is upgraded at start-up: keys sealed, digests made, the stream still publishable", async () => {
+    const dataDir = freshDataDir();
+    t = await startTestService({ dataDir });
+    const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Old" } })).json()) as any).data.stream;
+    const org = { orgId: t.orgId, apiKey: t.apiKey };
+    // What an older version stored: the context in plaintext, and no digest row (its stream_keys table is dropped by the migration).
+    const record = (await t.service.runtime.get("livestream", s.id))!;
+    await t.stop({ cleanup: false });
+    const raw = new LibsqlDatabase(join(dataDir, "service.db"));
+    raw.prepare("UPDATE actors SET state = ? WHERE id = ?").run(JSON.stringify({ value: record.value, context: record.context }), s.id);
+    raw.exec("DELETE FROM stream_key_digests");
+    raw.close();
+
+    t = await startTestService({ dataDir, org });
+    const rows = await rowsWithoutDeliveries(t);
+    expect(rows.actors).not.toContain(s.stream_key);
+    expect(rows.stream_key_digests).toContain(s.id);
+    expect(await getStream(s.id)).toMatchObject({ stream_key: s.stream_key, rtmp_url: s.rtmp_url });
+    // The restarted service listens on another random RTMP port; the path and signature are what is checked.
+    const url = s.rtmp_url.replace(/:\d+\/live\//, `:${t.service.config.rtmpPort}/live/`);
+    const pub = publish({ url, form: "obs", tags: (await fixtureTags()).slice(0, 20), pace: "fast" });
+    await pub.started;
+    await pub.finished.catch(() => undefined);
+  }, 60_000);
+});
+
+describe("file permissions", () => {
+  test("DATA_DIR is created 0700; service.db, -wal, -shm and secret.key are 0600", async () => {
+    const dataDir = freshDataDir();
+    t = await startTestService({ dataDir });
+    expect((await t.api("/livestreams/", { method: "POST", json: { title: "p" } })).status).toBe(201);
+    expect(mode(dataDir)).toBe("700");
+    for (const f of ["service.db", "service.db-wal", "service.db-shm", "secret.key"]) {
+      expect({ f, exists: existsSync(join(dataDir, f)) }).toEqual({ f, exists: true });
+      expect({ f, mode: mode(join(dataDir, f)) }).toEqual({ f, mode: "600" });
+    }
+  });
+
+  test("a DATA_DIR and database files left open by an older version are tightened at start", async () => {
+    const dataDir = freshDataDir();
+    t = await startTestService({ dataDir });
+    const org = { orgId: t.orgId, apiKey: t.apiKey };
+    await t.stop({ cleanup: false });
+    chmodSync(dataDir, 0o755);
+    chmodSync(join(dataDir, "service.db"), 0o644);
+    for (const f of ["service.db-wal", "service.db-shm"]) if (!existsSync(join(dataDir, f))) writeFileSync(join(dataDir, f), "");
+    for (const f of ["service.db-wal", "service.db-shm"]) chmodSync(join(dataDir, f), 0o644);
+    t = await startTestService({ dataDir, org });
+    expect(mode(dataDir)).toBe("700");
+    for (const f of ["service.db", "service.db-wal", "service.db-shm"]) expect({ f, mode: mode(join(dataDir, f)) }).toEqual({ f, mode: "600" });
+  });
+
+  test("the operator CLI on an empty DATA_DIR creates it private too", async () => {
+    const dataDir = freshDataDir();
+    const proc = Bun.spawnSync(["bun", join(import.meta.dir, "../src/cli/main.ts"), "org", "create", "--name", "cli", "--json"], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" }, stderr: "pipe" });
+    expect(proc.exitCode).toBe(0);
+    expect(mode(dataDir)).toBe("700");
+    expect(mode(join(dataDir, "service.db"))).toBe("600");
+  });
+});
