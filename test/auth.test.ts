@@ -64,6 +64,18 @@ describe("API keys", () => {
     expect((await call(next)).status).toBe(200);
   });
 
+  test("an expired key is not live: a new key can be created at once; it authenticates, the expired one stays 401", async () => {
+    const { org, apiKey: old } = await t.service.orgs.createOrg("expiring");
+    await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, old.split("_")[2]!)));
+    expect((await t.api("/organization/", { key: old })).status).toBe(401);
+    const { apiKey: next } = await t.service.orgs.createKey(org.id);
+    expect((await t.api("/organization/", { key: next })).status).toBe(200);
+    expect((await t.api("/organization/", { key: old })).status).toBe(401);
+    // Still one live key per organization, enforced by the database's partial unique index.
+    await expect(t.service.orgs.createKey(org.id)).rejects.toMatchObject({ code: "API_KEY_EXISTS", status: 409 });
+    expect((await t.service.orgs.listKeys(org.id)).map((k) => k.status)).toEqual(["live", "expired"]);
+  });
+
   test("the secret is stored only as a hash", async () => {
     const rows = await t.service.database.db.select().from(apiKeys);
     const secret = t.apiKey.split("_")[3]!;

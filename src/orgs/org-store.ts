@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, lte } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
 import { apiKeys, organizations } from "../db/schema/index.ts";
 import { ApiError } from "../http/api-error.ts";
@@ -19,6 +19,22 @@ export interface AuthRow {
   revokedAt: number | null;
   expiresAt: number | null;
   org: Organization;
+}
+
+/** What an operator may see of a key again: never the secret nor its hash (spec 2.2: the prefix is the only part shown again). */
+export interface KeyInfo {
+  prefix: string;
+  name: string;
+  status: "live" | "expired" | "revoked";
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+/** Expired wins over revoked when a key was retired because it had expired (key create does that). */
+export function keyStatus(k: { revokedAt: number | null; expiresAt: number | null }, now = Date.now()): KeyInfo["status"] {
+  if (k.expiresAt !== null && k.expiresAt <= (k.revokedAt ?? now)) return "expired";
+  return k.revokedAt !== null ? "revoked" : "live";
 }
 
 const FIND_KEY_SQL =
@@ -53,26 +69,48 @@ export function createOrgStore(database: Database) {
     return org;
   }
 
-  /** Creates a key, or 409 API_KEY_EXISTS while the organization still has a live one. */
-  async function createKey(orgId: string, name = "default"): Promise<{ apiKey: string; prefix: string }> {
+  /**
+   * Creates a key, or 409 API_KEY_EXISTS while the organization still has a
+   * live one. An expired key is not live: it is retired (`revoked_at` set) in
+   * the same transaction, which also frees the "one live key" unique index.
+   */
+  async function createKey(orgId: string, name = "default", opts: { expiresAt?: number } = {}): Promise<{ apiKey: string; prefix: string }> {
     await mustGetOrg(orgId);
     const { key, prefix, secretHash } = generateApiKey();
     await database.write(async (tx) => {
+      const now = Date.now();
+      await tx
+        .update(apiKeys)
+        .set({ revokedAt: now })
+        .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt), isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, now)));
       const live = await tx
         .select({ id: apiKeys.id })
         .from(apiKeys)
         .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
         .limit(1);
       if (live.length > 0) throw new ApiError("API_KEY_EXISTS");
-      await tx.insert(apiKeys).values({ id: newId("key"), orgId, prefix, secretHash, name, createdAt: Date.now() });
+      await tx.insert(apiKeys).values({ id: newId("key"), orgId, prefix, secretHash, name, createdAt: now, expiresAt: opts.expiresAt ?? null });
     });
     return { apiKey: key, prefix };
+  }
+
+  /** The organization's keys, newest first, as an operator may see them again. */
+  async function listKeys(orgId: string): Promise<KeyInfo[]> {
+    await mustGetOrg(orgId);
+    const rows = await db
+      .select({ prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
+      .from(apiKeys)
+      .where(eq(apiKeys.orgId, orgId))
+      .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+    const now = Date.now();
+    return rows.map((r) => ({ ...r, status: keyStatus(r, now) }));
   }
 
   return {
     getOrg,
     mustGetOrg,
     createKey,
+    listKeys,
 
     async createOrg(name: string, settings: OrgSettings = defaultOrgSettings()): Promise<{ org: Organization; apiKey: string }> {
       const org: Organization = { id: newId("org"), name, settings, createdAt: Date.now() };
@@ -101,7 +139,7 @@ export function createOrgStore(database: Database) {
       });
     },
 
-    /** Returns how many keys were revoked (0 when there was no live key). */
+    /** Returns how many live keys were revoked (0 when there was none; an expired key is retired too). */
     async revokeKey(orgId: string): Promise<number> {
       await mustGetOrg(orgId);
       return database.write(async (tx) => {
@@ -109,8 +147,9 @@ export function createOrgStore(database: Database) {
           .update(apiKeys)
           .set({ revokedAt: Date.now() })
           .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
-          .returning({ id: apiKeys.id });
-        return res.length;
+          .returning({ expiresAt: apiKeys.expiresAt });
+        const now = Date.now();
+        return res.filter((k) => k.expiresAt === null || k.expiresAt > now).length;
       });
     },
 
