@@ -2,6 +2,8 @@ import { loadConfig } from "./config.ts";
 import { createService } from "./service.ts";
 import { bootstrapDefaultOrg } from "./orgs/bootstrap.ts";
 
+// Everything the service writes (database, media, uploads, recordings, the key file) is for its own user only.
+process.umask(0o077);
 const config = loadConfig();
 const service = await createService(config);
 const boot = await bootstrapDefaultOrg(service.orgs);

@@ -159,6 +159,40 @@ describe("file permissions", () => {
     for (const f of ["service.db", "service.db-wal", "service.db-shm"]) expect({ f, mode: mode(join(dataDir, f)) }).toEqual({ f, mode: "600" });
   });
 
+  test("the server as `npm start` runs it writes nothing readable by others (uploads included)", async () => {
+    const dataDir = freshDataDir();
+    const proc = Bun.spawn(["bun", join(import.meta.dir, "../src/main.ts")], {
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "", SECRET_KEY: "", PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = "";
+      const deadline = Date.now() + 30_000;
+      while (!/API: (http:\/\/\S+)\/api\/public\/v1\//.test(out) && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const base = /API: (http:\/\/\S+)\/api\/public\/v1\//.exec(out)![1]!;
+      const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)![1]!;
+      const up = await fetch(`${base}/api/public/v1/videos/upload-url/`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" });
+      expect(up.status).toBe(201);
+      const put = await fetch(((await up.json()) as any).data.upload_url, { method: "PUT", body: Bun.file(join(import.meta.dir, "../fixtures/av-360p-2s.mp4")) });
+      expect(put.status).toBe(200);
+      const open: string[] = [];
+      const files = [...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: false, dot: true })];
+      expect(files.some((f) => f.startsWith("uploads"))).toBe(true);
+      for (const f of ["", ...files]) if (statSync(join(dataDir, f)).mode & 0o077) open.push(`${f || "."} ${mode(join(dataDir, f))}`);
+      expect(open).toEqual([]);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  }, 60_000);
+
   test("the operator CLI on an empty DATA_DIR creates it private too", async () => {
     const dataDir = freshDataDir();
     const proc = Bun.spawnSync(["bun", join(import.meta.dir, "../src/cli/main.ts"), "org", "create", "--name", "cli", "--json"], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" }, stderr: "pipe" });

@@ -69,10 +69,22 @@ function createHotReader(url: string, client: Client): HotReader {
   };
 }
 
-/** Creates `dir` (and missing parents) readable by the service's user only, and tightens it to 0700 if it exists. */
+/**
+ * Creates `dir` (and missing parents) readable by the service's user only, and
+ * tightens it to 0700 if it exists. A directory or file that belongs to another
+ * user (EPERM) is left as it is: the operator chose it.
+ */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  chmodOwn(dir, 0o700);
+}
+
+function chmodOwn(path: string, mode: number): void {
+  try {
+    chmodSync(path, mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") throw err;
+  }
 }
 
 /**
@@ -87,7 +99,7 @@ function protectDatabaseFiles(path: string, phase: "before" | "after"): void {
     closeSync(openSync(path, "a", 0o600));
   }
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (existsSync(file)) chmodSync(file, 0o600);
+    if (existsSync(file)) chmodOwn(file, 0o600);
   }
 }
 
