@@ -12,6 +12,8 @@ export interface Config {
   databaseAuthToken: string | undefined;
   mediaBackend: "auto" | "wasm" | "native";
   liveSlots: number;
+  /** LIVE_SLOTS_PER_ORG: slots (READY_TO_STREAM + LIVE) one organization may hold at once. */
+  liveSlotsPerOrg: number;
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
   /**
@@ -87,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     mediaBackend: backend,
     liveSlots: int(env, "LIVE_SLOTS", 100),
+    liveSlotsPerOrg: int(env, "LIVE_SLOTS_PER_ORG", 10),
     webhookRetrySchedule: schedule,
     webhookTimeoutMs,
     webhookLeaseMs,

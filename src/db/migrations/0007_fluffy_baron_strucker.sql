@@ -1,0 +1,1 @@
+CREATE INDEX `actors_kind_status_org` ON `actors` (`kind`,`status`,`org_id`) WHERE deleted_at IS NULL;
