@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Background work with leases: any process pointed at the same database can
@@ -23,5 +23,22 @@ export const jobs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("jobs_claim").on(t.status, t.runAfter), index("jobs_entity").on(t.entityId)],
+  (t) => [index("jobs_claim").on(t.status, t.runAfter), index("jobs_entity").on(t.entityId), index("jobs_org_claim").on(t.orgId, t.status, t.runAfter)],
+);
+
+/**
+ * Whose turn it is: per job type and organization, the sequence number of the
+ * organization's last claim. A claim prefers the organization with the fewest
+ * running jobs, then the one served longest ago (round-robin), so one
+ * organization's long queue cannot starve another's. One row per type and
+ * organization that ever ran a job.
+ */
+export const jobTurns = sqliteTable(
+  "job_turns",
+  {
+    type: text("type").notNull(),
+    orgId: text("org_id").notNull(),
+    servedSeq: integer("served_seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.type, t.orgId] })],
 );
