@@ -44,6 +44,12 @@ export interface Config {
   liveIdleTimeoutMs: number;
   /** A booked stream becomes READY_TO_STREAM this long before `scheduled_at`. */
   liveScheduleLeadMs: number;
+  /** RTMP_MAX_CONNECTIONS_PER_IP: open RTMP connections one client address (IPv4, or IPv6 /64) may hold; 0 = no limit. */
+  rtmpMaxConnectionsPerIp: number;
+  /** RTMP_PUBLISH_DEADLINE_MS: an RTMP connection that has not published this long after accept is closed; 0 = none. */
+  rtmpPublishDeadlineMs: number;
+  /** LIVE_MAX_BITRATE_KBPS: ingest bitrate cap per stream; a publisher over it is disconnected; 0 = none. */
+  liveMaxBitrateKbps: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -108,5 +114,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveReconnectMs: int(env, "LIVE_RECONNECT_MS", 10_000),
     liveIdleTimeoutMs: int(env, "LIVE_IDLE_TIMEOUT_MS", 60 * 60 * 1000),
     liveScheduleLeadMs: int(env, "LIVE_SCHEDULE_LEAD_MS", 5 * 60 * 1000),
+    rtmpMaxConnectionsPerIp: int(env, "RTMP_MAX_CONNECTIONS_PER_IP", 20),
+    rtmpPublishDeadlineMs: int(env, "RTMP_PUBLISH_DEADLINE_MS", 10_000),
+    liveMaxBitrateKbps: int(env, "LIVE_MAX_BITRATE_KBPS", 20_000),
   };
 }
