@@ -35,6 +35,12 @@ export interface Config {
   jobLeaseMs: number;
   sourceMaxBytes: number;
   sourceTimeoutMs: number;
+  /** SOURCE_STALL_MS: a source that sends nothing for this long fails with SOURCE_FETCH_TIMEOUT. */
+  sourceStallMs: number;
+  /** SOURCE_FETCH_CONCURRENCY: source fetches running at once in this process (their own pool, not transcode workers). */
+  sourceFetchConcurrency: number;
+  /** SOURCE_FETCH_PER_ORG: source fetches one organization may have running at once; default half the pool. */
+  sourceFetchPerOrg: number;
   uploadMaxBytes: number;
   /** Rate-limit window; one minute per the spec. Shorter only to test Retry-After in seconds. */
   rateLimitWindowMs: number;
@@ -109,6 +115,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobLeaseMs: int(env, "JOB_LEASE_MS", 30_000),
     sourceMaxBytes: int(env, "SOURCE_MAX_BYTES", 20 * 1024 ** 3),
     sourceTimeoutMs: int(env, "SOURCE_TIMEOUT_MS", 30 * 60 * 1000),
+    sourceStallMs: int(env, "SOURCE_STALL_MS", 30_000),
+    sourceFetchConcurrency: Math.max(1, int(env, "SOURCE_FETCH_CONCURRENCY", 8)),
+    sourceFetchPerOrg: Math.max(1, int(env, "SOURCE_FETCH_PER_ORG", Math.ceil(Math.max(1, int(env, "SOURCE_FETCH_CONCURRENCY", 8)) / 2))),
     uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 20 * 1024 ** 3),
     rateLimitWindowMs: int(env, "RATE_LIMIT_WINDOW_MS", 60_000),
     liveReconnectMs: int(env, "LIVE_RECONNECT_MS", 10_000),
