@@ -39,12 +39,14 @@ export type CloseReason =
   | 'unpublish'
   /** The socket closed without an unpublish (encoder killed, network gone). */
   | 'disconnect'
-  /** No bytes for `idleTimeoutMs`. */
+  /** No bytes for `idleTimeoutMs` (or, while `authorize` was pending, the publish deadline passed). */
   | 'timeout'
   /** Protocol violation by the peer, or the sink threw / rejected. */
   | 'error'
   /** `kick()` or `stop()` on the server. */
-  | 'kicked';
+  | 'kicked'
+  /** Media arrived faster than the server's `maxBitrateKbps` (see bitrate-meter.ts). */
+  | 'bitrate';
 
 export interface MediaSink {
   /**
@@ -59,7 +61,16 @@ export interface MediaSink {
 }
 
 export type AuthorizeResult =
-  | { ok: true; sink: MediaSink }
+  | {
+      ok: true;
+      sink: MediaSink;
+      /**
+       * Tags the server adds to its log entries about this publish from now
+       * on (e.g. `{ stream_id }`), so a disconnect for the bitrate cap names
+       * the stream. Never put the stream key here.
+       */
+      logTags?: Record<string, unknown>;
+    }
   | {
       ok: false;
       /** Sent to the encoder as the onStatus description. */
@@ -78,4 +89,9 @@ export interface PublishHandlers {
   authorize(request: PublishRequest): Promise<AuthorizeResult>;
 }
 
+/**
+ * Structured entries `{ event: 'rtmp.*', connection, ... }`. Entries an
+ * operator should see carry `level: 'warn'` and a `msg` (connections refused
+ * by a limit, a publisher over the bitrate cap); the rest are debug detail.
+ */
 export type RtmpLogger = (entry: Record<string, unknown>) => void;

@@ -12,7 +12,8 @@ const tags = await fixtureTags();
 let s: TestServer;
 
 beforeAll(async () => {
-  s = await startTestServer({ idleTimeoutMs: 1000, handshakeTimeoutMs: 1000, maxMessageBytes: 4 * 1024 * 1024 });
+  // Every client here comes from 127.0.0.1 (the fuzz test opens 30 at once): lift the per-IP cap (rtmp-limits.test.ts tests it).
+  s = await startTestServer({ idleTimeoutMs: 1000, handshakeTimeoutMs: 1000, maxMessageBytes: 4 * 1024 * 1024, maxConnectionsPerIp: 100 });
 });
 afterAll(async () => {
   await s.server.stop();

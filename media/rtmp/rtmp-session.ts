@@ -12,6 +12,7 @@
  */
 import { decodeAmf0, type Amf0Object, type Amf0Value } from './amf0.ts';
 import { splitAggregate } from './aggregate-message.ts';
+import type { BitrateMeter } from './bitrate-meter.ts';
 import { ByteQueue } from './byte-queue.ts';
 import { setPeerBandwidthMessage, streamBeginMessage } from './control-messages.ts';
 import { interpretDataMessage } from './data-message.ts';
@@ -53,8 +54,11 @@ export interface SessionOptions {
 }
 
 export interface SessionHooks {
-  /** The publish was accepted; the server indexes the session by stream key for kick(). */
-  onPublishStarted(session: RtmpSession): void;
+  /**
+   * The publish was accepted; the server indexes the session by stream key
+   * for kick() and answers the stream's bitrate meter (null: no cap).
+   */
+  onPublishStarted(session: RtmpSession): BitrateMeter | null;
   /** The session is over (any reason); the server forgets it. */
   onEnded(session: RtmpSession): void;
 }
@@ -88,6 +92,10 @@ export class RtmpSession {
   private request: PublishRequest | null = null;
   private bytesIn = 0;
   private messagesDelivered = 0;
+  /** The stream's bitrate cap, counted on every message payload once publishing. */
+  private meter: BitrateMeter | null = null;
+  /** From authorize (e.g. stream_id): added to our log entries about this publish. */
+  private logTags: Record<string, unknown> = {};
 
   constructor(
     readonly id: number,
@@ -222,6 +230,11 @@ export class RtmpSession {
 
   /** Returns a promise when processing must wait for it. */
   private handleMessage(message: RtmpMessage): Promise<unknown> | void {
+    // An aggregate's parts come back through here one by one: count those, not the wrapper.
+    if (this.meter && this.phase === 'publishing' && message.typeId !== MessageType.aggregate) {
+      const now = performance.now();
+      if (!this.meter.add(message.payload.length, now)) return this.overBitrate(now);
+    }
     switch (message.typeId) {
       case MessageType.audio:
         return this.deliver('audio', message.timestamp, message.payload);
@@ -386,6 +399,7 @@ export class RtmpSession {
       return;
     }
     this.sink = result.sink;
+    this.logTags = { ...result.logTags };
     this.phase = 'publishing';
     const streamId = this.publishStreamId;
     this.channel.sendMessage(streamBeginMessage(streamId));
@@ -398,7 +412,7 @@ export class RtmpSession {
       ]);
     }
     this.sendStatus(streamId, 'status', 'NetStream.Publish.Start', 'Publishing started.');
-    this.hooks.onPublishStarted(this);
+    this.meter = this.hooks.onPublishStarted(this);
     this.log({ event: 'rtmp.publish.start', connection: this.id, streamKey: redact(this.request!.streamKey) });
   }
 
@@ -416,6 +430,25 @@ export class RtmpSession {
     }
     this.sendStatus(this.publishStreamId, 'status', 'NetStream.Unpublish.Success', 'Stopped publishing.');
     this.end('unpublish', true);
+  }
+
+  /** Over the cap: tell the encoder why (ffmpeg prints it), log it for the operator, disconnect. */
+  private overBitrate(now: number): void {
+    const meter = this.meter!;
+    const description = `Bitrate above the ${meter.limitKbps} kbps limit of this server.`;
+    this.sendStatus(this.publishStreamId, 'error', 'NetStream.Publish.Rejected', description);
+    this.log({
+      ...this.logTags,
+      event: 'rtmp.bitrate.exceeded',
+      level: 'warn',
+      msg: 'Publisher disconnected: bitrate above the limit',
+      connection: this.id,
+      remoteAddress: this.remoteAddress,
+      limitKbps: meter.limitKbps,
+      measuredKbps: meter.measuredKbps(now),
+      measuredOverMs: meter.measuredOverMs(now),
+    });
+    this.end('bitrate', true);
   }
 
   private sendStatus(streamId: number, level: 'status' | 'error', code: string, description: string): void {
@@ -448,7 +481,7 @@ export class RtmpSession {
       if (this.waitingOn && this.waitingOnSink) this.waitingOn.then(notify, notify);
       else notify();
     }
-    this.log({ event: 'rtmp.close', connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
+    this.log({ ...this.logTags, event: 'rtmp.close', connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
     this.hooks.onEnded(this);
     this.io.close(graceful);
   }

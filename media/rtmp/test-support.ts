@@ -212,3 +212,119 @@ export class RawClient {
 export function expectClosedSoon(client: RawClient, ms = 2000): Promise<void> {
   return withTimeout(client.closed, ms, 'server closing the connection').then(() => expect(client.isClosed).toBe(true));
 }
+
+/**
+ * A hostile, unauthenticated client (node:net, so it can bind a loopback
+ * source address: 127.0.0.2, 127.0.0.3 … are distinct client IPs to the
+ * server). With `handshake` it completes the RTMP handshake first (so only
+ * the publish deadline can close it), then trickles the bytes of a connect
+ * command one at a time every `intervalMs`, never finishing it.
+ */
+export class Trickler {
+  openedAt = 0;
+  closedAt: number | null = null;
+  /** The server's S0+S1+S2 arrived: the connection was accepted, not dropped on accept. */
+  handshaken = false;
+  readonly closed: Promise<void>;
+  private resolveClosed!: () => void;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private constructor(private readonly socket: import('node:net').Socket) {
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+  }
+
+  static async open(port: number, localAddress: string, options: { intervalMs?: number; handshake?: boolean } = {}): Promise<Trickler> {
+    const net = await import('node:net');
+    const socket = net.createConnection({ host: '127.0.0.1', port, localAddress });
+    const t = new Trickler(socket);
+    const interval = options.intervalMs ?? 300;
+    const connect = new ChunkWriter().encode({
+      chunkStreamId: ChunkStreamId.command,
+      typeId: MessageType.commandAmf0,
+      streamId: 0,
+      timestamp: 0,
+      payload: encodeAmf0('connect', 1, { app: 'live', tcUrl: 'rtmp://127.0.0.1/live' }),
+    });
+    const trickle: Uint8Array = options.handshake === false ? new Uint8Array([RTMP_VERSION, ...new Uint8Array(HANDSHAKE_PACKET_SIZE)]) : connect;
+    let sent = 0;
+    const startTrickling = () => {
+      t.timer ??= setInterval(() => {
+        if (sent < trickle.length) socket.write(trickle.subarray(sent, ++sent));
+      }, interval);
+    };
+    let received = Buffer.alloc(0);
+    socket.on('data', (bytes: Buffer) => {
+      if (t.handshaken || options.handshake === false) return;
+      received = Buffer.concat([received, bytes]);
+      if (received.length >= 1 + 2 * HANDSHAKE_PACKET_SIZE) {
+        t.handshaken = true;
+        socket.write(received.subarray(1, 1 + HANDSHAKE_PACKET_SIZE)); // C2 = echo of S1
+        startTrickling();
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (t.timer) clearInterval(t.timer);
+      t.closedAt = Date.now();
+      t.resolveClosed();
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('error', reject);
+    });
+    t.openedAt = Date.now();
+    if (options.handshake === false) startTrickling();
+    else {
+      const c0c1 = new Uint8Array(1 + HANDSHAKE_PACKET_SIZE);
+      c0c1[0] = RTMP_VERSION;
+      socket.write(c0c1);
+    }
+    return t;
+  }
+
+  get isClosed(): boolean {
+    return this.closedAt !== null;
+  }
+
+  destroy(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.socket.destroy();
+  }
+}
+
+/**
+ * The video tags of `source` with `extraBytes` of H.264 filler data (NAL
+ * type 12, which decoders skip) appended to every NALU packet: the same
+ * picture at a higher bitrate, with real-time timestamps.
+ */
+export function padWithFiller<T extends MediaMessage>(source: Iterable<T>, extraBytes: number): MediaMessage[] {
+  const out: MediaMessage[] = [];
+  for (const tag of source) {
+    // AVC (codec 7) NALU packets (AVCPacketType 1); sequence headers and audio pass unchanged.
+    if (tag.type !== 'video' || (tag.payload[0]! & 0x0f) !== 7 || tag.payload[1] !== 1 || extraBytes < 6) {
+      out.push(tag);
+      continue;
+    }
+    const naluLength = extraBytes - 4;
+    const padded = new Uint8Array(tag.payload.length + extraBytes);
+    padded.set(tag.payload);
+    const view = new DataView(padded.buffer);
+    view.setUint32(tag.payload.length, naluLength);
+    padded[tag.payload.length + 4] = 0x0c; // nal_unit_type 12: filler data
+    padded.fill(0xff, tag.payload.length + 5, padded.length - 1);
+    padded[padded.length - 1] = 0x80; // rbsp trailing bits
+    out.push({ ...tag, payload: padded });
+  }
+  return out;
+}
+
+/** `tags` repeated for `loops` rounds with timestamps continued, so a realtime publish lasts loops × duration. */
+export function* looped(tags: MediaMessage[], loops: number): Generator<MediaMessage> {
+  const span = tags[tags.length - 1]!.timestamp - tags[0]!.timestamp + 40;
+  const sequenceHeaders = new Set(tags.filter((t) => t.type === 'data' || (t.payload[1] === 0 && (t.type === 'video' || t.type === 'audio'))));
+  for (let i = 0; i < loops; i++) {
+    for (const tag of tags) {
+      if (i > 0 && sequenceHeaders.has(tag)) continue;
+      yield { ...tag, timestamp: tag.timestamp + i * span };
+    }
+  }
+}
