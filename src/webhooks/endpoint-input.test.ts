@@ -42,6 +42,16 @@ test("fields are dot-paths", () => {
   expect(detailsOf({ url: "https://e.com/", events: ["VIDEO_UPLOADED"], fields: "video.id" })).toHaveProperty("fields");
 });
 
+test("fields: a segment __proto__, constructor or prototype is refused, naming the path", () => {
+  for (const path of ["__proto__.x", "constructor.prototype.cursor", "video.__proto__", "video.constructor", "prototype", "stream.tags.prototype.x"]) {
+    const details = detailsOf({ url: "https://e.com/", events: ["VIDEO_UPLOADED"], fields: ["video.id", path] });
+    expect(Object.keys(details)).toEqual(["fields"]);
+    expect(details.fields).toContain(JSON.stringify(path));
+    expect(details.fields).not.toContain('"video.id"');
+  }
+  expect(parseEndpointInput({ url: "https://e.com/", events: ["VIDEO_UPLOADED"], fields: ["video.constructor_id", "proto.x"] }).fields).toEqual(["video.constructor_id", "proto.x"]);
+});
+
 test("description: at most 200 characters (code points)", () => {
   expect(parseEndpointInput({ url: "https://e.com/", events: ["VIDEO_UPLOADED"], description: "é".repeat(200) }).description).toHaveLength(200);
   expect(parseEndpointInput({ url: "https://e.com/", events: ["VIDEO_UPLOADED"], description: "😀".repeat(200) }).description).toBe("😀".repeat(200));

@@ -1,6 +1,6 @@
 import { ApiError } from "../http/api-error.ts";
 import { EVENT_NAMES, isEventName, type EventName } from "./event-names.ts";
-import { FIELD_PATH } from "./fields-filter.ts";
+import { FIELD_PATH, FORBIDDEN_SEGMENTS, hasForbiddenSegment } from "./fields-filter.ts";
 
 export interface EndpointInput {
   url: string;
@@ -56,7 +56,11 @@ export function parseEndpointInput(body: unknown): EndpointInput {
     else if (b.fields.length > MAX_FIELDS) details.fields = `must list at most ${MAX_FIELDS} paths`;
     else {
       const bad = b.fields.filter((f) => typeof f !== "string" || !FIELD_PATH.test(f));
-      if (bad.length > 0) details.fields = `must be dot-paths such as video.id; invalid: ${bad.map((f) => JSON.stringify(f)).join(", ")}`;
+      const forbidden = b.fields.filter((f) => typeof f === "string" && FIELD_PATH.test(f) && hasForbiddenSegment(f));
+      const problems: string[] = [];
+      if (bad.length > 0) problems.push(`must be dot-paths such as video.id; invalid: ${bad.map((f) => JSON.stringify(f)).join(", ")}`);
+      if (forbidden.length > 0) problems.push(`must not contain the segments ${[...FORBIDDEN_SEGMENTS].join(", ")}; refused: ${forbidden.map((f) => JSON.stringify(f)).join(", ")}`);
+      if (problems.length > 0) details.fields = problems.join("; ");
       else fields = unique(b.fields as string[]);
     }
   }

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { filterFields } from "../src/webhooks/fields-filter.ts";
+import { newOrg, sharedWebhookService } from "./support/webhook-fixture.ts";
+
+/**
+ * Issue 8: no organization can hurt another through the webhooks. The service
+ * runs in this process, so a prototype polluted here is the one its routes see.
+ */
+const shared = sharedWebhookService();
+const { receiver } = shared;
+
+const POLLUTED = ["cursor", "x", "limit"];
+afterEach(() => {
+  // Only does anything when a test failed: keeps one failure from failing the rest.
+  for (const key of POLLUTED) delete (Object.prototype as any)[key];
+});
+
+/** What every organization's list endpoints answer. */
+async function listsOf(org: Awaited<ReturnType<typeof newOrg>>) {
+  const out: Record<string, number> = {};
+  for (const path of ["/videos/", "/livestreams/", "/webhooks/"]) out[path] = (await org.api(path)).status;
+  return out;
+}
+
+const ALL_OK = { "/videos/": 200, "/livestreams/": 200, "/webhooks/": 200 };
+
+describe("fields paths cannot pollute shared state", () => {
+  test("a path with a __proto__, constructor or prototype segment is refused with 422 details.fields", async () => {
+    const a = await newOrg(shared.t);
+    const b = await newOrg(shared.t);
+    const rx = receiver();
+    for (const path of ["constructor.prototype.cursor", "__proto__.x", "video.__proto__.cursor", "prototype"]) {
+      const res = await a.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["video.id", path] } });
+      expect([path, res.status]).toEqual([path, 422]);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("VALIDATION_ERROR");
+      expect(Object.keys(body.error.details)).toEqual(["fields"]);
+      expect(body.error.details.fields).toContain(JSON.stringify(path));
+    }
+    expect(((await (await a.api("/webhooks/")).json()) as any).data.items).toEqual([]);
+    // An event fires for A; B's lists are untouched.
+    await a.upload();
+    expect(({} as any).cursor).toBeUndefined();
+    expect(await listsOf(b)).toEqual(ALL_OK);
+  });
+
+  test("a hostile path stored before validation refused it selects nothing, and every organization's lists still answer 200", async () => {
+    const a = await newOrg(shared.t);
+    const b = await newOrg(shared.t);
+    const rx = receiver();
+    // Behind the API's back, as a row written by an older version would be.
+    const { row } = await shared.t.service.webhooks.endpoints.create(a.orgId, { url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["constructor.prototype.cursor", "__proto__.x", "video.id"], description: null });
+    const { ctx } = await a.upload();
+    const [got] = await rx.waitFor(1);
+    expect(JSON.parse(got!.body).data).toEqual({ video: { id: ctx.id } });
+    await a.waitDeliveries(row.id, (list) => list[0]?.status === "DELIVERED");
+    expect([({} as any).cursor, ({} as any).x]).toEqual([undefined, undefined]);
+    expect(await listsOf(b)).toEqual(ALL_OK);
+    expect(await listsOf(a)).toEqual(ALL_OK);
+  });
+
+  test("the filter fed hostile paths directly leaves another organization's GET /videos/ at 200", async () => {
+    const b = await newOrg(shared.t);
+    const payload = { video: { id: "vid_1", status: "COMPLETED" }, renditions: [{ quality: "360p" }] };
+    for (const path of ["constructor.prototype.cursor", "__proto__.cursor", "video.constructor.prototype.limit", "renditions.__proto__.limit", "video.__proto__.x"]) {
+      filterFields(payload, [path]);
+      filterFields(payload, ["video.id", path]);
+    }
+    for (const key of POLLUTED) expect([key, (Object.prototype as any)[key]]).toEqual([key, undefined]);
+    const res = await b.api("/videos/");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).data).toEqual({ items: [], next_cursor: null });
+    expect(await listsOf(b)).toEqual(ALL_OK);
+  });
+});
