@@ -4,6 +4,7 @@ import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts
 import type { Config } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
+import { canonicalRequest } from "./http/canonical-request.ts";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
@@ -116,7 +117,8 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
         // Uploads stream large bodies; JSON bodies are capped by the app itself.
         maxRequestBodySize: 1024 * 1024 * 1024 * 64,
         idleTimeout: 60,
-        fetch: (req) => app.handle(req),
+        // Routing must not depend on the Host header (src/http/canonical-request.ts).
+        fetch: (req) => app.handle(canonicalRequest(req)),
       });
       // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
       if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, notInArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, notInArray, sql } from "drizzle-orm";
 import { olderThan } from "../db/keyset.ts";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
@@ -33,6 +33,14 @@ export interface TransitionResult<C = any> {
   previousStatus: string | null;
   changed: boolean;
   events: DomainEvent[];
+}
+
+/** A page of `list`: keyset cursor plus optional filters. */
+export interface ListPage {
+  limit: number;
+  cursor?: { createdAt: number; id: string };
+  status?: readonly string[];
+  contextKind?: string;
 }
 
 export type ActorListener = (result: TransitionResult, event: { type: string }) => void;
@@ -172,7 +180,13 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
       return toRecord(row);
     },
 
-    async list<C = any>(kind: string, orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<ActorRecord<C>[]> {
+    /**
+     * One organization's actors of a kind, newest first. Optional filters: `status`
+     * (any of, on the indexed status column) and `contextKind` (the stored
+     * context's `kind`, e.g. a video's UPLOAD / LIVESTREAM_RECORDING); both are
+     * `and`ed into the same keyset scan of the (org_id, kind, created_at, id) index.
+     */
+    async list<C = any>(kind: string, orgId: string, page: ListPage): Promise<ActorRecord<C>[]> {
       const c = page.cursor;
       const rows = await database.db
         .select()
@@ -183,6 +197,8 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
             eq(actors.kind, kind),
             isNull(actors.deletedAt),
             olderThan(actors.createdAt, actors.id, c),
+            page.status?.length ? inArray(actors.status, [...page.status]) : undefined,
+            page.contextKind !== undefined ? sql`json_extract(${actors.state}, '$.context.kind') = ${page.contextKind}` : undefined,
           ),
         )
         .orderBy(desc(actors.createdAt), desc(actors.id))

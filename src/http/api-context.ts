@@ -11,8 +11,9 @@ export const authByRequest = new WeakMap<Request, AuthContext>();
 
 export function requireAuth(request: Request): AuthContext {
   const auth = authByRequest.get(request);
-  // onRequest refuses unauthenticated API calls, so this is a wiring bug.
-  if (!auth) throw new Error("Request reached an API route without authentication");
+  // onRequest authenticates every routed /api path, so this should not happen; if a
+  // path ever reaches a route without passing it, the answer is still the 401.
+  if (!auth) throw new ApiError("INVALID_API_KEY");
   return auth;
 }
 

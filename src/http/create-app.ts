@@ -11,6 +11,8 @@ import { errorResponse, invalidApiKeyResponse } from "./envelope.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
+import { routedPath } from "./canonical-request.ts";
+import { readJsonBody } from "./json-body.ts";
 import { envelopeSchemas } from "./openapi-docs.ts";
 
 /** JSON bodies are capped by Content-Length in onRequest; Elysia parses them (which also keeps the OpenAPI request bodies). */
@@ -31,13 +33,18 @@ const require = createRequire(import.meta.url);
 // The package exports no subpath for its browser bundle: find it beside package.json.
 const SCALAR_BUNDLE = join(dirname(require.resolve("@scalar/api-reference/package.json")), "dist/browser/standalone.js");
 
-/** The path of an absolute URL without building a URL object (this runs on every request). */
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const q = url.indexOf("?", start);
-  return q < 0 ? url.slice(start) : url.slice(start, q);
+/** A path whose percent-encoding does not decode names nothing: 404, before any route sees it. */
+function malformedPath(path: string): boolean {
+  if (!path.includes("%")) return false;
+  try {
+    decodeURIComponent(path);
+    return false;
+  } catch {
+    return true;
+  }
 }
+
+const NO_SUCH_ROUTE = () => errorResponse(new ApiError("NOT_FOUND", "No such route."));
 
 function hasBody(request: Request): boolean {
   if (request.method === "GET" || request.method === "HEAD") return false;
@@ -80,8 +87,9 @@ export function createApp(deps: AppDeps) {
     )
     .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), { detail: { hide: true } })
     .onRequest(async ({ request }) => {
-      const path = pathOf(request.url);
-      if (!path.startsWith(API_PREFIX)) return;
+      // The path Elysia routes (see canonical-request.ts), so this hook always judges the routed path.
+      const path = routedPath(request.url);
+      if (!path.startsWith(API_PREFIX)) return malformedPath(path) ? NO_SUCH_ROUTE() : undefined;
       const auth = await authenticate(orgs, request.headers);
       if (!auth) return invalidApiKeyResponse();
       authByRequest.set(request, auth);
@@ -94,6 +102,8 @@ export function createApp(deps: AppDeps) {
       if (!verdict.ok) {
         return errorResponse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
       }
+
+      if (malformedPath(path)) return NO_SUCH_ROUTE();
 
       if (hasBody(request)) {
         if (!isJson(request.headers.get("content-type"))) {
@@ -108,13 +118,18 @@ export function createApp(deps: AppDeps) {
     .onError({ as: "global" }, ({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
-      if (code === "PARSE") return errorResponse(ApiError.validation({ body: "is not valid JSON" }));
+      if (code === "PARSE") {
+        const cause = (error as { cause?: unknown }).cause;
+        return errorResponse(cause instanceof ApiError ? cause : ApiError.validation({ body: "is not valid JSON" }));
+      }
       if (code === "NOT_FOUND") return errorResponse(new ApiError("NOT_FOUND", "No such route."));
       logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
       return errorResponse(new ApiError("INTERNAL_ERROR"));
     });
 
   for (const p of deps.publicPlugins ?? []) app.use(p);
+  // JSON bodies of the API routes (registered after this hook; the public routes above parse their own).
+  app.onParse({ as: "global" }, ({ request }, contentType) => (isJson(contentType) ? readJsonBody(request) : undefined));
   for (const p of deps.plugins) app.use(p);
   return app;
 }

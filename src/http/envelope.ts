@@ -1,4 +1,4 @@
-import { ApiError } from "./api-error.ts";
+import type { ApiError, ErrorCode } from "./api-error.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
@@ -34,7 +34,18 @@ export function errorBody(err: ApiError) {
   return { success: false as const, message: err.message, error, meta: meta() };
 }
 
+/**
+ * Headers every response of a code carries, wherever it is thrown: the 5xx that
+ * say "retry" tell how long to wait (a slot frees when a stream ends, a busy
+ * queue drains in seconds). A header set on the error itself wins.
+ */
+export const DEFAULT_ERROR_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
+  NO_SLOTS_AVAILABLE: { "retry-after": "30" },
+  TRANSCODE_QUEUE_FAILED: { "retry-after": "10" },
+};
+
 export function errorResponse(err: ApiError): Response {
   if (err.code === "INVALID_API_KEY") return invalidApiKeyResponse();
-  return jsonResponse(errorBody(err), err.status, err.headers);
+  const defaults = DEFAULT_ERROR_HEADERS[err.code];
+  return jsonResponse(errorBody(err), err.status, defaults ? { ...defaults, ...err.headers } : err.headers);
 }

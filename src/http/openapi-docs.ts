@@ -1,3 +1,5 @@
+import type { TSchema } from "elysia";
+import { DEFAULT_ERROR_HEADERS } from "./envelope.ts";
 import { ERROR_STATUS, type ErrorCode } from "./api-error.ts";
 
 /** Shared OpenAPI components: the envelope every response is wrapped in. */
@@ -35,13 +37,19 @@ export const envelopeSchemas = {
   },
 } as const;
 
+const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
+  RATE_LIMITED: "Seconds to wait.",
+  NO_SLOTS_AVAILABLE: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.NO_SLOTS_AVAILABLE!["retry-after"]}).`,
+  TRANSCODE_QUEUE_FAILED: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.TRANSCODE_QUEUE_FAILED!["retry-after"]}).`,
+};
+
 const COMMON: ErrorCode[] = ["INVALID_API_KEY", "RATE_LIMITED", "INTERNAL_ERROR"];
 
 /**
  * `detail` for a route: summary, description, tags and the responses it can
  * give, each as the envelope, so the document lists every status a client sees.
  */
-export function doc(opts: { tags: string[]; summary: string; description: string; ok?: 200 | 201; data?: string; errors?: ErrorCode[] }) {
+export function doc(opts: { tags: string[]; summary: string; description: string; ok?: 200 | 201; data?: string; errors?: ErrorCode[]; body?: TSchema; bodyRequired?: boolean }) {
   const responses: Record<string, unknown> = {
     [opts.ok ?? 200]: {
       description: opts.data ?? "Success.",
@@ -54,9 +62,17 @@ export function doc(opts: { tags: string[]; summary: string; description: string
     responses[status] = {
       description: prev ? `${prev.description}, ${code}` : code,
       content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
-      ...(code === "RATE_LIMITED" ? { headers: { "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } } } : {}),
+      ...(RETRY_AFTER[code] ? { headers: { "Retry-After": { description: RETRY_AFTER[code], schema: { type: "integer" } } } } : {}),
     };
   }
   // The OpenAPI response objects are plain JSON here; Elysia types them more narrowly than needed.
-  return { tags: opts.tags, summary: opts.summary, description: opts.description, responses: responses as any };
+  return { tags: opts.tags, summary: opts.summary, description: opts.description, responses: responses as any, ...(opts.body ? jsonRequestBody(opts.body, opts.bodyRequired ?? true) : {}) };
+}
+
+/**
+ * The request body of an operation whose body is validated by src/http/input.ts
+ * rather than by Elysia (so unknown fields and nulls follow the project's rules).
+ */
+export function jsonRequestBody(schema: TSchema, required = true) {
+  return { requestBody: { required, content: { "application/json": { schema } } } as any };
 }

@@ -6,19 +6,34 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
+import { bodyInput, boolean, enumListParam, field, oneOf, optional, pageParams, queryInput, string, tagsField } from "../http/input.ts";
 import { doc } from "../http/openapi-docs.ts";
-import { idParams, listQuery } from "../videos/video-schemas.ts";
+import { parseScheduledAt } from "../http/timestamp.ts";
+import { idParams } from "../videos/video-schemas.ts";
 import type { LiveIngest } from "./live-ingest.ts";
 import type { LivestreamService } from "./livestream-service.ts";
 
 const tags = ["Live streams"];
 
 const streamFields = {
-  title: t.String({ minLength: 1, maxLength: 200, error: "must be a string of 1 to 200 characters" }),
-  latency: t.Optional(t.Union([t.Literal("NORMAL"), t.Literal("LOW")], { error: "must be NORMAL or LOW" })),
-  drm_enabled: t.Optional(t.Boolean({ error: "must be a boolean" })),
-  tags: t.Optional(t.Record(t.String(), t.Any(), { error: "must be an object" })),
+  title: string({ min: 1, max: 200 }),
+  latency: optional(oneOf(["NORMAL", "LOW"] as const, "NORMAL (default): 2 s segments; LOW: 1 s segments.")),
+  drm_enabled: optional(boolean("Package the recording with DRM (needs the organization's DRM feature). Default false.")),
+  tags: optional(tagsField()),
 };
+const createStreamInput = bodyInput(streamFields);
+const scheduleStreamInput = bodyInput({
+  ...streamFields,
+  scheduled_at: field(
+    t.String({ format: "date-time", description: "When the broadcast starts: ISO 8601 with a time zone (Z or ±HH:MM), a real calendar date, in the future and at most one year ahead.", examples: ["2030-01-31T18:00:00Z"] }),
+    (v) => {
+      const r = parseScheduledAt(v);
+      return r.ok ? { ok: true as const, value: v as string } : r;
+    },
+  ),
+});
+const STREAM_STATUSES = ["SCHEDULED", "READY_TO_STREAM", "LIVE", "ENDED", "ERROR"] as const;
+const streamListQuery = queryInput({ ...pageParams, status: enumListParam(STREAM_STATUSES, "streams") });
 
 export function view(record: ActorRecord<StreamContext>) {
   const status = streamStatus(record.value);
@@ -37,14 +52,14 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
     .post(
       "/livestreams/",
       async ({ auth, body, set }) => {
-        const record = await livestreams.create(auth.org, body);
+        const record = await livestreams.create(auth.org, createStreamInput.parse(body));
         set.status = 201;
         return success({ stream: view(record) }, "Live stream created; push to rtmp_url.");
       },
       {
         permission: "livestreams.create",
-        body: t.Object(streamFields, { additionalProperties: false }),
         detail: doc({
+          body: createStreamInput.schema,
           tags,
           summary: "Create a live stream, ready now",
           description: "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.", ok: 201, data: "`stream`: the full shape with `rtmp_url`.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE", "NO_SLOTS_AVAILABLE"] }),
@@ -53,22 +68,37 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
     .post(
       "/livestreams/schedule/",
       async ({ auth, body, set }) => {
-        const record = await livestreams.create(auth.org, body);
+        const record = await livestreams.create(auth.org, scheduleStreamInput.parse(body));
         deps.onScheduled(record);
         set.status = 201;
         return success({ stream: view(record) }, "Live stream booked.");
       },
       {
         permission: "livestreams.create",
-        body: t.Object({ ...streamFields, scheduled_at: t.String({ format: "date-time", error: "must be an ISO 8601 timestamp in the future" }) }, { additionalProperties: false }),
-        detail: doc({ tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now.", ok: 201, data: "`stream`: the full shape, status SCHEDULED.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"] }),
+        detail: doc({ body: scheduleStreamInput.schema, tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now. Counts in the same 10/min per-organization limit as POST /livestreams/.", ok: 201, data: "`stream`: the full shape, status SCHEDULED.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"] }),
       },
     )
-    .get("/livestreams/", async ({ auth, query }) => success(await paginate(query, (page) => livestreams.list(auth.org.id, page), view)), {
-      permission: "livestreams.read",
-      query: listQuery,
-      detail: doc({ tags, summary: "List live streams", description: "Newest first; `limit` (1-100) and `cursor`.", data: "`items` and `next_cursor`.", errors: ["VALIDATION_ERROR"] }),
-    })
+    .get(
+      "/livestreams/",
+      async ({ auth, request }) => {
+        const query = streamListQuery.parse(request.url);
+        // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status).
+        const filter = { status: query.status };
+        return success(await paginate(query, (page) => livestreams.list(auth.org.id, Object.assign(page, filter)), view));
+      },
+      {
+        permission: "livestreams.read",
+        query: streamListQuery.schema,
+        detail: doc({
+          tags,
+          summary: "List live streams",
+          description:
+            "Newest first; `limit` (1-100, default 20) and `cursor`. Filter: `status` (SCHEDULED, READY_TO_STREAM, LIVE, ENDED or ERROR; several separated by commas). Any other query parameter, a repeated one or a bad value is 422 naming it.",
+          data: "`items` and `next_cursor`.",
+          errors: ["VALIDATION_ERROR"],
+        }),
+      },
+    )
     .get("/livestreams/:id/", async ({ auth, params }) => success({ stream: view(await load(auth.org.id, params.id)) }), {
       permission: "livestreams.read",
       params: idParams,

@@ -4,6 +4,7 @@ import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Tx } from "../db/create-database.ts";
 import { actors, streamKeys } from "../db/schema/index.ts";
 import { ApiError } from "../http/api-error.ts";
+import { parseScheduledAt } from "../http/timestamp.ts";
 import { newId, randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
@@ -37,10 +38,10 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
       if (input.drm_enabled && !org.settings.features.drm) throw new ApiError("DRM_NOT_AVAILABLE");
       let scheduledAt: string | null = null;
       if (input.scheduled_at !== undefined) {
-        const t = Date.parse(input.scheduled_at);
-        if (Number.isNaN(t)) throw ApiError.validation({ scheduled_at: "must be an ISO 8601 timestamp" });
-        if (t <= Date.now()) throw ApiError.validation({ scheduled_at: "must be in the future" });
-        scheduledAt = new Date(t).toISOString();
+        // Strict: offset required, a real calendar date (Date.parse would turn 2099-02-30 into March 2), within a year.
+        const at = parseScheduledAt(input.scheduled_at);
+        if (!at.ok) throw ApiError.validation({ scheduled_at: at.error });
+        scheduledAt = new Date(at.ms).toISOString();
       }
       const id = newId("ls");
       const streamKey = randomToken(32);

@@ -6,7 +6,7 @@ import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { videoResource } from "./video-resource.ts";
-import { idParams, listQuery, registerVideoBody, uploadUrlBody } from "./video-schemas.ts";
+import { idParams, registerVideoInput, uploadUrlInput, videoListQuery } from "./video-schemas.ts";
 import type { VideoService } from "./video-service.ts";
 
 const tags = ["Videos"];
@@ -18,7 +18,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
     .post(
       "/videos/",
       async ({ auth, body, set }) => {
-        const { created, record } = await videos.register(auth.org, body);
+        const { created, record } = await videos.register(auth.org, registerVideoInput.parse(body));
         set.status = created ? 201 : 200;
         const view = videoResource(record);
         return success(
@@ -28,24 +28,26 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       },
       {
         permission: "videos.create",
-        body: registerVideoBody,
         detail: doc({
+          body: registerVideoInput.schema,
           tags,
           summary: "Register a video",
           description:
-            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED.", ok: 201, data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.", errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"] }),
+            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).", ok: 201, data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.", errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"] }),
       },
     )
     .post(
       "/videos/upload-url/",
       async ({ auth, body, set }) => {
+        const input = uploadUrlInput.parse(body);
         set.status = 201;
-        return success(await deps.uploads.create(auth.org.id, body?.size_bytes), "Upload URL created. PUT the file there, then register `source_url`.");
+        return success(await deps.uploads.create(auth.org.id, input.size_bytes), "Upload URL created. PUT the file there, then register `source_url`.");
       },
       {
         permission: "videos.create",
-        body: uploadUrlBody,
         detail: doc({
+          body: uploadUrlInput.schema,
+          bodyRequired: false,
           tags,
           summary: "Presign an upload",
           description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.", ok: 201, data: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.", errors: ["VALIDATION_ERROR"] }),
@@ -53,8 +55,24 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
     )
     .get(
       "/videos/",
-      async ({ auth, query }) => success(await paginate(query, (page) => videos.list(auth.org.id, page), videoResource)),
-      { permission: "videos.read", query: listQuery, detail: doc({ tags, summary: "List videos", description: "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`).", data: "`items` (GET shape each) and `next_cursor`.", errors: ["VALIDATION_ERROR"] }) },
+      async ({ auth, request }) => {
+        const query = videoListQuery.parse(request.url);
+        // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status / the stored kind).
+        const filter = { status: query.status, contextKind: query.kind };
+        return success(await paginate(query, (page) => videos.list(auth.org.id, Object.assign(page, filter)), videoResource));
+      },
+      {
+        permission: "videos.read",
+        query: videoListQuery.schema,
+        detail: doc({
+          tags,
+          summary: "List videos",
+          description:
+            "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`). Filters: `status` (TRANSCODING, COMPLETED or ERROR; several separated by commas) and `kind` (UPLOAD or LIVESTREAM_RECORDING). Any other query parameter, a repeated one or a bad value is 422 naming it.",
+          data: "`items` (GET shape each) and `next_cursor`.",
+          errors: ["VALIDATION_ERROR"],
+        }),
+      },
     )
     .get(
       "/videos/:id/",

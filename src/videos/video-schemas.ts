@@ -1,30 +1,52 @@
 import { t } from "elysia";
+import { bodyInput, boolean, enumListParam, enumParam, field, integer, optional, pageParams, queryInput, string, tagsField, type Checked } from "../http/input.ts";
 
-export const registerVideoBody = t.Object(
-  {
-    source_url: t.String({ minLength: 1, maxLength: 2048, description: "http(s) URL the service fetches the source from. Idempotency key per organization.", error: "must be an http or https URL" }),
-    title: t.Optional(t.String({ minLength: 1, maxLength: 200, error: "must be a string of 1 to 200 characters" })),
-    drm_enabled: t.Optional(t.Boolean({ error: "must be a boolean" })),
-    subtitles: t.Optional(t.Boolean({ description: "Ask for a transcript (speech to text).", error: "must be a boolean" })),
-    tags: t.Optional(t.Record(t.String(), t.Any(), { description: "Free-form object kept with the video.", error: "must be an object" })),
-  },
-  { additionalProperties: false },
-);
+const SOURCE_URL_ERROR = "must be an http or https URL";
 
-export const uploadUrlBody = t.Optional(
-  t.Object(
-    {
-      filename: t.Optional(t.String({ maxLength: 255, error: "must be a string of at most 255 characters" })),
-      size_bytes: t.Optional(t.Integer({ minimum: 1, error: "must be a positive integer" })),
-    },
-    { additionalProperties: false },
+/** An absolute http(s) URL of at most 2048 characters whose path decodes (malformed percent-encoding is refused). */
+function checkSourceUrl(v: unknown): Checked<string> {
+  if (typeof v !== "string" || v.length < 1 || v.length > 2048) return { ok: false, error: SOURCE_URL_ERROR };
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    return { ok: false, error: SOURCE_URL_ERROR };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, error: SOURCE_URL_ERROR };
+  try {
+    decodeURIComponent(url.pathname);
+  } catch {
+    return { ok: false, error: "must not contain malformed percent-encoding (such as %E0%A4%A) in its path" };
+  }
+  return { ok: true, value: v };
+}
+
+export const registerVideoInput = bodyInput({
+  source_url: field(
+    t.String({ minLength: 1, maxLength: 2048, format: "uri", description: "http(s) URL the service fetches the source from. Idempotency key per organization." }),
+    checkSourceUrl,
   ),
+  title: optional(string({ min: 1, max: 200, description: "Defaults to the last path segment of `source_url`." })),
+  drm_enabled: optional(boolean("Package the renditions with DRM (needs the organization's DRM feature). Default false.")),
+  subtitles: optional(boolean("Ask for a transcript (speech to text). Default false.")),
+  tags: optional(tagsField()),
+});
+
+export const uploadUrlInput = bodyInput(
+  {
+    filename: optional(string({ max: 255, description: "For your reference." })),
+    size_bytes: optional(integer({ min: 1, description: "Expected size; refused at once when over the upload limit.", error: "must be a positive integer" })),
+  },
+  { description: "Optional: the body may be empty." },
 );
 
-// limit stays a string here: TypeBox's numeric coercion reports errors without the field name.
-export const listQuery = t.Object({
-  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", error: "must be an integer from 1 to 100", description: "1-100, default 20" })),
-  cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
+export const VIDEO_STATUSES = ["TRANSCODING", "COMPLETED", "ERROR"] as const;
+export const VIDEO_KINDS = ["UPLOAD", "LIVESTREAM_RECORDING"] as const;
+
+export const videoListQuery = queryInput({
+  ...pageParams,
+  status: enumListParam(VIDEO_STATUSES, "videos"),
+  kind: enumParam(VIDEO_KINDS, "Only videos of this kind: UPLOAD or LIVESTREAM_RECORDING."),
 });
 
 export const idParams = t.Object({ id: t.String({ maxLength: 64 }) });

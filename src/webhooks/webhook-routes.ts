@@ -2,6 +2,8 @@ import { Elysia, t } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
+import { bodyInput, emptyBody, field, pageQuery, strictBody } from "../http/input.ts";
+import { jsonRequestBody } from "../http/openapi-docs.ts";
 import { success } from "../http/envelope.ts";
 import { OutboundRefusedError, type OutboundGuard } from "../net/outbound-guard.ts";
 import type { AttemptOutcome } from "./deliver.ts";
@@ -18,21 +20,24 @@ const EVENTS_TEXT = EVENT_NAMES.map((e) => `\`${e}\``).join(", ");
 const DELIVERY_RULES =
   "Each delivery is an HTTPS POST of `{event, created_at, data}` with headers `X-Service-Event`, `X-Service-Delivery` (unique per delivery, reused by every retry), `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with signing_secret>` and `Content-Type: application/json`. Any 2xx acknowledges; anything else, or no answer within 10 s, is retried after about 1 min, 5 min, 25 min, 2 h, 10 h and 10 h (±10%), then abandoned. Redirects are not followed. The `fields` filter is applied once, when the delivery is built, so a retry sends the same bytes.";
 
-const endpointBody = t.Object({
-  url: t.String({ description: "https URL of the receiver. http is rejected, and so are hosts that resolve to private, loopback or link-local addresses.", examples: ["https://example.com/hooks/video"] }),
-  events: t.Array(t.String(), { description: `At least one of: ${EVENTS_TEXT}.`, examples: [["VIDEO_TRANSCODING_COMPLETED", "VIDEO_TRANSCODING_FAILED"]] }),
-  fields: t.Optional(t.Array(t.String(), { description: "Dot-paths to keep in `data` (e.g. `video.id`, `video.status`). Omitted or empty: the whole payload.", examples: [["video.id", "video.status"]] })),
-  description: t.Optional(t.String({ description: `For your reference, at most ${MAX_DESCRIPTION} characters.` })),
-});
-
-const listQuery = t.Object({
-  // A string, as paginate() parses and checks it (TypeBox's numeric coercion loses the field name).
-  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", error: "must be an integer from 1 to 100", description: "1-100, default 20" })),
-  cursor: t.Optional(t.String({ maxLength: 200, error: "must be a cursor from a previous page" })),
-});
+// For the OpenAPI document: the body is checked by parseEndpointInput (and unknown fields refused), not by Elysia.
+const endpointBody = t.Object(
+  {
+    url: t.String({ description: "https URL of the receiver. http is rejected, and so are hosts that resolve to private, loopback or link-local addresses.", examples: ["https://example.com/hooks/video"] }),
+    events: t.Array(t.String(), { description: `At least one of: ${EVENTS_TEXT}.`, examples: [["VIDEO_TRANSCODING_COMPLETED", "VIDEO_TRANSCODING_FAILED"]] }),
+    fields: t.Optional(t.Union([t.Array(t.String()), t.Null()], { description: "Dot-paths to keep in `data` (e.g. `video.id`, `video.status`). Omitted, null or empty: the whole payload.", examples: [["video.id", "video.status"]] })),
+    description: t.Optional(t.Union([t.String(), t.Null()], { description: `For your reference, at most ${MAX_DESCRIPTION} characters.` })),
+  },
+  { additionalProperties: false },
+);
+const ENDPOINT_FIELDS = Object.keys(endpointBody.properties);
 const endpointParams = t.Object({ endpoint_id: t.String({ maxLength: 64 }) });
 const deliveryParams = t.Object({ endpoint_id: t.String({ maxLength: 64 }), delivery_id: t.String({ maxLength: 64 }) });
-const testBody = t.Object({ event: t.String({ description: `One of: ${EVENTS_TEXT}.`, examples: ["VIDEO_TRANSCODING_COMPLETED"] }) });
+const testInput = bodyInput({
+  event: field(t.String({ description: `One of: ${EVENTS_TEXT}.`, examples: ["VIDEO_TRANSCODING_COMPLETED"] }), (v) =>
+    isEventName(v) ? { ok: true as const, value: v } : { ok: false as const, error: `must be one of: ${EVENT_NAMES.join(", ")}` },
+  ),
+});
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -89,7 +94,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     .post(
       "/webhooks/",
       async ({ auth, body, set }) => {
-        const input = parseEndpointInput(body);
+        const input = strictBody(body, ENDPOINT_FIELDS, parseEndpointInput);
         try {
           await deps.guard.check(input.url);
         } catch (err) {
@@ -102,8 +107,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       },
       {
         permission: "webhooks.manage",
-        body: endpointBody,
         detail: {
+          ...jsonRequestBody(endpointBody),
           tags,
           summary: "Register a webhook endpoint",
           description: `Answers 201 with \`data.endpoint\` (\`id\`, \`url\`, \`events\`, \`fields\`, \`description\`, \`created_at\`) and \`data.signing_secret\`, shown this once only. 422 VALIDATION_ERROR with \`error.details.<field>\` for an http or private URL, an empty or unknown event list, a malformed dot-path or a description over ${MAX_DESCRIPTION} characters. ${DELIVERY_RULES}`,
@@ -112,11 +117,11 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     )
     .get(
       "/webhooks/",
-      async ({ auth, query }) => success(await paginate(query, (page) => endpoints.list(auth.org.id, page), endpointView)),
+      async ({ auth, request }) => success(await paginate(pageQuery.parse(request.url), (page) => endpoints.list(auth.org.id, page), endpointView)),
       {
         permission: "webhooks.manage",
-        query: listQuery,
-        detail: { tags, summary: "List webhook endpoints", description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`. Signing secrets are never listed." },
+        query: pageQuery.schema,
+        detail: { tags, summary: "List webhook endpoints", description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed." },
       },
     )
     .get("/webhooks/:endpoint_id/", async ({ auth, params }) => success({ endpoint: endpointView(await mustGetEndpoint(auth.org.id, params.endpoint_id)) }), {
@@ -144,7 +149,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     )
     .get(
       "/webhooks/:endpoint_id/deliveries/",
-      async ({ auth, params, query }) => {
+      async ({ auth, params, request }) => {
+        const query = pageQuery.parse(request.url);
         await mustGetEndpoint(auth.org.id, params.endpoint_id);
         const page = await paginate(query, (p) => deliveries.list(params.endpoint_id, p), (d) => d);
         const attempts = await deliveries.attemptsOf(page.items.map((d) => d.id));
@@ -153,7 +159,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         params: endpointParams,
-        query: listQuery,
+        query: pageQuery.schema,
         detail: {
           tags,
           summary: "List recent deliveries of an endpoint",
@@ -164,7 +170,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     )
     .post(
       "/webhooks/:endpoint_id/deliveries/:delivery_id/retry/",
-      async ({ auth, params }) => {
+      async ({ auth, params, body }) => {
+        emptyBody.parse(body); // takes no fields
         await mustGetEndpoint(auth.org.id, params.endpoint_id);
         const row = await deliveries.get(params.endpoint_id, params.delivery_id);
         if (!row || row.status === "dropped") throw ApiError.notFound();
@@ -185,9 +192,9 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     .post(
       "/webhooks/:endpoint_id/test/",
       async ({ auth, params, body, set }) => {
+        const { event } = testInput.parse(body);
         const endpoint = await mustGetEndpoint(auth.org.id, params.endpoint_id);
-        if (!isEventName(body.event)) throw ApiError.validation({ event: `must be one of: ${EVENT_NAMES.join(", ")}` });
-        const sent = await dispatcher.sendOne(endpoint.id, body.event, sampleEventData(body.event, deps.samples()), { test: true });
+        const sent = await dispatcher.sendOne(endpoint.id, event, sampleEventData(event, deps.samples()), { test: true });
         if (!sent) throw ApiError.notFound();
         const attempt = await waitFor(sent.outcome);
         set.status = 201;
@@ -196,8 +203,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         params: endpointParams,
-        body: testBody,
         detail: {
+          ...jsonRequestBody(testInput.schema),
           tags,
           summary: "Send a test event",
           description: `Builds a realistic sample payload of \`event\` (${EVENTS_TEXT}) and delivers it to this endpoint through the normal path: signed, trimmed by \`fields\`, retried on failure, listed among the deliveries with \`test: true\`. Answers 201 with \`data.delivery\` and \`data.attempt\` (the first attempt, null if it has not finished within the request).`,
