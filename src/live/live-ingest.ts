@@ -154,6 +154,7 @@ export function createLiveIngest(deps: {
       logger.info("Publish accepted", { stream_id: ctx.id, org_id: ctx.orgId, session: current.broadcast.sessions, remote: req.remoteAddress });
       return {
         ok: true,
+        logTags: { stream_id: ctx.id, org_id: ctx.orgId },
         sink: {
           onMessage: (msg) => current.broadcast.push(msg),
           onClose: (reason) => publisherGone(current, reason),

@@ -103,7 +103,14 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
         port: config.rtmpPort,
         hostname: config.hostname,
         handlers: ingest.handlers,
-        logger: (entry) => logger.debug("rtmp", entry as Record<string, unknown>),
+        maxConnectionsPerIp: config.rtmpMaxConnectionsPerIp,
+        publishDeadlineMs: config.rtmpPublishDeadlineMs,
+        maxBitrateKbps: config.liveMaxBitrateKbps,
+        // Limits that refuse or disconnect someone log at warn (with `msg`); protocol detail stays at debug.
+        logger: ({ level, msg, ...entry }) => {
+          if (level === "warn") logger.warn(typeof msg === "string" ? msg : "rtmp", entry);
+          else logger.debug("rtmp", entry);
+        },
       });
       config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
