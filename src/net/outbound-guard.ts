@@ -67,20 +67,42 @@ function v6Groups(ip: string): number[] {
   return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }
 
+/**
+ * IPv6 forms that carry an IPv4 address. Those a host really uses to reach an
+ * IPv4 peer are judged by that IPv4 address: IPv4-mapped `::ffff:a.b.c.d`,
+ * IPv4-translated `::ffff:0:a.b.c.d` (SIIT), the deprecated IPv4-compatible
+ * `::a.b.c.d` (which covers `::` and `::1`) and the well-known NAT64 prefix
+ * `64:ff9b::/96` (DNS64 synthesises it for public IPv4 hosts). Transition
+ * prefixes where the IPv4 part is not at a fixed, visible place, or that no
+ * public receiver needs, are refused whole: local-use NAT64 `64:ff9b:1::/48`
+ * (the operator picks the prefix length, so where the IPv4 sits varies), 6to4
+ * `2002::/16` (deprecated by RFC 7526; relays reach any IPv4 address) and
+ * Teredo `2001::/32` (the client's IPv4 is obfuscated, the server's is a relay).
+ */
+function embeddedV4(g: number[], hi: number, lo: number): string {
+  return `${g[hi]! >> 8}.${g[hi]! & 255}.${g[lo]! >> 8}.${g[lo]! & 255}`;
+}
+
 function isPrivateV6(ip: string): boolean {
   const g = v6Groups(ip);
-  const embeddedV4 = () => `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
-  if (g.slice(0, 7).every((x) => x === 0)) return g[7] === 0 || g[7] === 1; // :: and ::1
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return isPrivateV4(embeddedV4()); // ::ffff:a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return isPrivateV4(embeddedV4()); // NAT64
-  if (g[0] === 0x2002) return isPrivateV4(`${g[1]! >> 8}.${g[1]! & 255}.${g[2]! >> 8}.${g[2]! & 255}`); // 6to4
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 6)) return isPrivateV4(embeddedV4(g, 6, 7)); // ::a.b.c.d (IPv4-compatible; :: and ::1 are 0.0.0.0 and 0.0.0.1)
+  if (zeros(0, 5) && g[5] === 0xffff) return isPrivateV4(embeddedV4(g, 6, 7)); // ::ffff:a.b.c.d (IPv4-mapped)
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return isPrivateV4(embeddedV4(g, 6, 7)); // ::ffff:0:a.b.c.d (IPv4-translated)
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return isPrivateV4(embeddedV4(g, 6, 7)); // 64:ff9b::/96 (NAT64, well-known)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return true; // 64:ff9b:1::/48 (NAT64, local use)
+  if (g[0] === 0x2002) return true; // 2002::/16 (6to4)
+  if (g[0] === 0x2001 && g[1] === 0) return true; // 2001::/32 (Teredo)
   const first = g[0]!;
-  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((first & 0xffc0) === 0xfec0) return true; // fec0::/10 old site-local
-  if ((first & 0xff00) === 0xff00) return true; // multicast
-  if (first === 0x2001 && g[1] === 0x0db8) return true; // documentation
-  if (first === 0x0100 && g.slice(1, 4).every((x) => x === 0)) return true; // discard-only
+  // Only global unicast (2000::/3) is public: this also refuses the rest of ::/8,
+  // 100::/64 (discard), fc00::/7 (unique local), fe80::/10 (link-local),
+  // fec0::/10 (old site-local) and ff00::/8 (multicast).
+  if ((first & 0xe000) !== 0x2000) return true;
+  if (first === 0x2001 && g[1] === 0x0db8) return true; // 2001:db8::/32 documentation
+  if (first === 0x2001 && g[1] === 2 && g[2] === 0) return true; // 2001:2::/48 benchmarking
+  if (first === 0x2001 && (g[1]! & 0xfff0) === 0x0020) return true; // 2001:20::/28 ORCHIDv2
+  if (first === 0x2001 && (g[1]! & 0xfff0) === 0x0010) return true; // 2001:10::/28 ORCHID
+  if (first === 0x3fff && (g[1]! & 0xf000) === 0) return true; // 3fff::/20 documentation
   return false;
 }
 
