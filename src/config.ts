@@ -23,6 +23,10 @@ export interface Config {
    * the attempt timeout + 20 s.
    */
   webhookLeaseMs: number;
+  /** WEBHOOK_ENDPOINTS_PER_ORG: live webhook endpoints one organization may register (default 20). */
+  webhookEndpointsPerOrg: number;
+  /** WEBHOOK_INFLIGHT_PER_ORG: webhook requests in flight for one organization at once (default 32). */
+  webhookInflightPerOrg: number;
   allowPrivateNetwork: boolean;
   webhookCaFile: string | undefined;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -105,6 +109,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetrySchedule: schedule,
     webhookTimeoutMs,
     webhookLeaseMs,
+    webhookEndpointsPerOrg: int(env, "WEBHOOK_ENDPOINTS_PER_ORG", 20),
+    webhookInflightPerOrg: Math.max(1, int(env, "WEBHOOK_INFLIGHT_PER_ORG", 32)),
     allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK === "1" || env.ALLOW_PRIVATE_NETWORK === "true",
     webhookCaFile: env.WEBHOOK_CA_FILE || undefined,
     logLevel,
