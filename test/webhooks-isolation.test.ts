@@ -73,3 +73,36 @@ describe("fields paths cannot pollute shared state", () => {
     expect(await listsOf(b)).toEqual(ALL_OK);
   });
 });
+
+describe("shared pools: endpoints per organization", () => {
+  test("an organization may have at most 20 endpoints: the 21st POST is 422 details.endpoints, others are unaffected", async () => {
+    const a = await newOrg(shared.t);
+    const b = await newOrg(shared.t);
+    const body = (i: number) => ({ url: `https://127.0.0.1:1/hook/${i}`, events: ["VIDEO_UPLOADED"] });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await a.register(body(i))).id);
+    const over = await a.api("/webhooks/", { method: "POST", json: body(20) });
+    expect(over.status).toBe(422);
+    const refused = (await over.json()) as any;
+    expect(refused).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR" } });
+    expect(Object.keys(refused.error.details)).toEqual(["endpoints"]);
+    expect(refused.error.details.endpoints).toContain("20");
+    const listed = ((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items;
+    expect(listed).toHaveLength(20);
+    // Another organization registers as usual.
+    expect((await b.api("/webhooks/", { method: "POST", json: body(0) })).status).toBe(201);
+    // Deleting one makes room for one.
+    expect((await a.api(`/webhooks/${ids[0]}/`, { method: "DELETE" })).status).toBe(200);
+    expect((await a.api("/webhooks/", { method: "POST", json: body(21) })).status).toBe(201);
+    expect((await a.api("/webhooks/", { method: "POST", json: body(22) })).status).toBe(422);
+  });
+
+  test("registrations racing each other cannot pass the cap together", async () => {
+    const a = await newOrg(shared.t);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => a.api("/webhooks/", { method: "POST", json: { url: `https://127.0.0.1:1/race/${i}`, events: ["VIDEO_UPLOADED"] } })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(10);
+    expect(((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items).toHaveLength(20);
+  });
+});

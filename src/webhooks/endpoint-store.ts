@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull } from "drizzle-orm";
+import { ApiError } from "../http/api-error.ts";
 import { olderThan } from "../db/keyset.ts";
 import type { Database, Tx } from "../db/create-database.ts";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema/index.ts";
@@ -34,9 +35,16 @@ export function endpointView(row: EndpointRow) {
 
 export type EndpointView = ReturnType<typeof endpointView>;
 
-/** Endpoints of one organization; another organization's ids are simply absent. */
-export function createEndpointStore(deps: { database: Database; cipher: SecretCipher }) {
+export const DEFAULT_ENDPOINTS_PER_ORG = 20;
+
+/**
+ * Endpoints of one organization; another organization's ids are simply absent.
+ * `maxPerOrg` (WEBHOOK_ENDPOINTS_PER_ORG): live endpoints one organization may
+ * have, so no organization can multiply the dispatcher's work without bound.
+ */
+export function createEndpointStore(deps: { database: Database; cipher: SecretCipher; maxPerOrg?: number }) {
   const { database, cipher } = deps;
+  const maxPerOrg = deps.maxPerOrg ?? DEFAULT_ENDPOINTS_PER_ORG;
   const live = (orgId: string, id: string) => and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt));
 
   function openSecret(row: EndpointRow): string | null {
@@ -52,11 +60,25 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
   }
 
   return {
+    /**
+     * Registers an endpoint. Counted and inserted in one write transaction, so
+     * concurrent registrations cannot pass the cap together: over it, 422
+     * VALIDATION_ERROR with `details.endpoints`.
+     */
     async create(orgId: string, input: EndpointInput): Promise<{ row: EndpointRow; signingSecret: string }> {
       const id = newId("whk");
       const signingSecret = `whsec_${randomToken(32)}`;
       const row: EndpointRow = { id, orgId, ...input, sealedSecret: cipher.seal(signingSecret, id), createdAt: Date.now(), deletedAt: null };
-      await database.write((tx) => tx.insert(webhookEndpoints).values(row));
+      await database.write(async (tx) => {
+        const [live] = await tx
+          .select({ n: count() })
+          .from(webhookEndpoints)
+          .where(and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt)));
+        if ((live?.n ?? 0) >= maxPerOrg) {
+          throw ApiError.validation({ endpoints: `an organization may have at most ${maxPerOrg} webhook endpoints; delete one before registering another` });
+        }
+        await tx.insert(webhookEndpoints).values(row);
+      });
       return { row, signingSecret };
     },
 

@@ -30,7 +30,7 @@ export function createWebhookModule(deps: {
 }) {
   const { config } = deps;
   const cipher = createSecretCipher(deps.secret.derive("webhook-signing-secrets"));
-  const endpoints = createEndpointStore({ database: deps.database, cipher });
+  const endpoints = createEndpointStore({ database: deps.database, cipher, maxPerOrg: config.webhookEndpointsPerOrg });
   const deliveries = createDeliveryStore({ database: deps.database, endpoints });
   const deliver = createDeliverer({ guard: deps.guard, timeoutMs: config.webhookTimeoutMs, ca: trustedCas(config.webhookCaFile) });
   const dispatcher = createDispatcher({
