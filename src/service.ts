@@ -73,8 +73,8 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     store,
     guard: (url) => outbound.check(url),
     // Created on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
-    createTranscoder: async () =>
-      createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
+    createTranscoder: async ({ childPidDir }) =>
+      createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
   const live = createLiveModule({ config, runtime, videos: videos.videos, secret, logger });
   await sealLegacyActorSecrets(database, sealers, live.urls.keyDigest);

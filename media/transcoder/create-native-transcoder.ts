@@ -1,4 +1,5 @@
 import { createJobSignal } from './abort-reason.ts';
+import { createChildRegistry } from './child-processes.ts';
 import { createNativeRunner } from './native-runner.ts';
 import { probeInput } from './probe-input.ts';
 import { runTranscodeJob } from './run-transcode-job.ts';
@@ -14,7 +15,7 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 30_000;
  * every core, so callers decide how many jobs run at once.
  */
 export function createNativeTranscoder(opts: Omit<CreateTranscoderOptions, 'backend'> = {}): Transcoder {
-  const runner = createNativeRunner();
+  const runner = createNativeRunner({ children: opts.childPidDir ? createChildRegistry(opts.childPidDir) : undefined });
   const id = createTranscoderId('native');
   const logger = opts.logger ?? (() => {});
   const running = new Set<AbortController>();

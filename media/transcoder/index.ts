@@ -4,6 +4,7 @@ export { createWasmTranscoder } from './create-wasm-transcoder.ts';
 export { planLadder, widthForHeight } from './plan-ladder.ts';
 export { planDownloads } from './plan-downloads.ts';
 export { hasNativeFfmpeg } from './has-native-ffmpeg.ts';
+export { reapOrphans, findSetpriv } from './child-processes.ts';
 export { TranscodeError, isTranscodeError, type TranscodeErrorCode } from './transcode-error.ts';
 export { parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
 export type * from './types.ts';

@@ -1,18 +1,30 @@
 import { abortReason } from './abort-reason.ts';
+import { withParentDeathSignal, type ChildRegistry } from './child-processes.ts';
 import { createTail, type FfmpegRunner, type RunOutcome, type RunRequest } from './ffmpeg-runner.ts';
 
-/** Runs the system's ffmpeg/ffprobe; abort or timeout kills the process. */
-export function createNativeRunner(binaries: { ffmpeg?: string; ffprobe?: string } = {}): FfmpegRunner {
+export interface NativeRunnerOptions {
+  ffmpeg?: string;
+  ffprobe?: string;
+  /** Spawn through `setpriv --pdeathsig KILL` when available, so children die with this process (default true). */
+  parentDeathSignal?: boolean;
+  /** Records each child's pid while it runs, for the start-up reap (see child-processes.ts). */
+  children?: ChildRegistry;
+}
+
+/** Runs the system's ffmpeg/ffprobe; abort or timeout kills the process, and so does this process's death. */
+export function createNativeRunner(opts: NativeRunnerOptions = {}): FfmpegRunner {
   return {
     backend: 'native',
     toolPaths: (files) => files,
-    run: (req) => runNative(req.tool === 'ffmpeg' ? (binaries.ffmpeg ?? 'ffmpeg') : (binaries.ffprobe ?? 'ffprobe'), req),
+    run: (req) => runNative(req.tool === 'ffmpeg' ? (opts.ffmpeg ?? 'ffmpeg') : (opts.ffprobe ?? 'ffprobe'), req, opts),
   };
 }
 
-async function runNative(bin: string, req: RunRequest): Promise<RunOutcome> {
+async function runNative(bin: string, req: RunRequest, opts: NativeRunnerOptions): Promise<RunOutcome> {
   if (req.signal.aborted) throw abortReason(req.signal);
-  const proc = Bun.spawn([bin, ...req.args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  const argv = [bin, ...req.args];
+  const proc = Bun.spawn(withParentDeathSignal(argv, opts.parentDeathSignal !== false), { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  opts.children?.add(proc.pid, argv);
   const kill = () => proc.kill('SIGKILL');
   req.signal.addEventListener('abort', kill, { once: true });
   try {
@@ -33,6 +45,12 @@ async function runNative(bin: string, req: RunRequest): Promise<RunOutcome> {
     return { exitCode, stdout: stdoutChunks.join('\n'), stderrTail: tail.lines };
   } finally {
     req.signal.removeEventListener('abort', kill);
+    if (proc.exitCode === null && proc.signalCode === null) kill(); // abandoned (its output failed): never left running
+    if (opts.children) {
+      // The record goes only once the process is gone (an abort kills it but it may still be exiting).
+      await proc.exited.catch(() => undefined);
+      opts.children.remove(proc.pid);
+    }
   }
 }
 

@@ -110,4 +110,11 @@ export interface CreateTranscoderOptions {
   logger?: TranscoderLogger;
   /** x264 preset; default 'veryfast'. */
   preset?: string;
+  /**
+   * Native backend: a directory where each running ffmpeg/ffprobe is recorded,
+   * so `reapOrphans(dir)` at the next start kills those a killed process left
+   * behind (children are also spawned to die with their parent when setpriv
+   * is on PATH).
+   */
+  childPidDir?: string;
 }

@@ -18,11 +18,18 @@ export interface JobContext {
 }
 
 /** One handler per job type, registered in one typed place (see job-handlers in service wiring). */
+/** What a finished run asks for next: nothing (the job is done), or its next stage. */
+export type JobResult = void | { next: { type: string; payload: unknown } };
+
 export interface JobHandler {
   type: string;
+  /** Jobs of this type running at once in this process. */
   concurrency: number;
+  /** Jobs of this type one organization may have running at once (all processes); default no cap. */
+  perOrgLimit?: number;
   retryDelayMs(attempt: number): number;
-  run(job: JobRow, ctx: JobContext): Promise<void>;
+  /** Returning `{ next }` hands the same job row to another type (a pipeline stage) instead of finishing it. */
+  run(job: JobRow, ctx: JobContext): Promise<JobResult>;
   /** Called once when the job fails for good (permanent error or attempts exhausted). */
   onFailed(job: JobRow, err: unknown): Promise<void>;
 }
@@ -59,8 +66,13 @@ export function createJobRunner(opts: { queue: JobQueue; handlers: JobHandler[];
     }, Math.max(100, Math.floor(queue.leaseMs / 3)));
     try {
       log.info("Job started", {});
-      await handler.run(job, { signal: abort.signal, logger: log });
+      const result = await handler.run(job, { signal: abort.signal, logger: log });
       if (stopped) return; // the lease will expire and another run resumes it
+      if (result?.next) {
+        if (await queue.advance(job.id, result.next)) log.info("Job stage done", { next_type: result.next.type });
+        else log.warn("Job lease lost before its next stage; left to its new holder", {});
+        return;
+      }
       await queue.finish(job.id, "done");
       log.info("Job done", {});
     } catch (err) {
@@ -99,7 +111,7 @@ export function createJobRunner(opts: { queue: JobQueue; handlers: JobHandler[];
         pumpAgain = false;
         for (const handler of opts.handlers) {
           while (!stopped && (inFlight.get(handler.type) ?? 0) < handler.concurrency) {
-            const job = await queue.claim([handler.type]);
+            const job = await queue.claim(handler.type, { perOrgLimit: handler.perOrgLimit });
             if (!job) break;
             inFlight.set(handler.type, (inFlight.get(handler.type) ?? 0) + 1);
             execute(handler, job).catch((err) => logger.error("Cannot run job", { err, job_id: job.id }));

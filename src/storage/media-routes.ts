@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { extname } from "node:path";
+import { extname, relative, sep } from "node:path";
 import { ApiError } from "../http/api-error.ts";
 import type { MediaStore } from "./media-store.ts";
 
@@ -46,14 +46,26 @@ export async function serveFile(request: Request, path: string, opts: { attachme
   return new Response(file, { headers: { ...headers, "content-length": String(size) } });
 }
 
-/** GET /media/<token>/<path>: transcoded renditions and downloads. */
+/**
+ * Versions before originals moved out of the served tree kept the source in
+ * the media dir's `original/`: it answers 404 like a missing file.
+ */
+const NEVER_SERVED_TOP = "original";
+
+/** GET /media/<token>/<path>: transcoded renditions and downloads, never the original. */
 export function mediaRoutes(store: MediaStore) {
   return new Elysia({ name: "media-routes" }).get(
     "/media/:token/*",
     ({ params, request }) => {
-      const rel = decodeURIComponent((params as Record<string, string>)["*"] ?? "");
+      let rel: string;
+      try {
+        rel = decodeURIComponent((params as Record<string, string>)["*"] ?? "");
+      } catch {
+        throw ApiError.notFound();
+      }
       const path = store.resolveServed(params.token, rel);
       if (!path) throw ApiError.notFound();
+      if (relative(store.mediaRoot, path).split(sep)[1] === NEVER_SERVED_TOP) throw ApiError.notFound();
       const isDownload = rel.startsWith("downloads/");
       return serveFile(request, path, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
     },

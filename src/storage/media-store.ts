@@ -6,17 +6,23 @@ import type { ServerSecret } from "../secrets/server-secret.ts";
  * Where files live under DATA_DIR. Media is served from /media/<token>/…,
  * where the token is an HMAC of the owner's id under the server secret:
  * unguessable, stable across restarts and processes, and needs no column.
+ * Originals (the source as received) live outside the served tree, in
+ * originals/<owner id>/, and are never served.
  */
 export function createMediaStore(opts: { dataDir: string; baseUrl: () => string; secret: ServerSecret }) {
   const mediaRoot = join(opts.dataDir, "media");
   const workRoot = join(opts.dataDir, "work");
   const uploadRoot = join(opts.dataDir, "uploads");
+  const originalRoot = join(opts.dataDir, "originals");
 
   const tokenFor = (ownerId: string) => opts.secret.sign("media-path", ownerId).slice(0, 40);
 
   return {
+    dataDir: opts.dataDir,
     mediaRoot,
     tokenFor,
+    /** The kept source of a video: not under mediaRoot, so no URL reaches it. */
+    originalDir: (ownerId: string) => join(originalRoot, ownerId),
     mediaDir: (ownerId: string) => join(mediaRoot, tokenFor(ownerId)),
     workDir: (ownerId: string) => join(workRoot, ownerId),
     uploadPath: (uploadId: string) => join(uploadRoot, uploadId),
@@ -40,6 +46,7 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
     async remove(ownerId: string) {
       await rm(join(mediaRoot, tokenFor(ownerId)), { recursive: true, force: true });
       await rm(join(workRoot, ownerId), { recursive: true, force: true });
+      await rm(join(originalRoot, ownerId), { recursive: true, force: true });
     },
   };
 }

@@ -1,52 +1,34 @@
-import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import type { VideoContext, TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { JobRow } from "../jobs/job-queue.ts";
-import { PermanentJobError, type JobContext, type JobHandler } from "../jobs/job-runner.ts";
+import { PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings, type Rung } from "../orgs/org-settings.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
-import { fetchSource } from "./fetch-source.ts";
 import type { UploadStore } from "./upload-store.ts";
-import { TRANSCODE_JOB } from "./video-service.ts";
+import { asJobError, videoFailure } from "./video-failure.ts";
+import { FETCH_JOB, TRANSCODE_JOB } from "./video-service.ts";
 
 export interface TranscodePayload {
   uploadId?: string | null;
+  /** A file on disk: a live recording, or a source the fetch stage wrote into the work dir. */
   sourcePath?: string;
-}
-
-const TRANSCODER_CODES: Record<string, string> = {
-  INPUT_UNSUPPORTED: "INPUT_UNSUPPORTED",
-  TIMEOUT: "TRANSCODE_TIMEOUT",
-  CANCELLED: "TRANSCODE_CANCELLED",
-  FFMPEG_FAILED: "TRANSCODE_FAILED",
-  INVALID_JOB: "TRANSCODE_FAILED",
-};
-
-/** The `error` of VIDEO_TRANSCODING_FAILED: a stable code and a message for humans. */
-function failureOf(err: unknown): { code: string; message: string } {
-  if (err instanceof PermanentJobError) return { code: err.code, message: err.message };
-  if (isTranscodeError(err)) return { code: TRANSCODER_CODES[err.code] ?? "TRANSCODE_FAILED", message: err.message };
-  return { code: "TRANSCODE_FAILED", message: String((err as Error)?.message ?? "Transcoding failed.") };
-}
-
-/** Bad input and timeouts will fail the same way again; anything else may be transient. */
-function asJobError(err: unknown): unknown {
-  if (isTranscodeError(err, "INPUT_UNSUPPORTED") || isTranscodeError(err, "TIMEOUT") || isTranscodeError(err, "INVALID_JOB")) {
-    const f = failureOf(err);
-    return new PermanentJobError(f.code, f.message);
-  }
-  return err;
+  /** `sourcePath` is the fetch stage's copy (fetch again if it went missing). */
+  fetched?: boolean;
 }
 
 /**
- * The `transcode` job: get the source onto disk, probe it, announce the start,
- * transcode the ladder with progress, store the original, announce the result.
- * Safe to run again after a crash: outputs are rebuilt from scratch, and the
- * machine absorbs a repeated start, so each event fires once.
+ * The `transcode` job: its source is already on disk (an upload, a recording,
+ * or what the `fetch-source` stage wrote); probe it, announce the start,
+ * transcode the ladder with progress, keep the original outside the served
+ * tree, announce the result. Safe to run again after a crash: outputs are
+ * rebuilt from scratch, and the machine absorbs a repeated start, so each
+ * event fires once.
  */
 export function createTranscodeHandler(deps: {
   runtime: ActorRuntime;
@@ -54,24 +36,27 @@ export function createTranscodeHandler(deps: {
   store: MediaStore;
   uploads: UploadStore;
   transcoder: () => Promise<Transcoder>;
-  guard: (url: URL) => Promise<void>;
   logger: Logger;
   concurrency: number;
   timeoutMs: number;
-  sourceMaxBytes: number;
-  sourceTimeoutMs: number;
 }): JobHandler {
   const { runtime, store } = deps;
 
-  async function obtainSource(job: JobRow, ctx: VideoContext, workDir: string, signal: AbortSignal): Promise<string> {
+  /**
+   * The source on disk, or null when it must be fetched first (a job queued
+   * before fetching was its own stage, or a fetched copy that went missing).
+   * A run repeated after a crash that had already moved the source to the
+   * originals uses that copy.
+   */
+  async function localSource(job: JobRow): Promise<string | null> {
     const payload = job.payload as TranscodePayload;
-    if (payload.sourcePath) return payload.sourcePath;
-    if (payload.uploadId) return deps.uploads.path(payload.uploadId);
-    if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
-    const ext = extname(new URL(ctx.sourceUrl).pathname).slice(0, 8) || ".bin";
-    const dest = join(workDir, `source${ext}`);
-    await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.sourceMaxBytes, timeoutMs: deps.sourceTimeoutMs, guard: deps.guard });
-    return dest;
+    const path = payload.uploadId ? deps.uploads.path(payload.uploadId) : payload.sourcePath;
+    if (!path) return null;
+    if (await Bun.file(path).exists()) return path;
+    const kept = await readdir(store.originalDir(job.entityId)).catch(() => [] as string[]);
+    const original = kept.find((f) => f.startsWith("source"));
+    if (original) return join(store.originalDir(job.entityId), original);
+    return payload.fetched ? null : path;
   }
 
   return {
@@ -79,14 +64,18 @@ export function createTranscodeHandler(deps: {
     concurrency: deps.concurrency,
     retryDelayMs: (attempt) => Math.min(60_000, 2_000 * 2 ** (attempt - 1)),
 
-    async run(job: JobRow, { signal, logger }: JobContext) {
+    async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
       const record = await runtime.get<VideoContext>("video", job.entityId);
       if (!record || record.status !== "TRANSCODING") return;
       const ctx = record.context;
+      const source = await localSource(job);
+      if (!source) {
+        if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
+        return { next: { type: FETCH_JOB, payload: {} } };
+      }
       const org = await deps.orgs.getOrg(job.orgId);
       const settings = org?.settings ?? defaultOrgSettings();
       const workDir = await store.ensure(store.workDir(ctx.id));
-      const source = await obtainSource(job, ctx, workDir, signal);
       const sourceBytes = (await stat(source)).size;
 
       const transcoder = await deps.transcoder();
@@ -95,7 +84,7 @@ export function createTranscodeHandler(deps: {
         probe = await transcoder.probe(source, { signal });
       } catch (err) {
         if (isTranscodeError(err, "CANCELLED")) throw err;
-        throw new PermanentJobError("INPUT_UNSUPPORTED", `The source could not be read as media: ${failureOf(err).message}`);
+        throw new PermanentJobError("INPUT_UNSUPPORTED", `The source could not be read as media: ${videoFailure(err).message}`);
       }
       if (!probe.hasVideo && !probe.hasAudio) throw new PermanentJobError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
 
@@ -137,12 +126,15 @@ export function createTranscodeHandler(deps: {
           throw asJobError(err);
         });
       const { hlsBytes, downloadBytes } = result;
-      // Keep the original beside the outputs (storage.original_bytes); uploads and recordings are consumed.
-      const originalDir = await store.ensure(join(outDir, "original"));
-      const original = join(originalDir, `source${extname(source) || ".bin"}`);
-      const payload = job.payload as TranscodePayload;
-      if (payload.uploadId || payload.sourcePath || source.startsWith(workDir)) await rename(source, original).catch(() => copyFile(source, original));
-      else await copyFile(source, original);
+      // Keep the original (storage.original_bytes) outside the served tree: it is
+      // never a media URL. Uploads, recordings and fetched copies are consumed.
+      const originalDir = store.originalDir(ctx.id);
+      const original = join(originalDir, `source${extname(source).slice(0, 8) || ".bin"}`);
+      if (source !== original) {
+        await rm(originalDir, { recursive: true, force: true });
+        await store.ensure(originalDir);
+        await rename(source, original).catch(() => copyFile(source, original));
+      }
 
       const renditions: Rendition[] = result.renditions.map((r) => ({
         quality: r.quality,
@@ -171,10 +163,13 @@ export function createTranscodeHandler(deps: {
       logger.info("Transcode completed", { video_id: ctx.id, renditions: renditions.map((r) => r.quality), hls_bytes: hlsBytes });
     },
 
-    async onFailed(job: JobRow, err: unknown) {
-      const error = failureOf(err);
-      await runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
-      await rm(store.workDir(job.entityId), { recursive: true, force: true }).catch(() => undefined);
-    },
+    onFailed: (job: JobRow, err: unknown) => failVideo(deps, job, err),
   };
+}
+
+/** A video whose fetch or transcode failed for good: VIDEO_TRANSCODING_FAILED with a path-free message, work files removed. */
+export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, job: JobRow, err: unknown): Promise<void> {
+  const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
+  await deps.runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
+  await rm(deps.store.workDir(job.entityId), { recursive: true, force: true }).catch(() => undefined);
 }

@@ -25,7 +25,7 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
         upload_id: id,
         upload_url: `${deps.baseUrl()}/uploads/${id}?expires=${expires}&sig=${sig(id, expires)}`,
         method: "PUT",
-        source_url: `${deps.baseUrl()}/uploads/${id}`,
+        source_url: `${deps.baseUrl()}/uploads/${id}`, // = sourceUrlOf(id)
         expires_at: new Date(expiresAt).toISOString(),
         max_bytes: deps.maxBytes,
       };
@@ -86,6 +86,9 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
       const m = /^\/uploads\/(upl_[0-9A-Za-z]+)$/.exec(url.pathname);
       return m ? m[1]! : null;
     },
+
+    /** The canonical source_url of an upload (no query, no fragment). */
+    sourceUrlOf: (id: string) => `${deps.baseUrl()}/uploads/${id}`,
 
     async assertRegistrable(orgId: string, id: string) {
       const rows = await database.db.select().from(uploads).where(eq(uploads.id, id)).limit(1);

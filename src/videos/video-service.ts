@@ -16,6 +16,8 @@ export interface RegisterVideoInput {
   tags?: Record<string, unknown>;
 }
 
+/** Job types of a video's pipeline: a URL source is fetched first, then the same job row becomes a transcode. */
+export const FETCH_JOB = "fetch-source";
 export const TRANSCODE_JOB = "transcode";
 
 function titleFrom(url: URL): string {
@@ -46,14 +48,14 @@ export function createVideoService(deps: {
     if (active >= deps.queueLimit) throw new ApiError("TRANSCODE_QUEUE_FAILED", "The transcoding queue is full. Safe to retry.");
   }
 
-  async function create(ctx: VideoContext, dedupeKey: string | undefined, payload: Record<string, unknown>) {
+  async function create(ctx: VideoContext, dedupeKey: string | undefined, type: string, payload: Record<string, unknown>) {
     // A recording must enter the library whatever the queue's length: the broadcast already happened.
     if (ctx.kind === "UPLOAD") await enqueueGuard();
     let result;
     try {
       result = await runtime.create<VideoContext>("video", ctx, {
         dedupeKey,
-        within: (tx, record) => jobs.enqueue(tx, { type: TRANSCODE_JOB, orgId: record.orgId, entityId: record.id, payload }).then(() => undefined),
+        within: (tx, record) => jobs.enqueue(tx, { type, orgId: record.orgId, entityId: record.id, payload }).then(() => undefined),
       });
     } catch (err) {
       if (err instanceof ApiError) throw err;
@@ -80,13 +82,16 @@ export function createVideoService(deps: {
       if (body.drm_enabled && !org.settings.features.drm) throw new ApiError("DRM_NOT_AVAILABLE");
       const uploadId = deps.uploads.idFromSourceUrl(url);
       if (uploadId) await deps.uploads.assertRegistrable(org.id, uploadId);
+      // An upload is one file whatever query or fragment is added to its URL:
+      // its canonical `{BASE_URL}/uploads/{id}` is the idempotency key.
+      const sourceUrl = uploadId ? deps.uploads.sourceUrlOf(uploadId) : url.href;
 
       const ctx: VideoContext = {
         id: newId("vid"),
         orgId: org.id,
         title: body.title ?? titleFrom(url),
         kind: "UPLOAD",
-        sourceUrl: url.href,
+        sourceUrl,
         drm: body.drm_enabled ?? false,
         subtitles: body.subtitles ?? false,
         tags: body.tags ?? null,
@@ -97,7 +102,8 @@ export function createVideoService(deps: {
         error: null,
         stream: null,
       };
-      const result = await create(ctx, url.href, { uploadId });
+      // An upload is on disk already; a URL is fetched by its own stage first.
+      const result = uploadId ? await create(ctx, sourceUrl, TRANSCODE_JOB, { uploadId }) : await create(ctx, sourceUrl, FETCH_JOB, {});
       return { created: result.created, record: result.record };
     },
 
@@ -120,7 +126,7 @@ export function createVideoService(deps: {
         stream: input.stream,
       };
       // The dedupe key makes a repeated end (e.g. after a crash mid-way) reuse the same recording.
-      const result = await create(ctx, input.dedupeKey, { sourcePath: input.sourcePath });
+      const result = await create(ctx, input.dedupeKey, TRANSCODE_JOB, { sourcePath: input.sourcePath });
       return result.record;
     },
 
