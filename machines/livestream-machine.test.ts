@@ -80,6 +80,22 @@ describe("live stream machine", () => {
     expect(emitted).toHaveLength(4);
   });
 
+  test("the recording's transcode settling: transcoding false, playback url set, no event", () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "MEDIA_OBSERVED", at: "a" });
+    actor.send({ type: "PIPELINE_ENDED", at: "b", durationSeconds: 6, transcodingInSecs: null, recording });
+    actor.send({ type: "RECORDING_TRANSCODED", playbackUrl: "http://x/master.m3u8" });
+    const ctx = actor.getSnapshot().context;
+    expect(ctx.recording).toEqual({ ...recording, transcoding: false });
+    expect(ctx.playbackUrl).toBe("http://x/master.m3u8");
+    expect(emitted).toHaveLength(4);
+    const failed = start();
+    failed.actor.send({ type: "PIPELINE_ENDED", at: "b", durationSeconds: 6, transcodingInSecs: null, recording });
+    failed.actor.send({ type: "RECORDING_TRANSCODED", playbackUrl: null });
+    expect(failed.actor.getSnapshot().context.recording?.transcoding).toBe(false);
+    expect(failed.actor.getSnapshot().context.playbackUrl).toBeNull();
+  });
+
   test("failure moves to ERROR; ended streams ignore media", () => {
     const { actor, status } = start();
     actor.send({ type: "FAIL", at: "t", error: { code: "X", message: "y" } });

@@ -13,7 +13,8 @@ export type StreamEvent =
   | { type: "END_REQUESTED"; at: string; durationSeconds: number | null }
   /** The recording of an explicitly ended stream entered the library. */
   | { type: "RECORDING_ATTACHED"; recording: RecordingInfo }
-  | { type: "RECORDING_PLAYABLE"; playbackUrl: string }
+  /** The recording's transcode finished: COMPLETED (its HLS manifest) or failed / gone (null). */
+  | { type: "RECORDING_TRANSCODED"; playbackUrl: string | null }
   | { type: "FAIL"; at: string; error: { code: string; message: string } }
   | { type: "DELETE" };
 
@@ -63,6 +64,10 @@ export const livestreamMachine = setup({
     recordExplicitEnd: assign(({ event }) => {
       assertEvent(event, "END_REQUESTED");
       return { endedAt: event.at, durationSeconds: event.durationSeconds };
+    }),
+    recordTranscoded: assign(({ context, event }) => {
+      assertEvent(event, "RECORDING_TRANSCODED");
+      return { playbackUrl: event.playbackUrl, recording: context.recording ? { ...context.recording, transcoding: false } : null };
     }),
     recordFailure: assign(({ event }) => {
       assertEvent(event, "FAIL");
@@ -122,7 +127,7 @@ export const livestreamMachine = setup({
     },
     recorded: {
       on: {
-        RECORDING_PLAYABLE: { actions: assign({ playbackUrl: ({ event }) => event.playbackUrl }) },
+        RECORDING_TRANSCODED: { actions: "recordTranscoded" },
         DELETE: "deleted",
       },
     },

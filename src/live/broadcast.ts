@@ -3,24 +3,42 @@ import { dirname } from "node:path";
 import { createFlvWriter, type FlvWriter } from "../../media/flv/flv-writer.ts";
 import type { FlvTag } from "../../media/flv/flv-tag.ts";
 import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
 
+/** Logged discontinuities per broadcast; further ones are only counted. */
+const LOGGED_JUMPS = 5;
+
 /**
  * One broadcast of a stream across its publish sessions: the FLV recording and
- * the live HLS packager stay open through a reconnect, and each new session's
- * timestamps continue where the last one stopped.
+ * the live HLS packager stay open through a reconnect. Every tag's timestamp
+ * goes through one TimestampRebaser before both of them, so a new session,
+ * and any jump of the publisher's clock, continues where the output stopped,
+ * and media time never outruns the wall clock by more than one segment.
  */
 export function createBroadcast(opts: { streamId: string; latency: Latency; flvPath: string; hlsDir: string; logger: Logger; onSegment: (info: LiveHlsSegmentInfo) => void }) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
   let packager: LiveHlsPackager | undefined;
-  let offset = 0;
-  let lastTs = -1;
-  let sessionFirst: number | null = null;
+  const rebaser = new TimestampRebaser({ maxGapMs: 1000, maxLeadMs: preset.segmentSeconds * 1000 });
   let sessions = 0;
   let ended = false;
   const firstPublishAt = Date.now();
+  let firstMediaAt: number | null = null;
+  let leftAt: number | null = null;
+  // Tags held back to the wall clock; end() releases them at once.
+  const holds = new Set<() => void>();
+  const hold = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const release = () => {
+        clearTimeout(timer);
+        holds.delete(release);
+        resolve();
+      };
+      const timer = setTimeout(release, ms);
+      holds.add(release);
+    });
 
   async function open() {
     if (!writer) {
@@ -48,28 +66,53 @@ export function createBroadcast(opts: { streamId: string; latency: Latency; flvP
     async startSession() {
       // Claimed before the first await, so a second encoder racing this one is refused.
       this.publishing = true;
+      leftAt = null;
       await open();
       sessions++;
-      sessionFirst = null;
+      rebaser.startSession();
+    },
+    /** The publisher of the current session is gone (the reconnect window starts now). */
+    markLeft() {
+      this.publishing = false;
+      leftAt ??= Date.now();
     },
     async push(tag: FlvTag) {
       if (ended) return;
-      if (sessionFirst === null) {
-        sessionFirst = tag.timestamp;
-        // A reconnecting encoder restarts at 0: continue after the last tag.
-        offset = lastTs < 0 ? 0 : lastTs + 1 - tag.timestamp;
+      const mapped = rebaser.map(tag, Date.now());
+      if (mapped.discontinuity) {
+        const n = rebaser.stats().discontinuities;
+        if (n <= LOGGED_JUMPS) {
+          opts.logger.info("Publisher timestamps re-based", { stream_id: opts.streamId, session: sessions, type: tag.type, input_ms: tag.timestamp, output_ms: mapped.timestamp, discontinuities: n });
+        }
       }
-      const t: FlvTag = { ...tag, timestamp: Math.max(0, tag.timestamp + offset) };
-      lastTs = Math.max(lastTs, t.timestamp);
+      if (mapped.waitMs > 0) {
+        // Faster than real time: slow the publisher down (TCP backpressure) rather than let media time run ahead.
+        await hold(mapped.waitMs);
+        if (ended) return;
+      }
+      if (tag.type !== "data") firstMediaAt ??= Date.now();
+      const t: FlvTag = { ...tag, timestamp: mapped.timestamp };
       await Promise.all([writer!.write(t), packager!.push(t)]);
     },
+    /**
+     * Wall-clock seconds on air: from the first publish until now, or until
+     * the last publisher left (the reconnect window is not counted); null if
+     * no media ever arrived.
+     */
+    durationSeconds(): number | null {
+      if (firstMediaAt === null) return null;
+      const until = this.publishing ? Date.now() : (leftAt ?? Date.now());
+      return Math.max(0, Math.round((until - firstPublishAt) / 1000));
+    },
+    timestampStats: () => rebaser.stats(),
     info: () => packager?.info() ?? null,
     tagsWritten: () => writer?.tagsWritten ?? 0,
     /** Last segment + ENDLIST, and the recording closed and synced. Idempotent. */
     async end() {
       if (ended) return;
       ended = true;
-      this.publishing = false;
+      this.markLeft();
+      for (const release of [...holds]) release();
       await packager?.end().catch((err) => opts.logger.error("Cannot finish the live playlist", { err, stream_id: opts.streamId }));
       await writer?.close();
     },

@@ -1,4 +1,4 @@
-import { appendFile, readFile, rm } from "node:fs/promises";
+import { appendFile, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { AuthorizeResult, CloseReason, PublishHandlers, PublishRequest } from "../../media/rtmp/publish-handlers.ts";
 import type { RecordingInfo, StreamContext } from "../../machines/livestream-payload.ts";
@@ -66,8 +66,7 @@ export function createLiveIngest(deps: {
     const at = new Date().toISOString();
     const probe = await probeRecording(flvPath(ctx.id));
     const info = entry?.broadcast.info();
-    const startedMs = entry?.broadcast.firstPublishAt ?? (ctx.startedAt ? Date.parse(ctx.startedAt) : Date.now());
-    const durationSeconds = Math.max(0, Math.round((Date.now() - startedMs) / 1000));
+    const durationSeconds = entry ? entry.broadcast.durationSeconds() : probe.hasMedia ? await recoveredDuration(ctx, probe.durationSeconds) : null;
     let recording: RecordingInfo | null = null;
     if (probe.hasMedia) {
       const video = await deps.videos.registerRecording({
@@ -83,7 +82,7 @@ export function createLiveIngest(deps: {
       recording = {
         asset_id: video.id,
         transcoding: true,
-        duration_seconds: Math.round(probe.durationSeconds) || durationSeconds,
+        duration_seconds: Math.round(probe.durationSeconds) || (durationSeconds ?? 0),
         resolution: width && height ? `${width}x${height}` : null,
         width: width ?? null,
         height: height ?? null,
@@ -105,8 +104,20 @@ export function createLiveIngest(deps: {
     return entry.ending;
   }
 
+  /**
+   * A broadcast cut off by a restart: on air from the first media (the
+   * recording's length before its last write, or the observed start if
+   * earlier) until the recording was last written.
+   */
+  async function recoveredDuration(ctx: StreamContext, mediaSeconds: number): Promise<number | null> {
+    const written = await stat(flvPath(ctx.id)).then((s) => s.mtimeMs, () => null);
+    if (written === null) return null;
+    const observed = ctx.startedAt ? Date.parse(ctx.startedAt) : Infinity;
+    return Math.max(0, Math.round((written - Math.min(observed, written - mediaSeconds * 1000)) / 1000));
+  }
+
   function publisherGone(entry: Live, reason: CloseReason) {
-    entry.broadcast.publishing = false;
+    entry.broadcast.markLeft();
     if (entry.ending) return;
     logger.info("Publisher left; waiting for a reconnect", { stream_id: entry.ctx.id, reason, window_ms: deps.reconnectWindowMs });
     entry.reconnectTimer = setTimeout(() => {
@@ -170,7 +181,7 @@ export function createLiveIngest(deps: {
     /** POST /end/: ENDED (full shape) now; the publisher is disconnected and the recording attached after. */
     async endExplicitly(ctx: StreamContext): Promise<void> {
       const entry = live.get(ctx.id);
-      const durationSeconds = entry ? Math.round((Date.now() - entry.broadcast.firstPublishAt) / 1000) : null;
+      const durationSeconds = entry ? entry.broadcast.durationSeconds() : null;
       await runtime.send("livestream", ctx.id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds });
       if (entry) {
         entry.ending ??= Promise.resolve().then(() => {
@@ -180,10 +191,15 @@ export function createLiveIngest(deps: {
       }
     },
 
-    /** Ends streams idle past their booking (no publisher ever arrived). */
+    /** Resolves once an ending in progress (explicit or pipeline) has attached the recording and announced it. */
+    async settled(id: string): Promise<void> {
+      await live.get(id)?.ending;
+    },
+
+    /** Ends streams idle past their booking (no publisher ever arrived): never broadcast, so no duration. */
     async endIdle(ctx: StreamContext): Promise<void> {
       if (live.has(ctx.id)) return;
-      await runtime.send("livestream", ctx.id, { type: "PIPELINE_ENDED", at: new Date().toISOString(), durationSeconds: 0, transcodingInSecs: null, recording: null });
+      await runtime.send("livestream", ctx.id, { type: "PIPELINE_ENDED", at: new Date().toISOString(), durationSeconds: null, transcodingInSecs: null, recording: null });
       logger.info("Idle live stream ended", { stream_id: ctx.id, org_id: ctx.orgId });
     },
 

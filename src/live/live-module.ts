@@ -22,7 +22,7 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
   const { config, runtime } = deps;
   const logger = deps.logger.child({ component: "live" });
   const urls = createLiveUrls(config, deps.secret);
-  const livestreams = createLivestreamService({ runtime, urls, slots: () => config.liveSlots, logger });
+  const livestreams = createLivestreamService({ runtime, urls, slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg }, logger });
   let rtmp: RtmpServer | undefined;
   const ingest = createLiveIngest({
     runtime,
@@ -65,15 +65,17 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
   }
   let sweeper: Cron | undefined;
 
-  // A recording's transcode finishing makes the stream's playback_url.
+  // A recording's transcode finishing makes the stream's playback_url and ends its `recording.transcoding`.
+  // (Missed here, e.g. by another process, the stream catches up when it is read: livestreams.get.)
   const unsubscribe = runtime.subscribe((result) => {
     const rec = result.record as ActorRecord<VideoContext>;
-    if (rec.kind !== "video" || rec.status !== "COMPLETED" || result.previousStatus === "COMPLETED") return;
+    if (rec.kind !== "video" || (rec.status !== "COMPLETED" && rec.status !== "ERROR") || result.previousStatus === rec.status) return;
     const stream = rec.context.stream;
-    if (!stream || !rec.context.outcome?.url) return;
+    if (!stream) return;
+    const playbackUrl = rec.status === "COMPLETED" ? (rec.context.outcome?.url ?? null) : null;
     runtime
-      .send("livestream", stream.id, { type: "RECORDING_PLAYABLE", playbackUrl: rec.context.outcome.url })
-      .catch((err) => logger.error("Cannot set the stream's playback url", { err, stream_id: stream.id }));
+      .send("livestream", stream.id, { type: "RECORDING_TRANSCODED", playbackUrl })
+      .catch((err) => logger.error("Cannot record the stream's recording state", { err, stream_id: stream.id }));
   });
 
   const hlsRoutes = new Elysia({ name: "live-hls-routes" }).get(

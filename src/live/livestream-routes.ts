@@ -121,7 +121,10 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       "/livestreams/:id/",
       async ({ auth, params }) => {
         const record = await load(auth.org.id, params.id);
+        // On air: exactly what /end/ does (LIVESTREAM_ENDED, full shape), and the deletion waits until the
+        // recording is in the library and announced (LIVESTREAM_RECORDING_READY); a deleted stream takes no events.
         if (record.status === "LIVE" || record.status === "READY_TO_STREAM") await ingest.endExplicitly(record.context);
+        await ingest.settled(record.id);
         await livestreams.remove(record.id);
         await ingest.removeFiles(record.id);
         return success({ id: record.id, deleted: true }, "Live stream deleted.");

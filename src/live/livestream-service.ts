@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Latency, StreamContext } from "../../machines/livestream-payload.ts";
+import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Tx } from "../db/create-database.ts";
 import { actors, streamKeys } from "../db/schema/index.ts";
@@ -18,19 +19,63 @@ export interface CreateStreamInput {
   scheduled_at?: string;
 }
 
-/** Statuses that hold a slot of the LIVE_SLOTS pool. */
+/** Statuses that hold a slot of the LIVE_SLOTS pool (and of the organization's LIVE_SLOTS_PER_ORG). */
 export const SLOT_STATUSES = ["READY_TO_STREAM", "LIVE"];
 
-export async function countSlotsInUse(tx: Tx): Promise<number> {
+/** Slots held in the whole pool, or by one organization; answered from the index actors_kind_status_org alone. */
+export async function countSlotsInUse(tx: Tx, orgId?: string): Promise<number> {
   const rows = await tx
     .select({ n: sql<number>`count(*)` })
     .from(actors)
-    .where(and(eq(actors.kind, "livestream"), inArray(actors.status, SLOT_STATUSES), isNull(actors.deletedAt)));
+    .where(and(eq(actors.kind, "livestream"), inArray(actors.status, SLOT_STATUSES), isNull(actors.deletedAt), orgId === undefined ? undefined : eq(actors.orgId, orgId)));
   return Number(rows[0]?.n ?? 0);
 }
 
-export function createLivestreamService(deps: { runtime: ActorRuntime; urls: LiveUrls; slots: () => number; logger: Logger }) {
+export interface SlotLimits {
+  /** LIVE_SLOTS: the whole pool. */
+  pool: () => number;
+  /** LIVE_SLOTS_PER_ORG: what one organization may hold at once. */
+  perOrg: () => number;
+}
+
+export function createLivestreamService(deps: { runtime: ActorRuntime; urls: LiveUrls; slots: SlotLimits; logger: Logger }) {
   const { runtime, urls } = deps;
+
+  /**
+   * Called inside the write transaction that just put `orgId`'s stream into a
+   * slot status (so the counts include it): refuses when the organization or
+   * the pool is over its limit, rolling the transition back.
+   */
+  async function checkSlots(tx: Tx, orgId: string, streamId: string): Promise<void> {
+    const org = await countSlotsInUse(tx, orgId);
+    if (org > deps.slots.perOrg()) {
+      deps.logger.warn("Live slot refused: organization at its limit", { org_id: orgId, stream_id: streamId, held: org - 1, limit: deps.slots.perOrg() });
+      throw new ApiError("NO_SLOTS_AVAILABLE");
+    }
+    const pool = await countSlotsInUse(tx);
+    if (pool > deps.slots.pool()) {
+      deps.logger.warn("Live slot refused: pool exhausted", { org_id: orgId, stream_id: streamId, held: pool - 1, limit: deps.slots.pool() });
+      throw new ApiError("NO_SLOTS_AVAILABLE");
+    }
+  }
+
+  /**
+   * The stream's recording as it really is: when its transcode finished but the
+   * in-memory listener missed it (another process, a restart), the stream is
+   * brought up to date here, durably, before it is answered.
+   */
+  async function withRecordingState(record: ActorRecord<StreamContext>): Promise<ActorRecord<StreamContext>> {
+    const rec = record.context.recording;
+    if (!rec?.transcoding) return record;
+    const video = await runtime.get<VideoContext>("video", rec.asset_id, record.orgId);
+    let playbackUrl: string | null;
+    if (!video) playbackUrl = null; // the recording was deleted: nothing is transcoding
+    else if (video.status === "COMPLETED") playbackUrl = video.context.outcome?.url ?? null;
+    else if (video.status === "ERROR") playbackUrl = null;
+    else return record;
+    const result = await runtime.send<StreamContext>("livestream", record.id, { type: "RECORDING_TRANSCODED", playbackUrl });
+    return result && result.record.status !== "DELETED" ? result.record : record;
+  }
 
   return {
     /** Creates a stream (READY_TO_STREAM at once, or SCHEDULED with `scheduled_at`), atomically with its slot and key. */
@@ -68,7 +113,7 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
       const result = await runtime.create<StreamContext>("livestream", ctx, {
         within: async (tx, record) => {
           // Counted inside the write transaction, so two creations can't both take the last slot.
-          if (SLOT_STATUSES.includes(record.status) && (await countSlotsInUse(tx)) > deps.slots()) throw new ApiError("NO_SLOTS_AVAILABLE");
+          if (SLOT_STATUSES.includes(record.status)) await checkSlots(tx, org.id, id);
           await tx.insert(streamKeys).values({ digest: urls.keyDigest(streamKey), streamId: id, orgId: org.id, createdAt: Date.now() });
         },
       });
@@ -76,12 +121,16 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
       return result.record;
     },
 
-    /** A booked stream's time is near: READY_TO_STREAM if a slot is free, else ERROR NO_SLOTS_AVAILABLE. */
+    /**
+     * A booked stream's time is near: READY_TO_STREAM if its organization and
+     * the pool each have a slot free, else ERROR NO_SLOTS_AVAILABLE. Booking
+     * itself holds no slot.
+     */
     async makeReady(id: string): Promise<void> {
       try {
-        await runtime.send("livestream", id, { type: "READY" }, {
+        await runtime.send<StreamContext>("livestream", id, { type: "READY" }, {
           within: async (tx, result) => {
-            if (result.record.status === "READY_TO_STREAM" && (await countSlotsInUse(tx)) > deps.slots()) throw new ApiError("NO_SLOTS_AVAILABLE");
+            if (result.record.status === "READY_TO_STREAM") await checkSlots(tx, result.record.orgId, id);
           },
         });
       } catch (err) {
@@ -90,8 +139,14 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
       }
     },
 
-    get: (orgId: string, id: string) => runtime.get<StreamContext>("livestream", id, orgId),
-    list: (orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }) => runtime.list<StreamContext>("livestream", orgId, page),
+    async get(orgId: string, id: string): Promise<ActorRecord<StreamContext> | null> {
+      const record = await runtime.get<StreamContext>("livestream", id, orgId);
+      return record ? withRecordingState(record) : null;
+    },
+    async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<ActorRecord<StreamContext>[]> {
+      const records = await runtime.list<StreamContext>("livestream", orgId, page);
+      return Promise.all(records.map(withRecordingState));
+    },
 
     async remove(id: string): Promise<void> {
       await runtime.send("livestream", id, { type: "DELETE" }, { within: (tx) => tx.delete(streamKeys).where(eq(streamKeys.streamId, id)).then(() => undefined) });
