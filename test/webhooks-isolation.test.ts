@@ -1,6 +1,11 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { inArray } from "drizzle-orm";
+import { webhookAttempts, webhookDeliveries } from "../src/db/schema/index.ts";
 import { filterFields } from "../src/webhooks/fields-filter.ts";
-import { newOrg, sharedWebhookService } from "./support/webhook-fixture.ts";
+import { waitFor } from "./support/events.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 
 /**
  * Issue 8: no organization can hurt another through the webhooks. The service
@@ -105,4 +110,47 @@ describe("shared pools: endpoints per organization", () => {
     expect(statuses.filter((s) => s === 422)).toHaveLength(10);
     expect(((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items).toHaveLength(20);
   });
+});
+
+describe("shared pools: deliveries in flight per organization", () => {
+  let svc: TestService;
+  // Long enough that nothing of A's times out while the test looks; the assertions are about order, not time.
+  const TIMEOUT_MS = 8000;
+  const hanging = startWebhookReceiver(() => "hang");
+  const healthy = startWebhookReceiver();
+  beforeAll(async () => {
+    svc = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
+  });
+  afterAll(async () => {
+    hanging.stop(); // answers what hangs, so the service stops at once
+    healthy.stop();
+    await svc.stop();
+  });
+
+  test("an organization's 300 deliveries to hanging receivers hold 32 requests; another organization's all arrive while they still hang", async () => {
+    const a = await newOrg(svc);
+    const b = await newOrg(svc);
+    const aEndpoints: string[] = [];
+    for (let i = 0; i < 20; i++) aEndpoints.push((await a.register({ url: `${hanging.url}/${i}`, events: ["VIDEO_UPLOADED"] })).id);
+    await b.register({ url: healthy.url, events: ["VIDEO_UPLOADED"] });
+    for (let i = 0; i < 15; i++) await a.upload(); // 15 events x 20 endpoints = 300 deliveries that hang
+    await hanging.waitFor(32, 10_000);
+    expect(svc.service.webhooks.dispatcher.orgStats(a.orgId).inflight).toBe(32);
+
+    for (let i = 0; i < 5; i++) await b.upload();
+    // Only the receivers' own counters from here on: the test shares this process's fetch pool with the service.
+    await healthy.waitFor(5, 30_000);
+    await waitFor(async () => svc.service.webhooks.dispatcher.orgStats(b.orgId).inflight === 0, { timeoutMs: 30_000, intervalMs: 10, what: "B's attempts to finish" });
+    const aDeliveries = await svc.service.database.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(inArray(webhookDeliveries.endpointId, aEndpoints));
+    expect(aDeliveries).toHaveLength(300);
+    const aAttempts = await svc.service.database.db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, aDeliveries.map((d) => d.id)));
+    // B got everything before any of A's first attempts had even timed out, and A never had more than its 32 out.
+    expect(aAttempts).toHaveLength(0);
+    expect(hanging.received).toHaveLength(32);
+    expect(healthy.received.map((r) => JSON.parse(r.body).event)).toEqual(Array(5).fill("VIDEO_UPLOADED"));
+
+    // When A's attempts time out, its freed slots go to its next deliveries: still never past 32.
+    await waitFor(async () => hanging.received.length > 32, { timeoutMs: TIMEOUT_MS + 10_000, intervalMs: 50, what: "A's next attempts" });
+    expect(svc.service.webhooks.dispatcher.orgStats(a.orgId).inflight).toBeLessThanOrEqual(32);
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, min, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, min, ne, notInArray, or, sql } from "drizzle-orm";
 import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
@@ -174,18 +174,34 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
      * poll takes no write lock), then one write transaction claims those still
      * claimable: of processes racing for the same rows, each row goes to one.
      * `more`: the candidates filled the limit, there may be more.
+     *
+     * Per organization: `skipOrgs` are not looked at, and at most
+     * `roomFor(org)` of one organization's deliveries are claimed (the rest
+     * stay unclaimed for a later sweep), so one organization's backlog cannot
+     * take a process's whole memory.
      */
-    async claimDue(now: number, limit: number, claim: Claim): Promise<{ rows: DeliveryRow[]; more: boolean }> {
+    async claimDue(now: number, limit: number, claim: Claim, share: { skipOrgs?: string[]; roomFor?: (orgId: string) => number } = {}): Promise<{ rows: DeliveryRow[]; more: boolean }> {
+      const skip = share.skipOrgs ?? [];
       const candidates = await database.db
-        .select({ id: webhookDeliveries.id })
+        .select({ id: webhookDeliveries.id, orgId: webhookDeliveries.orgId })
         .from(webhookDeliveries)
-        .where(claimable(now))
+        .where(skip.length > 0 ? and(claimable(now), notInArray(webhookDeliveries.orgId, skip)) : claimable(now))
         .orderBy(asc(webhookDeliveries.nextAttemptAt))
         .limit(limit);
       if (candidates.length === 0) return { rows: [], more: false };
+      let wanted = candidates;
+      if (share.roomFor) {
+        const room = new Map<string, number>();
+        wanted = candidates.filter((c) => {
+          const left = room.get(c.orgId) ?? share.roomFor!(c.orgId);
+          room.set(c.orgId, left - 1);
+          return left > 0;
+        });
+      }
+      if (wanted.length === 0) return { rows: [], more: candidates.length === limit };
       const rows = await database.write(async (tx) => {
         const out: DeliveryRow[] = [];
-        for (const part of chunks(candidates.map((c) => c.id))) {
+        for (const part of chunks(wanted.map((c) => c.id))) {
           out.push(
             ...(await tx
               .update(webhookDeliveries)

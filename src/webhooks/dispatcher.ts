@@ -17,14 +17,27 @@ export interface DispatcherOptions {
   retrySchedule: readonly number[];
   /** Attempts still running at stop get this long to finish (and be recorded) before they are cut. */
   stopGraceMs?: number;
-  /** Requests in flight, all endpoints together; an endpoint with none in flight may still start one. */
+  /**
+   * Requests in flight, all endpoints together (default 192); past it, an
+   * organization with none in flight may still start one, up to `ceiling`.
+   */
   maxInFlight?: number;
+  /** Requests in flight never exceeded (default 224: below Bun's 256 concurrent fetches, with room for source fetches). */
+  ceiling?: number;
+  /** Requests in flight for one organization (config.webhookInflightPerOrg, default 32). */
+  maxPerOrg?: number;
   /** Requests in flight to one endpoint: a slow or dead receiver holds only these. */
   maxPerEndpoint?: number;
   /** In flight to an endpoint whose last attempts all failed (3 in a row), until one succeeds. */
   maxPerFailingEndpoint?: number;
   /** Deliveries held in memory (queued, in flight or waiting on a timer); the rest wait in the database. */
   maxQueued?: number;
+  /**
+   * Of those, how many one organization's deliveries may be (default a
+   * quarter): a backlog of one organization's failing deliveries never
+   * keeps another's out of memory.
+   */
+  maxQueuedPerOrg?: number;
   /** Outbox rows fanned out per transaction. */
   fanOutBatch?: number;
   /** How often the outbox and the due deliveries are looked at without a wake-up. */
@@ -97,6 +110,7 @@ export function createDispatcher(opts: DispatcherOptions) {
   const log = opts.logger.child({ component: "webhooks" });
   const maxPerEndpoint = opts.maxPerEndpoint ?? 16;
   const maxQueued = opts.maxQueued ?? 10_000;
+  const maxQueuedPerOrg = Math.max(1, opts.maxQueuedPerOrg ?? Math.floor(maxQueued / 4));
   const fanOutBatch = opts.fanOutBatch ?? 500;
   const pollMs = opts.pollMs ?? 500;
   const parkAfterMs = opts.parkAfterMs ?? 60_000;
@@ -110,6 +124,10 @@ export function createDispatcher(opts: DispatcherOptions) {
   const manual = new Map<string, Job>();
   const endpointById = new Map<string, SendableEndpoint>();
   const removed = new Set<string>();
+  /** Automatic deliveries held in memory, per organization. */
+  const heldByOrg = new Map<string, number>();
+  /** Organizations at their share of memory: their due deliveries are left in the database until they are below it. */
+  const fullOrgs = new Set<string>();
   /** This process instance: the `claimed_by` of the deliveries it holds. */
   let owner = `dsp_${randomToken(16)}`;
   let fanning: Promise<void> | null = null;
@@ -127,7 +145,9 @@ export function createDispatcher(opts: DispatcherOptions) {
   const claim = (): Claim => ({ by: owner, until: Date.now() + leaseMs });
 
   const lanes = createDeliveryLanes<Job>({
-    maxInFlight: opts.maxInFlight ?? 256,
+    maxInFlight: opts.maxInFlight ?? 192,
+    ceiling: opts.ceiling ?? 224,
+    maxPerOrg: opts.maxPerOrg ?? 32,
     maxPerEndpoint,
     maxPerFailingEndpoint: Math.min(maxPerEndpoint, opts.maxPerFailingEndpoint ?? 2),
     isQueued: (job) => job.state === "queued",
@@ -168,7 +188,10 @@ export function createDispatcher(opts: DispatcherOptions) {
     if (job.timer) clearTimeout(job.timer);
     job.timer = undefined;
     job.state = "gone";
-    if (mapOf(job).get(job.row.id) === job) mapOf(job).delete(job.row.id);
+    if (mapOf(job).get(job.row.id) === job) {
+      mapOf(job).delete(job.row.id);
+      if (!job.manual) unhold(job.row.orgId);
+    }
     if (job.claimed) {
       job.claimed = false;
       recorder.release(job.row.id);
@@ -176,10 +199,18 @@ export function createDispatcher(opts: DispatcherOptions) {
     settleWaiters(job, null);
   }
 
+  function unhold(orgId: string) {
+    const n = (heldByOrg.get(orgId) ?? 1) - 1;
+    if (n > 0) heldByOrg.set(orgId, n);
+    else heldByOrg.delete(orgId);
+    // Room again (a tenth of its share, so its backlog is loaded in batches): load what it left in the database.
+    if (n <= maxQueuedPerOrg - Math.ceil(maxQueuedPerOrg / 10) && fullOrgs.delete(orgId)) backlog = true;
+  }
+
   function enqueue(job: Job, front = false) {
     if (stopped || job.dead || removed.has(job.row.endpointId) || !endpointById.has(job.row.endpointId)) return forget(job);
     job.state = "queued";
-    lanes.push(job.row.endpointId, job, front);
+    lanes.push(job.row.endpointId, job.row.orgId, job, front);
     pump();
   }
 
@@ -210,14 +241,19 @@ export function createDispatcher(opts: DispatcherOptions) {
       if (waiter) existing.waiters.push(waiter);
       return;
     }
-    if (auto.size >= maxQueued) {
-      backlog = true;
+    const held = heldByOrg.get(row.orgId) ?? 0;
+    if (auto.size >= maxQueued || held >= maxQueuedPerOrg) {
+      // Left in the database, released: loaded when there is room (for this organization).
+      if (held >= maxQueuedPerOrg) fullOrgs.add(row.orgId);
+      else backlog = true;
       recorder.release(row.id);
       waiter?.(null);
       return;
     }
     const job: Job = { row: { ...row }, manual: false, state: "queued", dead: false, claimed: true, waiters: waiter ? [waiter] : [] };
     auto.set(row.id, job);
+    heldByOrg.set(row.orgId, held + 1);
+    if (held + 1 >= maxQueuedPerOrg) fullOrgs.add(row.orgId);
     waitOrPark(job, row.nextAttemptAt ?? 0);
   }
 
@@ -336,7 +372,11 @@ export function createDispatcher(opts: DispatcherOptions) {
       return;
     }
     // What this process holds is leased, so it is not found again; what another holds is not found at all.
-    const { rows, more } = await deliveries.claimDue(now, room, claim());
+    // An organization at its share is skipped: its backlog cannot crowd the others out of memory.
+    const { rows, more } = await deliveries.claimDue(now, room, claim(), {
+      skipOrgs: [...fullOrgs],
+      roomFor: (orgId) => maxQueuedPerOrg - (heldByOrg.get(orgId) ?? 0),
+    });
     backlog = more;
     if (rows.length > 0) {
       await ensureEndpoints(rows.map((r) => r.endpointId));
@@ -472,6 +512,11 @@ export function createDispatcher(opts: DispatcherOptions) {
 
     stats() {
       return { ...counters, inflight: lanes.inflight, inMemory: auto.size + manual.size, pendingResults: recorder.pending };
+    },
+
+    /** In flight and held in memory for one organization. */
+    orgStats(orgId: string) {
+      return { inflight: lanes.inflightOf(orgId), held: heldByOrg.get(orgId) ?? 0 };
     },
   };
 }

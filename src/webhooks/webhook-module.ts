@@ -41,6 +41,7 @@ export function createWebhookModule(deps: {
     retrySchedule: config.webhookRetrySchedule,
     stopGraceMs: Math.min(config.webhookTimeoutMs, 5000),
     leaseMs: config.webhookLeaseMs,
+    maxPerOrg: config.webhookInflightPerOrg,
     ...deps.tuning,
   });
   deps.runtime.onOutbox(() => dispatcher.wake());
