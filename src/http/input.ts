@@ -149,7 +149,8 @@ export function bodyInput<F extends FieldMap>(fields: F, opts: { description?: s
       if (!isPlainObject(body)) fail({ body: "must be a JSON object" });
       const details: Record<string, string> = Object.create(null);
       for (const key of Object.keys(body)) if (!Object.hasOwn(fields, key)) details[key] = "is not a known field";
-      const out: Record<string, unknown> = {};
+      // Null prototype: a field left out reads as undefined even if something ever polluted Object.prototype.
+      const out: Record<string, unknown> = Object.create(null);
       for (const [key, f] of Object.entries(fields)) {
         const v = Object.hasOwn(body, key) ? body[key] : undefined;
         if (v === undefined || v === null) {
@@ -235,7 +236,7 @@ export function queryInput<F extends Record<string, QueryField<any>>>(fields: F)
           else raw.set(key, value);
         }
       }
-      const out: Record<string, unknown> = {};
+      const out: Record<string, unknown> = Object.create(null);
       for (const [key, value] of raw) {
         if (key in details) continue;
         const r = fields[key]!.check(value);
