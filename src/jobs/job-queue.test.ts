@@ -29,14 +29,14 @@ async function enqueue(type: string, orgId: string, entityId: string) {
 }
 
 describe("claims are fair between organizations", () => {
-  test("one worker: org A's long queue does not make org B wait for it to drain (round-robin)", async () => {
-    for (let i = 1; i <= 5; i++) await enqueue("transcode", "org_A", `A${i}`);
-    await enqueue("transcode", "org_B", "B1");
-    await enqueue("transcode", "org_C", "C1");
+  test.each(["transcode", "fetch-source"])("one %s slot: org A's long queue does not make org B wait for it to drain (round-robin)", async (type) => {
+    for (let i = 1; i <= 5; i++) await enqueue(type, "org_A", `A${i}`);
+    await enqueue(type, "org_B", "B1");
+    await enqueue(type, "org_C", "C1");
     const order: string[] = [];
     for (;;) {
       clock += 10;
-      const job = await queue.claim("transcode");
+      const job = await queue.claim(type, { perOrgLimit: 4 });
       if (!job) break;
       order.push(job.entityId);
       await queue.finish(job.id, "done");
