@@ -1,5 +1,10 @@
-import { fullStream, smallStream, type StreamContext } from "../../machines/livestream-payload.ts";
-import { videoData, type VideoContext } from "../../machines/video-payload.ts";
+import { randomBytes } from "node:crypto";
+import { createActor, type AnyStateMachine } from "xstate";
+import type { DomainEvent } from "../../machines/domain-event.ts";
+import { livestreamMachine, type StreamEvent } from "../../machines/livestream-machine.ts";
+import type { RecordingInfo, StreamContext } from "../../machines/livestream-payload.ts";
+import { videoMachine, type VideoEvent } from "../../machines/video-machine.ts";
+import type { TranscodeOutcome, VideoContext } from "../../machines/video-payload.ts";
 import { newId, randomToken } from "../ids.ts";
 import type { EventName } from "./event-names.ts";
 
@@ -9,11 +14,33 @@ export interface SampleOptions {
   now?: Date;
 }
 
-function sampleVideo(baseUrl: string, createdAt: string): VideoContext {
-  const id = newId("vid");
-  const media = `${baseUrl}/media/${randomToken(24)}`;
+/**
+ * The failure of the sample VIDEO_TRANSCODING_FAILED: what the fetch stage
+ * really sends for a source URL that answers 404 (src/videos/fetch-source.ts),
+ * before any transcode started (so no `transcoder_id`, as in the real event).
+ */
+export const SAMPLE_FAILURE = { code: "SOURCE_NOT_FOUND", message: "The source answered HTTP 404." } as const;
+
+const hex = (bytes: number) => randomBytes(bytes).toString("hex");
+
+/**
+ * Runs a machine from `input` through `events`, as the pipeline drives it,
+ * and returns the domain events it emitted: the very payloads the runtime
+ * writes to the outbox for real entities.
+ */
+function emittedBy<TEvent>(machine: AnyStateMachine, input: unknown, events: TEvent[]): DomainEvent[] {
+  const out: DomainEvent[] = [];
+  const actor = createActor(machine, { input });
+  actor.on("domain", (e: DomainEvent) => out.push(e));
+  actor.start();
+  for (const e of events) actor.send(e as never);
+  actor.stop();
+  return out;
+}
+
+function sampleVideo(now: Date): VideoContext {
   return {
-    id,
+    id: newId("vid"),
     orgId: "org_sample",
     title: "Sample video",
     kind: "UPLOAD",
@@ -21,29 +48,49 @@ function sampleVideo(baseUrl: string, createdAt: string): VideoContext {
     drm: false,
     subtitles: false,
     tags: null,
-    createdAt,
-    progress: 100,
+    createdAt: new Date(now.getTime() - 90_000).toISOString(),
+    progress: 0,
     transcoderId: null,
+    outcome: null,
     error: null,
     stream: null,
-    outcome: {
-      url: `${media}/master.m3u8`,
-      durationSeconds: 42,
-      sizeBytes: 7_340_032,
-      renditions: [
-        { quality: "360p", url: `${media}/360p/index.m3u8`, width: 640, height: 360, download_url: null, download_size_bytes: null, download_password: null },
-        { quality: "720p", url: `${media}/720p/index.m3u8`, width: 1280, height: 720, download_url: `${media}/downloads/720p.mkv`, download_size_bytes: "5242880", download_password: null },
-      ],
-      storage: { total_bytes: "12582912", hls_bytes: "5242880", original_bytes: "2097152" },
-    },
   };
 }
 
-function sampleStream(opts: SampleOptions, now: Date): StreamContext {
+/** What the transcode stage reports for a 42 s 720p source: two rungs, the top one downloadable (Matroska). */
+function sampleOutcome(baseUrl: string): TranscodeOutcome {
+  const media = `${baseUrl}/media/${hex(20)}`;
+  const [hls, download, original] = [5_242_880, 3_145_728, 7_340_032];
+  return {
+    url: `${media}/master.m3u8`,
+    durationSeconds: 42,
+    sizeBytes: original,
+    renditions: [
+      { quality: "360p", url: `${media}/360p/index.m3u8`, width: 640, height: 360, download_url: null, download_size_bytes: null, download_password: null },
+      { quality: "720p", url: `${media}/720p/index.m3u8`, width: 1280, height: 720, download_url: `${media}/downloads/720p.mkv`, download_size_bytes: String(download), download_password: null },
+    ],
+    storage: { total_bytes: String(hls + download + original), hls_bytes: String(hls), download_bytes: String(download), original_bytes: String(original) },
+  };
+}
+
+function videoEvents(event: EventName, opts: SampleOptions, now: Date): DomainEvent[] {
+  const started: VideoEvent = { type: "TRANSCODING_STARTED", transcoderId: `native-sample-${process.pid}-1` };
+  switch (event) {
+    case "VIDEO_UPLOADED":
+      return emittedBy(videoMachine, sampleVideo(now), []);
+    case "VIDEO_TRANSCODING_STARTED":
+      return emittedBy(videoMachine, sampleVideo(now), [started]);
+    case "VIDEO_TRANSCODING_COMPLETED":
+      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now), [started, { type: "PROGRESS", percent: 50 }, { type: "TRANSCODING_COMPLETED", outcome: sampleOutcome(opts.baseUrl) }]);
+    default: // VIDEO_TRANSCODING_FAILED
+      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now), [{ type: "TRANSCODING_FAILED", error: { ...SAMPLE_FAILURE } }]);
+  }
+}
+
+function sampleStream(opts: SampleOptions, now: Date, booked: boolean): StreamContext {
   const id = newId("ls");
-  const streamKey = randomToken(24);
+  const streamKey = randomToken(32);
   const rtmpBase = opts.rtmpUrlBase ?? `rtmp://${new URL(opts.baseUrl).hostname}:1935/live`;
-  const started = new Date(now.getTime() - 30 * 60_000).toISOString();
   return {
     id,
     orgId: "org_sample",
@@ -52,46 +99,39 @@ function sampleStream(opts: SampleOptions, now: Date): StreamContext {
     drm: false,
     tags: { sample: true },
     streamKey,
-    rtmpUrl: `${rtmpBase}/${streamKey}?sig=${randomToken(43)}`,
-    hlsUrl: `${opts.baseUrl}/live/${id}/index.m3u8`,
+    rtmpUrl: `${rtmpBase}/${streamKey}?sig=${hex(16)}`,
+    hlsUrl: `${opts.baseUrl}/live/${hex(20)}/index.m3u8`,
     createdAt: new Date(now.getTime() - 60 * 60_000).toISOString(),
-    scheduledAt: null,
-    startedAt: started,
-    endedAt: now.toISOString(),
-    durationSeconds: 1800,
+    scheduledAt: booked ? new Date(now.getTime() + 60 * 60_000).toISOString() : null,
+    startedAt: null,
+    endedAt: null,
+    durationSeconds: null,
     transcodingInSecs: null,
     playbackUrl: null,
-    recording: { asset_id: newId("vid"), transcoding: true, duration_seconds: 1800, resolution: "1280x720", width: 1280, height: 720 },
+    recording: null,
     error: null,
   };
 }
 
+function streamEvents(event: EventName, opts: SampleOptions, now: Date): DomainEvent[] {
+  if (event === "LIVESTREAM_SCHEDULED") return emittedBy(livestreamMachine, sampleStream(opts, now, true), []);
+  const started: StreamEvent = { type: "MEDIA_OBSERVED", at: new Date(now.getTime() - 30 * 60_000).toISOString() };
+  if (event === "LIVESTREAM_STARTED") return emittedBy(livestreamMachine, sampleStream(opts, now, false), [started]);
+  // The encoder stopped for good: the pipeline's end, with the recording entering the library.
+  const recording: RecordingInfo = { asset_id: newId("vid"), transcoding: true, duration_seconds: 1800, resolution: "1280x720", width: 1280, height: 720 };
+  return emittedBy(livestreamMachine, sampleStream(opts, now, false), [started, { type: "PIPELINE_ENDED", at: now.toISOString(), durationSeconds: 1800, transcodingInSecs: null, recording }]);
+}
+
 /**
- * A realistic `data` for each event of the reference, made by the same payload
- * builders the machines use, for `POST /webhooks/{id}/test/`.
+ * A realistic `data` for each event of the reference, for
+ * `POST /webhooks/{id}/test/`: sample contexts run through the video and live
+ * stream machines with the events the pipeline sends, so the payload comes
+ * from the same emit actions and payload builders as a real event's.
  */
 export function sampleEventData(event: EventName, opts: SampleOptions): Record<string, unknown> {
   const now = opts.now ?? new Date();
-  const iso = now.toISOString();
-  switch (event) {
-    case "VIDEO_UPLOADED":
-      return videoData({ ...sampleVideo(opts.baseUrl, iso), outcome: null, progress: 0 }, "TRANSCODING");
-    case "VIDEO_TRANSCODING_STARTED":
-      return videoData({ ...sampleVideo(opts.baseUrl, iso), outcome: null, progress: 0, transcoderId: `trn_${randomToken(12)}` }, "TRANSCODING");
-    case "VIDEO_TRANSCODING_COMPLETED":
-      return videoData(sampleVideo(opts.baseUrl, iso), "COMPLETED");
-    case "VIDEO_TRANSCODING_FAILED":
-      return videoData({ ...sampleVideo(opts.baseUrl, iso), outcome: null, error: { code: "SOURCE_UNREADABLE", message: "The source has no decodable video or audio stream." } }, "ERROR");
-    case "LIVESTREAM_SCHEDULED": {
-      const ctx = sampleStream(opts, now);
-      return { stream: fullStream({ ...ctx, scheduledAt: new Date(now.getTime() + 3_600_000).toISOString(), startedAt: null, endedAt: null }, "SCHEDULED") };
-    }
-    case "LIVESTREAM_STARTED":
-      return { stream: fullStream({ ...sampleStream(opts, now), endedAt: null }, "LIVE") };
-    case "LIVESTREAM_ENDED":
-    case "LIVESTREAM_RECORDING_READY": {
-      const ctx = sampleStream(opts, now);
-      return { stream: smallStream(ctx), recording: ctx.recording };
-    }
-  }
+  const emitted = event.startsWith("VIDEO_") ? videoEvents(event, opts, now) : streamEvents(event, opts, now);
+  const found = emitted.find((e) => e.event === event);
+  if (!found) throw new Error(`No sample for ${event}: the machine did not emit it`);
+  return found.data;
 }
