@@ -66,7 +66,9 @@ describe("fetching a source is its own stage", () => {
     const good = await register(origin.url("files/av-360p-2s.mp4"));
     const done = await settled(good);
     expect(done.video.status).toBe("COMPLETED");
-    // The trickling one is still being fetched: not failed, not started.
+    // Every byte restarts the stall timer: well past SOURCE_STALL_MS (1 s) of fetching, a
+    // trickle is still being fetched (not failed, not started); SOURCE_TIMEOUT_MS bounds it.
+    await Bun.sleep(2_500);
     const still = await read(slow);
     expect(still.video.status).toBe("TRANSCODING");
     expect(still.video.transcoder_id).toBeUndefined();
