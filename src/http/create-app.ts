@@ -15,7 +15,7 @@ import { routedPath } from "./canonical-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { envelopeSchemas } from "./openapi-docs.ts";
 
-/** JSON bodies are capped by Content-Length in onRequest; Elysia parses them (which also keeps the OpenAPI request bodies). */
+/** JSON bodies are capped by Content-Length in onRequest, then read by the app's own parser (json-body.ts: nesting depth checked first). */
 export const MAX_JSON_BYTES = 1024 * 1024;
 
 export interface AppDeps {

@@ -24,7 +24,7 @@ test("the byte scan agrees with the parsed depth on arbitrary JSON (strings full
 });
 
 test("readJsonBody: deep, invalid UTF-8 and invalid JSON are 422 with details.body; empty is null", async () => {
-  const req = (body: BodyInit) => new Request("http://localhost/", { method: "POST", body });
+  const req = (body: string | Uint8Array) => new Request("http://localhost/", { method: "POST", body });
   await expect(readJsonBody(req("[".repeat(60_000) + "]".repeat(60_000)))).rejects.toMatchObject({ status: 422, details: { body: expect.stringContaining("32") } });
   await expect(readJsonBody(req(new Uint8Array([0x7b, 0xff, 0x7d])))).rejects.toMatchObject({ status: 422, details: { body: expect.any(String) } });
   await expect(readJsonBody(req("{"))).rejects.toMatchObject({ status: 422, details: { body: "is not valid JSON" } });
