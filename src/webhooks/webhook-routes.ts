@@ -111,7 +111,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
           ...jsonRequestBody(endpointBody),
           tags,
           summary: "Register a webhook endpoint",
-          description: `Answers 201 with \`data.endpoint\` (\`id\`, \`url\`, \`events\`, \`fields\`, \`description\`, \`created_at\`) and \`data.signing_secret\`, shown this once only. 422 VALIDATION_ERROR with \`error.details.<field>\` for an http or private URL, an empty or unknown event list, a malformed dot-path or a description over ${MAX_DESCRIPTION} characters. ${DELIVERY_RULES}`,
+          description: `Answers 201 with \`data.endpoint\` (\`id\`, \`url\`, \`events\`, \`fields\`, \`description\`, \`created_at\`) and \`data.signing_secret\`, shown this once only. 422 VALIDATION_ERROR with \`error.details.<field>\` for an http or private URL, an empty or unknown event list, a malformed dot-path (or one with a \`__proto__\`, \`constructor\` or \`prototype\` segment) or a description over ${MAX_DESCRIPTION} characters; \`error.details.endpoints\` when the organization already has its maximum of endpoints (20 by default). ${DELIVERY_RULES}`,
         },
       },
     )
