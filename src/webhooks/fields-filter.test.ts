@@ -48,7 +48,7 @@ describe("hostile paths cannot reach a shared prototype", () => {
     for (const path of HOSTILE) {
       const out = filterFields(data, [path]);
       filterFields(data, ["video.id", path, "renditions.quality"]);
-      expect([path, ({} as any).cursor, ([] as any).cursor, (() => 0 as any).cursor]).toEqual([path, undefined, undefined, undefined]);
+      expect([path, ({} as any).cursor, ([] as any).cursor, ((() => 0) as any).cursor]).toEqual([path, undefined, undefined, undefined]);
       // Selects nothing that is not the payload's own: at most the empty object on the way.
       expect([path, JSON.stringify(out)]).toEqual([path, expect.not.stringContaining("cursor")]);
       expect([path, JSON.stringify(out)]).toEqual([path, expect.not.stringContaining("function")]);
