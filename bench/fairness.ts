@@ -7,8 +7,10 @@
  *
  * The normal organization, in each phase:
  *   - API: 4 clients alternating GET /videos/ and GET /livestreams/ → p50/p99;
- *   - live: create a stream, publish 2 s of the fixture over RTMP, end and
- *     delete it, in a loop → time from connect to NetStream.Publish.Start;
+ *   - live (a second normal organization, so its recordings do not queue
+ *     ahead of the measured videos): create a stream, publish 2 s of the
+ *     fixture over RTMP, end and delete it, every 3 s → time from connect to
+ *     NetStream.Publish.Start;
  *   - videos: register the 2 s 360p fixture and poll until COMPLETED, in a loop
  *     → time from POST to COMPLETED;
  *   - webhooks: every delivery to its healthy HTTPS receiver → event
@@ -91,9 +93,13 @@ const port = freePort();
 const rtmpPort = freePort();
 const base = `http://127.0.0.1:${port}`;
 const normal = JSON.parse(await cli("org", "create", "--name", "normal", "--json")) as { org_id: string; api_key: string };
+// Live broadcasts end as recordings that are transcoded: a second normal organization runs them, paced,
+// so the measured videos do not queue behind the measuring loop's own recordings.
+const normalLive = JSON.parse(await cli("org", "create", "--name", "normal-live", "--json")) as { org_id: string; api_key: string };
 const abuser = JSON.parse(await cli("org", "create", "--name", "abuser", "--json")) as { org_id: string; api_key: string };
 // The measured organization is not held back by its own limits; the abuser keeps the defaults.
 await cli("org", "set", "--org", normal.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000", "--limit", "videos=100000");
+await cli("org", "set", "--org", normalLive.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000");
 await cli("org", "set", "--org", abuser.org_id, "--ladder", "360p");
 const backend = hasNativeFfmpeg() ? "native" : "wasm";
 const service = Bun.spawn([bun, join(ROOT, "src/main.ts")], {
@@ -109,10 +115,10 @@ for (let i = 0; ; i++) {
   await Bun.sleep(100);
 }
 
-async function api(path: string, json?: unknown, method?: string): Promise<{ status: number; body: any }> {
+async function api(path: string, json?: unknown, method?: string, key = normal.api_key): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}/api/public/v1${path}`, {
     method: method ?? (json === undefined ? "GET" : "POST"),
-    headers: { authorization: `Bearer ${normal.api_key}`, ...(json === undefined ? {} : { "content-type": "application/json" }) },
+    headers: { authorization: `Bearer ${key}`, ...(json === undefined ? {} : { "content-type": "application/json" }) },
     body: json === undefined ? undefined : JSON.stringify(json),
   });
   return { status: res.status, body: await res.json() };
@@ -147,7 +153,7 @@ async function phase(label: string): Promise<Figures> {
   };
   const liveLoop = async () => {
     for (let n = 0; Date.now() < until; n++) {
-      const created = await api("/livestreams/", { title: `${label} ${n}` });
+      const created = await api("/livestreams/", { title: `${label} ${n}` }, undefined, normalLive.api_key);
       if (created.status !== 201) {
         f.publishFailed++;
         await Bun.sleep(500);
@@ -163,8 +169,9 @@ async function phase(label: string): Promise<Figures> {
       } catch {
         f.publishFailed++;
       }
-      await api(`/livestreams/${stream.id}/end/`, {});
-      await api(`/livestreams/${stream.id}/`, undefined, "DELETE");
+      await api(`/livestreams/${stream.id}/end/`, {}, undefined, normalLive.api_key);
+      await api(`/livestreams/${stream.id}/`, undefined, "DELETE", normalLive.api_key);
+      await Bun.sleep(3000);
     }
   };
   const videoLoop = async () => {
