@@ -97,10 +97,12 @@ const normal = JSON.parse(await cli("org", "create", "--name", "normal", "--json
 // so the measured videos do not queue behind the measuring loop's own recordings.
 const normalLive = JSON.parse(await cli("org", "create", "--name", "normal-live", "--json")) as { org_id: string; api_key: string };
 const abuser = JSON.parse(await cli("org", "create", "--name", "abuser", "--json")) as { org_id: string; api_key: string };
-// The measured organization is not held back by its own limits; the abuser keeps the defaults.
+// The measured organizations are not held back by their own request limits.
 await cli("org", "set", "--org", normal.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000", "--limit", "videos=100000");
 await cli("org", "set", "--org", normalLive.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000");
-await cli("org", "set", "--org", abuser.org_id, "--ladder", "360p");
+// The abuser is on the same plan as the measured organization: what holds it back must be the per-organization
+// shares of the pools, not a request allowance too small to reach them in a short run.
+await cli("org", "set", "--org", abuser.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000", "--limit", "videos=100000");
 const backend = hasNativeFfmpeg() ? "native" : "wasm";
 const service = Bun.spawn([bun, join(ROOT, "src/main.ts")], {
   env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), RTMP_PORT: String(rtmpPort), HOST: "127.0.0.1", RTMP_HOST: "127.0.0.1", BASE_URL: base, ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: join(TLS, "ca.pem"), LOG_LEVEL: "error", MEDIA_BACKEND: backend },
