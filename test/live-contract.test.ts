@@ -9,6 +9,7 @@ import { startFileServer } from "./support/file-server.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
 
 let t: TestService;
 const files = startFileServer();
@@ -32,15 +33,8 @@ async function createStream(title: string) {
   return ((await res.json()) as any).data.stream;
 }
 
-async function getStream(id: string) {
-  return ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
-}
-
-const streamIn = (id: string, statuses: string[], timeoutMs = 30_000) =>
-  waitFor(async () => {
-    const s = await getStream(id);
-    return statuses.includes(s?.status) ? s : undefined;
-  }, { timeoutMs, what: `stream ${id} in ${statuses}` });
+const getStream = (id: string) => getStreamOf(t, id);
+const streamIn = (id: string, statuses: string[], timeoutMs?: number) => streamIn_(t, id, statuses, timeoutMs);
 
 const videoDone = (id: string, timeoutMs = 120_000) =>
   waitFor(async () => {

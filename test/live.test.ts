@@ -4,6 +4,7 @@ import { fixtureTags, RawClient } from "../media/rtmp/test-support.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
 
 let t: TestService;
 const FULL_KEYS = ["ended_at", "hls_url", "id", "playback_url", "public_id", "rtmp_url", "scheduled_at", "started_at", "status", "stream_key", "tags", "title"];
@@ -19,15 +20,8 @@ async function createStream(body: Record<string, unknown> = { title: "Live" }, k
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function getStream(id: string) {
-  return ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
-}
-
-const streamStatus = (id: string, statuses: string[], timeoutMs = 30_000) =>
-  waitFor(async () => {
-    const s = await getStream(id);
-    return statuses.includes(s?.status) ? s : undefined;
-  }, { timeoutMs, what: `stream ${id} in ${statuses}` });
+const getStream = (id: string) => getStreamOf(t, id);
+const streamStatus = (id: string, statuses: string[], timeoutMs?: number) => streamIn_(t, id, statuses, timeoutMs);
 
 describe("a broadcast from start to a playable recording", () => {
   test("ffmpeg-form publish: 404 then live HLS, STARTED from our player, pipeline end, recording transcoded", async () => {

@@ -12,6 +12,11 @@ export class PermanentJobError extends Error {
   }
 }
 
+/** Backoff for transient failures of the video stages: 2 s, 4 s, 8 s … capped at a minute. */
+export function exponentialBackoffMs(attempt: number): number {
+  return Math.min(60_000, 2_000 * 2 ** (attempt - 1));
+}
+
 export interface JobContext {
   signal: AbortSignal;
   logger: Logger;

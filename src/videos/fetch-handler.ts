@@ -2,7 +2,7 @@ import { extname, join } from "node:path";
 import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { JobRow } from "../jobs/job-queue.ts";
-import { PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
+import { exponentialBackoffMs, PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { fetchSource } from "./fetch-source.ts";
 import { failVideo, type TranscodePayload } from "./transcode-handler.ts";
@@ -31,7 +31,7 @@ export function createFetchHandler(deps: {
     type: FETCH_JOB,
     concurrency: deps.concurrency,
     perOrgLimit: deps.perOrgLimit,
-    retryDelayMs: (attempt) => Math.min(60_000, 2_000 * 2 ** (attempt - 1)),
+    retryDelayMs: exponentialBackoffMs,
 
     async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
       const record = await runtime.get<VideoContext>("video", job.entityId);

@@ -4,7 +4,7 @@ import { extname, join } from "node:path";
 import type { VideoContext, TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { JobRow } from "../jobs/job-queue.ts";
-import { PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
+import { exponentialBackoffMs, PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings, type Rung } from "../orgs/org-settings.ts";
@@ -62,7 +62,7 @@ export function createTranscodeHandler(deps: {
   return {
     type: TRANSCODE_JOB,
     concurrency: deps.concurrency,
-    retryDelayMs: (attempt) => Math.min(60_000, 2_000 * 2 ** (attempt - 1)),
+    retryDelayMs: exponentialBackoffMs,
 
     async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
       const record = await runtime.get<VideoContext>("video", job.entityId);
