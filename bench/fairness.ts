@@ -105,13 +105,28 @@ await cli("org", "set", "--org", normalLive.org_id, "--ladder", "360p", "--limit
 await cli("org", "set", "--org", abuser.org_id, "--ladder", "360p", "--limit", "requests=1000000", "--limit", "livestreams=100000", "--limit", "videos=100000");
 const backend = hasNativeFfmpeg() ? "native" : "wasm";
 const service = Bun.spawn([bun, join(ROOT, "src/main.ts")], {
-  env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), RTMP_PORT: String(rtmpPort), HOST: "127.0.0.1", RTMP_HOST: "127.0.0.1", BASE_URL: base, ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: join(TLS, "ca.pem"), LOG_LEVEL: "error", MEDIA_BACKEND: backend },
+  env: {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    RTMP_PORT: String(rtmpPort),
+    HOST: "127.0.0.1",
+    RTMP_HOST: "127.0.0.1",
+    BASE_URL: base,
+    ALLOW_PRIVATE_NETWORK: "1",
+    WEBHOOK_CA_FILE: join(TLS, "ca.pem"),
+    LOG_LEVEL: "error",
+    MEDIA_BACKEND: backend,
+  },
   stdout: Bun.file(join(dataDir, "..", `${dataDir.split("/").pop()}-service.log`)),
   stderr: "pipe",
 });
 const serviceLog = join(dataDir, "..", `${dataDir.split("/").pop()}-service.log`);
 for (let i = 0; ; i++) {
-  const ok = await fetch(`${base}/openapi/json`).then((r) => r.ok, () => false);
+  const ok = await fetch(`${base}/openapi/json`).then(
+    (r) => r.ok,
+    () => false,
+  );
   if (ok) break;
   if (i > 200) throw new Error("the service did not start");
   await Bun.sleep(100);
@@ -126,7 +141,10 @@ async function api(path: string, json?: unknown, method?: string, key = normal.a
   return { status: res.status, body: await res.json() };
 }
 
-const hook = await api("/webhooks/", { url: `https://127.0.0.1:${receiver.port}/normal`, events: ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"] });
+const hook = await api("/webhooks/", {
+  url: `https://127.0.0.1:${receiver.port}/normal`,
+  events: ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"],
+});
 if (hook.status !== 201) throw new Error(`cannot register the normal org's webhook: ${JSON.stringify(hook.body)}`);
 
 const flvTags = [...readFlvTags(new Uint8Array(await Bun.file(join(ROOT, "fixtures/live-360p-6s.flv")).arrayBuffer()))].filter((t) => t.timestamp <= 2000);
@@ -208,7 +226,10 @@ async function phase(label: string): Promise<Figures> {
 console.log(`bench:fairness  ${SECONDS}s per phase, backend ${backend}`);
 const alone = await phase("alone");
 
-const abuse = Bun.spawn([bun, join(import.meta.dir, "fairness-abuser.ts"), base, String(rtmpPort), abuser.api_key, `https://127.0.0.1:${hanging.port}/hang`, `http://127.0.0.1:${trickle.port}/slow.mp4`], { stdout: "pipe", stderr: "inherit" });
+const abuse = Bun.spawn(
+  [bun, join(import.meta.dir, "fairness-abuser.ts"), base, String(rtmpPort), abuser.api_key, `https://127.0.0.1:${hanging.port}/hang`, `http://127.0.0.1:${trickle.port}/slow.mp4`],
+  { stdout: "pipe", stderr: "inherit" },
+);
 let lastAbuse = "";
 (async () => {
   const reader = abuse.stdout.getReader();
@@ -239,7 +260,9 @@ const ratios = [
   row("POST /videos/ → COMPLETED", alone.videoMs, abused.videoMs),
   row("webhook event → delivery", alone.webhookMs, abused.webhookMs),
 ];
-console.log(`failures alone: api ${alone.apiErrors}, publish ${alone.publishFailed}, video ${alone.videoFailed}; abused: api ${abused.apiErrors}, publish ${abused.publishFailed}, video ${abused.videoFailed}`);
+console.log(
+  `failures alone: api ${alone.apiErrors}, publish ${alone.publishFailed}, video ${alone.videoFailed}; abused: api ${abused.apiErrors}, publish ${abused.publishFailed}, video ${abused.videoFailed}`,
+);
 console.log(`worst ratio (abused/alone, p50): ${Math.max(...ratios.map((r) => (Number.isNaN(r) ? Infinity : r))).toFixed(2)}  (target <= 1.50)`);
 const errorLines = (await Bun.file(serviceLog).text()).split("\n").filter((l) => l.includes('"level":"error"')).length;
 console.log(`service log: ${serviceLog} (${errorLines} error lines)`);

@@ -35,7 +35,30 @@ const out = join(import.meta.dir, ".out", "transcode");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const input = join(out, `input-720p-${seconds}s.mp4`);
-Bun.spawnSync(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=duration=${seconds}:size=1280x720:rate=30`, "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", input]);
+Bun.spawnSync([
+  "ffmpeg",
+  "-v",
+  "error",
+  "-y",
+  "-f",
+  "lavfi",
+  "-i",
+  `testsrc2=duration=${seconds}:size=1280x720:rate=30`,
+  "-f",
+  "lavfi",
+  "-i",
+  `sine=frequency=440:duration=${seconds}`,
+  "-c:v",
+  "libx264",
+  "-preset",
+  "veryfast",
+  "-pix_fmt",
+  "yuv420p",
+  "-c:a",
+  "aac",
+  "-shortest",
+  input,
+]);
 
 // The default ladder (360p/720p/1080p, capped at the source: 360p + 720p) and the default mkv download of the top rung.
 const ladder = ["360p", "720p", "1080p"].map((n) => STANDARD_RUNGS[n]!);
@@ -113,10 +136,13 @@ for (const backend of ["native", "wasm"]) {
   const t = await startTestService({ env: { MEDIA_BACKEND: backend } });
   const t0 = performance.now();
   const res = (await (await t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${backend}.mp4` } })).json()) as any;
-  await waitFor(async () => {
-    const b = (await (await t.api(`/videos/${res.data.asset.public_id}/`)).json()) as any;
-    return b.data.video.status === "COMPLETED" ? true : b.data.video.status === "ERROR" ? Promise.reject(new Error(JSON.stringify(b.data.error))) : undefined;
-  }, { timeoutMs: 30 * 60_000, intervalMs: 200 });
+  await waitFor(
+    async () => {
+      const b = (await (await t.api(`/videos/${res.data.asset.public_id}/`)).json()) as any;
+      return b.data.video.status === "COMPLETED" ? true : b.data.video.status === "ERROR" ? Promise.reject(new Error(JSON.stringify(b.data.error))) : undefined;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 200 },
+  );
   console.log(`time to first playable, ${backend.padEnd(6)}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await t.stop();
 }

@@ -45,7 +45,15 @@ const pct = (xs: number[], p: number) => {
 
 // Receiver thread.
 const worker = new Worker(join(import.meta.dir, "webhook-receiver-worker.ts"));
-const fromWorker = <T>(type: string) => new Promise<T>((resolve) => worker.addEventListener("message", function on(e) { if (e.data.type === type) { worker.removeEventListener("message", on); resolve(e.data); } }));
+const fromWorker = <T>(type: string) =>
+  new Promise<T>((resolve) =>
+    worker.addEventListener("message", function on(e) {
+      if (e.data.type === type) {
+        worker.removeEventListener("message", on);
+        resolve(e.data);
+      }
+    }),
+  );
 const started = fromWorker<{ port: number }>("started");
 worker.postMessage({ type: "start" });
 const { port } = await started;
@@ -69,10 +77,9 @@ async function waitArrivals(count: number, timeoutMs = 120_000): Promise<{ ids: 
 
 // The service, dispatcher running.
 const dataDir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
-const service = await createService(
-  loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: CA_FILE }),
-  { logger: silentLogger },
-);
+const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: CA_FILE }), {
+  logger: silentLogger,
+});
 await service.listen();
 const { org } = await service.orgs.createOrg("bench");
 const url = (i: number) => `https://127.0.0.1:${port}/hooks/${i}`;
@@ -96,8 +103,12 @@ async function plainPosts(bodies: Array<{ url: string; body: string; id: string 
 }
 
 // Warm-up: connections, JIT, statement caches.
-await plainPosts(Array.from({ length: 200 }, (_, i) => ({ url: url(0), body: "{}", id: `warm${i}` })), PER_ENDPOINT);
-for (let i = 0; i < 100; i++) await service.database.write((tx) => tx.insert(outbox).values({ id: newId("evt"), orgId: org.id, entityId: "vid_warm", event: "VIDEO_UPLOADED", payload, createdAt: Date.now() }));
+await plainPosts(
+  Array.from({ length: 200 }, (_, i) => ({ url: url(0), body: "{}", id: `warm${i}` })),
+  PER_ENDPOINT,
+);
+for (let i = 0; i < 100; i++)
+  await service.database.write((tx) => tx.insert(outbox).values({ id: newId("evt"), orgId: org.id, entityId: "vid_warm", event: "VIDEO_UPLOADED", payload, createdAt: Date.now() }));
 service.webhooks.dispatcher.wake();
 await waitArrivals(200 + 100 * E);
 
@@ -118,7 +129,14 @@ const unique = new Set(burst.ids).size;
 
 const bodies = rows.flatMap((r, i) => Array.from({ length: E }, (_, e) => ({ url: url(e), body: deliveryBody(r.event, r.createdAt, r.payload, []), id: `plain${i}.${e}` })));
 const p0 = now();
-await Promise.all(Array.from({ length: E }, (_, e) => plainPosts(bodies.filter((_, j) => j % E === e), PER_ENDPOINT)));
+await Promise.all(
+  Array.from({ length: E }, (_, e) =>
+    plainPosts(
+      bodies.filter((_, j) => j % E === e),
+      PER_ENDPOINT,
+    ),
+  ),
+);
 const plainBurst = await waitArrivals(N * E);
 const plainRate = (N * E) / ((Math.max(...plainBurst.at) - p0) / 1000);
 
@@ -160,7 +178,11 @@ for (let i = 0; i < total; i++) {
   for (let e = 0; e < E; e++) {
     const b = { ...steadyBodies[k++]!, id: `steady${i}.${e}` };
     sentAt.set(b.id, now());
-    inflight.push(fetch(b.url, { method: "POST", body: b.body, headers: { "content-type": "application/json", "x-service-delivery": b.id }, tls } as RequestInit).then((r) => r.arrayBuffer()).then(() => undefined));
+    inflight.push(
+      fetch(b.url, { method: "POST", body: b.body, headers: { "content-type": "application/json", "x-service-delivery": b.id }, tls } as RequestInit)
+        .then((r) => r.arrayBuffer())
+        .then(() => undefined),
+    );
   }
 }
 await Promise.all(inflight);
@@ -171,8 +193,12 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 const dP50 = pct(latencies, 50);
 const dP99 = pct(latencies, 99);
 console.log(`bench:webhooks  https receiver on loopback (worker thread), ${E} endpoint(s), ~${Buffer.byteLength(bodies[0]!.body)} B bodies`);
-console.log(`burst    ${N} events → ${N * E} deliveries (${unique} distinct ids): dispatcher ${dispatchRate.toFixed(0)} deliveries/s (fan-out, sign, POST, record) vs plain fetch ${plainRate.toFixed(0)} req/s at ${PER_ENDPOINT} concurrent → ratio ${(dispatchRate / plainRate).toFixed(2)}; every result recorded after ${recordedSeconds.toFixed(2)} s (${((N * E) / recordedSeconds).toFixed(0)}/s)`);
-console.log(`steady   ${total} events at ${RATE}/s via the actor runtime: event→delivery p50 ${ms(dP50)} p99 ${ms(dP99)}; plain fetch send→arrival p50 ${ms(pct(plainLatencies, 50))} p99 ${ms(pct(plainLatencies, 99))}`);
+console.log(
+  `burst    ${N} events → ${N * E} deliveries (${unique} distinct ids): dispatcher ${dispatchRate.toFixed(0)} deliveries/s (fan-out, sign, POST, record) vs plain fetch ${plainRate.toFixed(0)} req/s at ${PER_ENDPOINT} concurrent → ratio ${(dispatchRate / plainRate).toFixed(2)}; every result recorded after ${recordedSeconds.toFixed(2)} s (${((N * E) / recordedSeconds).toFixed(0)}/s)`,
+);
+console.log(
+  `steady   ${total} events at ${RATE}/s via the actor runtime: event→delivery p50 ${ms(dP50)} p99 ${ms(dP99)}; plain fetch send→arrival p50 ${ms(pct(plainLatencies, 50))} p99 ${ms(pct(plainLatencies, 99))}`,
+);
 const ok = dispatchRate >= 1000 && dP50 < 50 && unique === N * E;
 console.log(`targets  ≥ 1000 deliveries/s: ${dispatchRate >= 1000 ? "met" : "MISSED"}; p50 < 50 ms: ${dP50 < 50 ? "met" : "MISSED"}; every delivery once: ${unique === N * E ? "yes" : "NO"}`);
 if (!ok) process.exitCode = 1;

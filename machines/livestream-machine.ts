@@ -73,16 +73,20 @@ export const livestreamMachine = setup({
       assertEvent(event, "FAIL");
       return { error: event.error, endedAt: event.at };
     }),
-    emitFull: emit(({ context }, params: { event: string; status: StreamStatus }): DomainEvent => ({
-      type: "domain",
-      event: params.event,
-      data: { stream: fullStream(context, params.status) },
-    })),
-    emitSmall: emit(({ context }, params: { event: string }): DomainEvent => ({
-      type: "domain",
-      event: params.event,
-      data: { stream: smallStream(context), recording: context.recording },
-    })),
+    emitFull: emit(
+      ({ context }, params: { event: string; status: StreamStatus }): DomainEvent => ({
+        type: "domain",
+        event: params.event,
+        data: { stream: fullStream(context, params.status) },
+      }),
+    ),
+    emitSmall: emit(
+      ({ context }, params: { event: string }): DomainEvent => ({
+        type: "domain",
+        event: params.event,
+        data: { stream: smallStream(context), recording: context.recording },
+      }),
+    ),
   },
   guards: {
     booked: ({ context }) => context.scheduledAt !== null,

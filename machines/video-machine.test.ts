@@ -42,7 +42,15 @@ describe("video machine", () => {
     const done = emitted[2]!;
     expect(done.event).toBe("VIDEO_TRANSCODING_COMPLETED");
     const data = done.data as any;
-    expect(data.video).toMatchObject({ status: "COMPLETED", url: outcome.url, duration_seconds: 3, size_bytes: "1234", download_url: "http://x/720p.mkv", download_quality: "720p", download_size_bytes: "999" });
+    expect(data.video).toMatchObject({
+      status: "COMPLETED",
+      url: outcome.url,
+      duration_seconds: 3,
+      size_bytes: "1234",
+      download_url: "http://x/720p.mkv",
+      download_quality: "720p",
+      download_size_bytes: "999",
+    });
     expect(data.renditions).toHaveLength(2);
     expect(data.stream).toBeNull();
     expect(data.error).toBeNull();

@@ -48,11 +48,13 @@ export const videoMachine = setup({
       assertEvent(event, "TRANSCODING_FAILED");
       return { error: event.error };
     }),
-    emitDomain: emit(({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
-      type: "domain",
-      event: params.event,
-      data: videoData(context, params.status),
-    })),
+    emitDomain: emit(
+      ({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
+        type: "domain",
+        event: params.event,
+        data: videoData(context, params.status),
+      }),
+    ),
   },
   guards: {
     isUpload: ({ context }) => context.kind === "UPLOAD",

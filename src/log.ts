@@ -26,7 +26,8 @@ export const REDACTED = "[redacted]";
  * `-`: stream keys, presigned and push URLs, passwords, secrets, tokens,
  * credentials.
  */
-const SECRET_FIELD = /^(streamkey|streamkeys|uploadurl|rtmpurl|password|downloadpassword|passphrase|secret|signingsecret|secretkey|secrethash|token|accesstoken|authtoken|databaseauthtoken|authorization|cookie|setcookie|apikey|xapikey|key|sig|signature)$/;
+const SECRET_FIELD =
+  /^(streamkey|streamkeys|uploadurl|rtmpurl|password|downloadpassword|passphrase|secret|signingsecret|secretkey|secrethash|token|accesstoken|authtoken|databaseauthtoken|authorization|cookie|setcookie|apikey|xapikey|key|sig|signature)$/;
 
 /**
  * Secrets recognised inside any string (messages, URLs, error texts):

@@ -20,7 +20,12 @@ describe("API keys", () => {
     await t.service.orgs.revokeKey(other.org.id);
     const expiring = await t.service.orgs.createOrg("expired-one");
     const prefix = expiring.apiKey.split("_")[2]!;
-    await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, prefix)));
+    await t.service.database.write((tx) =>
+      tx
+        .update(apiKeys)
+        .set({ expiresAt: Date.now() - 1000 })
+        .where(eq(apiKeys.prefix, prefix)),
+    );
     const wrongSecret = t.apiKey.slice(0, -1) + (t.apiKey.endsWith("a") ? "b" : "a");
 
     const cases: Array<[string, Record<string, string>]> = [
@@ -66,7 +71,12 @@ describe("API keys", () => {
 
   test("an expired key is not live: a new key can be created at once; it authenticates, the expired one stays 401", async () => {
     const { org, apiKey: old } = await t.service.orgs.createOrg("expiring");
-    await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, old.split("_")[2]!)));
+    await t.service.database.write((tx) =>
+      tx
+        .update(apiKeys)
+        .set({ expiresAt: Date.now() - 1000 })
+        .where(eq(apiKeys.prefix, old.split("_")[2]!)),
+    );
     expect((await t.api("/organization/", { key: old })).status).toBe(401);
     const { apiKey: next } = await t.service.orgs.createKey(org.id);
     expect((await t.api("/organization/", { key: next })).status).toBe(200);

@@ -24,7 +24,12 @@ const prefixOf = (key: string) => key.split("_")[2]!;
 const secretOf = (key: string) => key.split("_")[3]!;
 
 async function expireKey(key: string) {
-  await t.service.database.write((tx) => tx.update(apiKeys).set({ expiresAt: Date.now() - 1000 }).where(eq(apiKeys.prefix, prefixOf(key))));
+  await t.service.database.write((tx) =>
+    tx
+      .update(apiKeys)
+      .set({ expiresAt: Date.now() - 1000 })
+      .where(eq(apiKeys.prefix, prefixOf(key))),
+  );
 }
 
 describe("key lifecycle through the CLI", () => {

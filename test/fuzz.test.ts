@@ -39,7 +39,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   console.log(`fuzz: ${total} cases run against ${routesRun} routes (${RUNS} per route, shrinking included)`);
-  for (const [route, m] of statuses) console.log(`  ${route}: ${[...m].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")}`);
+  for (const [route, m] of statuses)
+    console.log(
+      `  ${route}: ${[...m]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(" ")}`,
+    );
   await t.stop();
 });
 
@@ -115,7 +121,13 @@ const createRoutes: CreateRoute[] = [
   { name: "POST /videos/", path: () => fc.constant("/videos/"), fields: ["source_url", "title", "drm_enabled", "subtitles", "tags"], required: ["source_url"], creates: "video" },
   { name: "POST /videos/upload-url/", path: () => fc.constant("/videos/upload-url/"), fields: ["filename", "size_bytes"], required: [], creates: "upload" },
   { name: "POST /livestreams/", path: () => fc.constant("/livestreams/"), fields: ["title", "latency", "drm_enabled", "tags"], required: ["title"], creates: "livestream" },
-  { name: "POST /livestreams/schedule/", path: () => fc.constant("/livestreams/schedule/"), fields: ["title", "latency", "drm_enabled", "tags", "scheduled_at"], required: ["title", "scheduled_at"], creates: "livestream" },
+  {
+    name: "POST /livestreams/schedule/",
+    path: () => fc.constant("/livestreams/schedule/"),
+    fields: ["title", "latency", "drm_enabled", "tags", "scheduled_at"],
+    required: ["title", "scheduled_at"],
+    creates: "livestream",
+  },
   { name: "POST /webhooks/", path: () => fc.constant("/webhooks/"), fields: ["url", "events", "fields", "description"], required: ["url", "events"], creates: "endpoint" },
   { name: "POST /webhooks/{id}/test/", path: () => idFor(real.endpoint).map((id) => `/webhooks/${id}/test/`), fields: ["event"], required: ["event"], creates: "delivery" },
   {

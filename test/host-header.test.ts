@@ -66,7 +66,16 @@ describe("valid routes work whatever the Host header", () => {
   test("a POST with a body through Host: x", async () => {
     const body = JSON.stringify({ title: "short host" });
     const answer = await raw(
-      [`POST /api/public/v1/livestreams/ HTTP/1.1`, "Host: x", `Authorization: Bearer ${t.apiKey}`, "Content-Type: application/json", `Content-Length: ${body.length}`, "Connection: close", "", body].join("\r\n"),
+      [
+        `POST /api/public/v1/livestreams/ HTTP/1.1`,
+        "Host: x",
+        `Authorization: Bearer ${t.apiKey}`,
+        "Content-Type: application/json",
+        `Content-Length: ${body.length}`,
+        "Connection: close",
+        "",
+        body,
+      ].join("\r\n"),
     );
     expect(answer.status).toBe(201);
     expect(JSON.parse(answer.body).data.stream.title).toBe("short host");

@@ -56,7 +56,11 @@ async function snapshotB() {
 
 beforeAll(async () => {
   t = await startTestService({ env: { WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_RETRY_SCHEDULE: "3600", SOURCE_TIMEOUT_MS: "2000" } });
-  const lift = (orgId: string) => t.service.orgs.updateSettings(orgId, (s) => ({ ...s, limits: { requestsPerMinute: 1_000_000, livestreamsCreatePerMinute: 1_000_000, videosCreatePerMinute: 1_000_000, uploadUrlPerMinute: 1_000_000 } }));
+  const lift = (orgId: string) =>
+    t.service.orgs.updateSettings(orgId, (s) => ({
+      ...s,
+      limits: { requestsPerMinute: 1_000_000, livestreamsCreatePerMinute: 1_000_000, videosCreatePerMinute: 1_000_000, uploadUrlPerMinute: 1_000_000 },
+    }));
   A.key = t.apiKey;
   await lift(t.orgId);
   const b = await t.service.orgs.createOrg("org-b");
@@ -93,7 +97,17 @@ type Action =
   | { kind: "probeB"; method: string; path: (b: typeof B) => string; body?: string }
   | { kind: "deleteOwn"; what: "videos" | "livestreams" | "webhooks" };
 
-const HOSTILE_FIELDS = ["constructor.prototype.cursor", "__proto__.x", "__proto__", "constructor", "prototype.limit", "video.constructor.prototype.status", "stream.__proto__.polluted", "video.id", "stream.id"];
+const HOSTILE_FIELDS = [
+  "constructor.prototype.cursor",
+  "__proto__.x",
+  "__proto__",
+  "constructor",
+  "prototype.limit",
+  "video.constructor.prototype.status",
+  "stream.__proto__.polluted",
+  "video.id",
+  "stream.id",
+];
 const EVENTS = ["VIDEO_UPLOADED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_RECORDING_READY", "VIDEO_TRANSCODING_FAILED"];
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -115,7 +129,12 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({
     kind: fc.constant("probeB" as const),
     method: fc.constant("GET"),
-    path: fc.constantFrom<(b: typeof B) => string>((b) => `/videos/${b.video}/`, (b) => `/livestreams/${b.stream}/`, (b) => `/webhooks/${b.endpoint}/`, (b) => `/webhooks/${b.endpoint}/deliveries/`),
+    path: fc.constantFrom<(b: typeof B) => string>(
+      (b) => `/videos/${b.video}/`,
+      (b) => `/livestreams/${b.stream}/`,
+      (b) => `/webhooks/${b.endpoint}/`,
+      (b) => `/webhooks/${b.endpoint}/deliveries/`,
+    ),
   }),
   fc.record({
     kind: fc.constant("probeB" as const),

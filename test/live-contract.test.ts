@@ -37,10 +37,13 @@ const getStream = (id: string) => getStreamOf(t, id);
 const streamIn = (id: string, statuses: string[], timeoutMs?: number) => streamIn_(t, id, statuses, timeoutMs);
 
 const videoDone = (id: string, timeoutMs = 120_000) =>
-  waitFor(async () => {
-    const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
-    return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
-  }, { timeoutMs, what: `video ${id} transcoded` });
+  waitFor(
+    async () => {
+      const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
+    },
+    { timeoutMs, what: `video ${id} transcoded` },
+  );
 
 /**
  * Sends `tags` in real time by their original timestamps (like an encoder),
@@ -174,10 +177,13 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
     expect(ended.playback_url).toBeNull();
     const video = await videoDone(ended.recording.asset_id);
     expect(video.video.status).toBe("COMPLETED");
-    const after = await waitFor(async () => {
-      const st = await getStream(s.id);
-      return st.recording.transcoding === false ? st : undefined;
-    }, { timeoutMs: 10_000, what: "recording.transcoding false" });
+    const after = await waitFor(
+      async () => {
+        const st = await getStream(s.id);
+        return st.recording.transcoding === false ? st : undefined;
+      },
+      { timeoutMs: 10_000, what: "recording.transcoding false" },
+    );
     expect(after.playback_url).toBe(video.video.url);
     // The list says the same.
     const listed = ((await (await t.api("/livestreams/?limit=100")).json()) as any).data.items.find((i: any) => i.id === s.id);

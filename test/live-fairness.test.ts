@@ -40,10 +40,13 @@ describe("live slots per organization", () => {
     expect(booked.map((b) => b.status)).toEqual(Array(110).fill(201));
     expect(booked.every((b) => b.body.data.stream.status === "SCHEDULED")).toBe(true);
 
-    const settled = await waitFor(async () => {
-      const items = await allStreams();
-      return items.length === 110 && items.every((s) => s.status !== "SCHEDULED") ? items : undefined;
-    }, { timeoutMs: 30_000, what: "every booking to become ready or fail" });
+    const settled = await waitFor(
+      async () => {
+        const items = await allStreams();
+        return items.length === 110 && items.every((s) => s.status !== "SCHEDULED") ? items : undefined;
+      },
+      { timeoutMs: 30_000, what: "every booking to become ready or fail" },
+    );
     const ready = settled.filter((s) => s.status === "READY_TO_STREAM");
     const failed = settled.filter((s) => s.status === "ERROR");
     expect(ready).toHaveLength(10);

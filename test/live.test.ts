@@ -35,10 +35,13 @@ describe("a broadcast from start to a playable recording", () => {
     const tags = await fixtureTags();
     const pub = publish({ url: s.rtmp_url, form: "ffmpeg", tags, pace: "realtime" });
     await pub.started;
-    const playlistText = await waitFor(async () => {
-      const r = await fetch(s.hls_url);
-      return r.ok ? r.text() : undefined;
-    }, { timeoutMs: 10_000, what: "live playlist" });
+    const playlistText = await waitFor(
+      async () => {
+        const r = await fetch(s.hls_url);
+        return r.ok ? r.text() : undefined;
+      },
+      { timeoutMs: 10_000, what: "live playlist" },
+    );
     const pl = parsePlaylist(playlistText);
     expect(pl.uris.length).toBeGreaterThan(0);
     const seg = await inspectMedia(await (await fetch(new URL(pl.uris[0]!, s.hls_url))).arrayBuffer());
@@ -65,10 +68,13 @@ describe("a broadcast from start to a playable recording", () => {
     }
 
     const assetId = ended.recording.asset_id;
-    const video = await waitFor(async () => {
-      const b = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
-      return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
-    }, { timeoutMs: 120_000, what: "recording transcode" });
+    const video = await waitFor(
+      async () => {
+        const b = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
+        return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
+      },
+      { timeoutMs: 120_000, what: "recording transcode" },
+    );
     expect(video.video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
     expect(video.stream).toEqual({ id: s.id, stream_key: s.stream_key });
     expect(video.video.url).toBeString();
@@ -200,7 +206,7 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
     const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "Crash" } })).json()) as any).data.stream;
     const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "realtime" });
     await pub.started;
-    await waitFor(async () => (((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE"), { timeoutMs: 10_000 });
+    await waitFor(async () => ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 10_000 });
     await svc.stop({ cleanup: false });
     await pub.finished.catch(() => undefined);
     restarted = await startTestService({ dataDir: svc.dataDir, org: { orgId: svc.orgId, apiKey: svc.apiKey } });
@@ -219,10 +225,13 @@ test("the idle rule: a ready stream nobody publishes to ends with no recording a
   try {
     const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "Nobody came" } })).json()) as any).data.stream;
     expect((await svc.api("/livestreams/", { method: "POST", json: { title: "No slot" } })).status).toBe(503);
-    const ended = await waitFor(async () => {
-      const st = ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
-      return st.status === "ENDED" ? st : undefined;
-    }, { timeoutMs: 10_000, what: "idle end" });
+    const ended = await waitFor(
+      async () => {
+        const st = ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+        return st.status === "ENDED" ? st : undefined;
+      },
+      { timeoutMs: 10_000, what: "idle end" },
+    );
     expect(ended.recording).toBeNull();
     const events = await outboxEvents(svc.service, s.id);
     expect(events.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]);
@@ -233,12 +242,16 @@ test("the idle rule: a ready stream nobody publishes to ends with no recording a
   }
 }, 20_000);
 
-test.skipIf(!Bun.which("ffmpeg"))("native ffmpeg -re pushing to rtmp_url goes LIVE and ends with a recording", async () => {
-  const s = (await createStream({ title: "ffmpeg" })).body.data.stream;
-  const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
-  const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-i", fixture, "-c", "copy", "-f", "flv", s.rtmp_url], { stderr: "pipe" });
-  await streamStatus(s.id, ["LIVE"], 15_000);
-  expect(await ff.exited).toBe(0);
-  const ended = await streamStatus(s.id, ["ENDED"], 15_000);
-  expect(ended.recording).toMatchObject({ resolution: "640x360", transcoding: true });
-}, 40_000);
+test.skipIf(!Bun.which("ffmpeg"))(
+  "native ffmpeg -re pushing to rtmp_url goes LIVE and ends with a recording",
+  async () => {
+    const s = (await createStream({ title: "ffmpeg" })).body.data.stream;
+    const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-i", fixture, "-c", "copy", "-f", "flv", s.rtmp_url], { stderr: "pipe" });
+    await streamStatus(s.id, ["LIVE"], 15_000);
+    expect(await ff.exited).toBe(0);
+    const ended = await streamStatus(s.id, ["ENDED"], 15_000);
+    expect(ended.recording).toMatchObject({ resolution: "640x360", transcoding: true });
+  },
+  40_000,
+);

@@ -23,7 +23,8 @@ test("the README's webhook receiver accepts signed deliveries once and refuses b
     const body = JSON.stringify({ event: "VIDEO_TRANSCODING_COMPLETED", created_at: new Date().toISOString(), data: { video: { id: "vid_readme" } } });
     const post = (headers: Record<string, string>, b = body) => fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: b });
     let first: Response | undefined;
-    for (let i = 0; i < 100 && !first; i++) first = await post({ "x-service-delivery": "dlv_1", "x-service-signature": signatureHeader(secret, body, Date.now() / 1000) }).catch(() => Bun.sleep(50).then(() => undefined));
+    for (let i = 0; i < 100 && !first; i++)
+      first = await post({ "x-service-delivery": "dlv_1", "x-service-signature": signatureHeader(secret, body, Date.now() / 1000) }).catch(() => Bun.sleep(50).then(() => undefined));
     expect(first!.status).toBe(204);
     expect((await post({ "x-service-delivery": "dlv_1", "x-service-signature": signatureHeader(secret, body, Date.now() / 1000) })).status).toBe(204);
     expect((await post({ "x-service-delivery": "dlv_2", "x-service-signature": signatureHeader("whsec_other", body, Date.now() / 1000) })).status).toBe(400);

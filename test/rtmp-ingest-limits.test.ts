@@ -37,10 +37,13 @@ async function createStream(title: string) {
 }
 
 const streamStatus = (id: string, status: string, timeoutMs: number) =>
-  waitFor(async () => {
-    const s = ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
-    return s?.status === status ? s : undefined;
-  }, { timeoutMs, what: `stream ${id} ${status}` });
+  waitFor(
+    async () => {
+      const s = ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+      return s?.status === status ? s : undefined;
+    },
+    { timeoutMs, what: `stream ${id} ${status}` },
+  );
 
 test("200 unauthenticated sockets trickling bytes from 8 IPs: 20 per IP get in, the stream still goes LIVE, all are closed at the deadline", async () => {
   const rtmpPort = t.service.config.rtmpPort;

@@ -195,7 +195,10 @@ describe("file permissions", () => {
 
   test("the operator CLI on an empty DATA_DIR creates it private too", async () => {
     const dataDir = freshDataDir();
-    const proc = Bun.spawnSync(["bun", join(import.meta.dir, "../src/cli/main.ts"), "org", "create", "--name", "cli", "--json"], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" }, stderr: "pipe" });
+    const proc = Bun.spawnSync(["bun", join(import.meta.dir, "../src/cli/main.ts"), "org", "create", "--name", "cli", "--json"], {
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" },
+      stderr: "pipe",
+    });
     expect(proc.exitCode).toBe(0);
     expect(mode(dataDir)).toBe("700");
     expect(mode(join(dataDir, "service.db"))).toBe("600");

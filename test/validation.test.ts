@@ -37,8 +37,7 @@ async function call(path: string, init: { method?: string; json?: unknown; raw?:
   return { status: res.status, body, headers: res.headers };
 }
 
-const rows = async (kind: string) =>
-  Number((await t.service.database.db.select({ n: count() }).from(actors).where(eq(actors.kind, kind)))[0]!.n);
+const rows = async (kind: string) => Number((await t.service.database.db.select({ n: count() }).from(actors).where(eq(actors.kind, kind)))[0]!.n);
 const uploadSlots = async () => Number((await t.service.database.db.select({ n: count() }).from(uploads))[0]!.n);
 
 function expect422(r: { status: number; body: any }, fields: string[]) {
@@ -113,17 +112,7 @@ describe("tags", () => {
 
   test("the one rule: flat object, at most 50 keys of 1-64 characters, scalar values, strings at most 256", async () => {
     const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
-    const refused: unknown[] = [
-      [1, 2],
-      5,
-      true,
-      { ...fifty, one_more: 1 },
-      { ["k".repeat(65)]: 1 },
-      { "": 1 },
-      { a: "v".repeat(257) },
-      { a: { nested: 1 } },
-      { a: [1] },
-    ];
+    const refused: unknown[] = [[1, 2], 5, true, { ...fifty, one_more: 1 }, { ["k".repeat(65)]: 1 }, { "": 1 }, { a: "v".repeat(257) }, { a: { nested: 1 } }, { a: [1] }];
     for (const tags of refused) {
       expect422(await call("/videos/", { json: { source_url: files.url("tags-bad.mp4"), tags } }), ["tags"]);
       expect422(await call("/livestreams/", { json: { title: "x", tags } }), ["tags"]);
@@ -255,7 +244,13 @@ describe("malformed percent-encoding", () => {
       // Without a key it is still the 401, never something that reveals more.
       expect((await call(path, { method, key: null })).status).toBe(401);
     }
-    for (const [method, path] of [["GET", `/media/${bad}/x.m3u8`], ["GET", `/live/${bad}/index.m3u8`], ["PUT", `/uploads/${bad}`], ["GET", `/${bad}`], ["GET", `/openapi/${bad}`]] as const) {
+    for (const [method, path] of [
+      ["GET", `/media/${bad}/x.m3u8`],
+      ["GET", `/live/${bad}/index.m3u8`],
+      ["PUT", `/uploads/${bad}`],
+      ["GET", `/${bad}`],
+      ["GET", `/openapi/${bad}`],
+    ] as const) {
       const res = await fetch(`${t.base}${path}`, { method });
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
@@ -280,7 +275,14 @@ describe("list filters and query parameters", () => {
     const runningId = running.body.data.asset.public_id;
     await waitFor(async () => (await call(`/videos/${failedId}/`)).body.data.video.status === "ERROR", { timeoutMs: 30_000, what: "the 404 source to fail" });
     // A live recording enters the library through the same service call the ingest uses.
-    const recording = await t.service.videos.videos.registerRecording({ orgId: t.orgId, title: "rec", stream: { id: "ls_filter", stream_key: "k".repeat(32) }, sourcePath: "/nonexistent.flv", tags: null, dedupeKey: "recording:ls_filter" });
+    const recording = await t.service.videos.videos.registerRecording({
+      orgId: t.orgId,
+      title: "rec",
+      stream: { id: "ls_filter", stream_key: "k".repeat(32) },
+      sourcePath: "/nonexistent.flv",
+      tags: null,
+      dedupeKey: "recording:ls_filter",
+    });
 
     const ids = async (q: string) => {
       const r = await call(`/videos/${q}`);

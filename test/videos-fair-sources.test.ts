@@ -49,10 +49,13 @@ async function read(id: string, key?: string): Promise<any> {
 }
 
 async function settled(id: string, key?: string, timeoutMs = 60_000): Promise<any> {
-  return waitFor(async () => {
-    const d = await read(id, key);
-    return d.video.status !== "TRANSCODING" ? d : undefined;
-  }, { timeoutMs, what: `video ${id} settled` });
+  return waitFor(
+    async () => {
+      const d = await read(id, key);
+      return d.video.status !== "TRANSCODING" ? d : undefined;
+    },
+    { timeoutMs, what: `video ${id} settled` },
+  );
 }
 
 async function remove(id: string, key?: string) {

@@ -66,11 +66,14 @@ describe.skipIf(!hasNativeFfmpeg())("orphaned media processes", () => {
     let out = "";
     const reader = readLines(child.stdout, (all) => (out = all)).catch(() => undefined);
     try {
-      const ready = await waitFor(async () => {
-        const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)?.[1];
-        const port = /"msg":"HTTP API listening","port":(\d+)/.exec(out)?.[1];
-        return key && port ? { key, base: `http://127.0.0.1:${port}/api/public/v1` } : undefined;
-      }, { timeoutMs: 60_000, what: "child service" });
+      const ready = await waitFor(
+        async () => {
+          const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)?.[1];
+          const port = /"msg":"HTTP API listening","port":(\d+)/.exec(out)?.[1];
+          return key && port ? { key, base: `http://127.0.0.1:${port}/api/public/v1` } : undefined;
+        },
+        { timeoutMs: 60_000, what: "child service" },
+      );
       const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
       const up = ((await (await fetch(`${ready.base}/videos/upload-url/`, { method: "POST", headers, body: "{}" })).json()) as any).data;
       expect((await fetch(up.upload_url, { method: "PUT", body: Bun.file(long) })).status).toBe(200);
@@ -85,7 +88,9 @@ describe.skipIf(!hasNativeFfmpeg())("orphaned media processes", () => {
       await child.exited;
 
       // Bounded: the children go with their parent; without that they would run for many seconds more.
-      const left = await waitFor(async () => (mediaProcessesMentioning(dataDir).length === 0 ? "none" : undefined), { timeoutMs: 3_000, intervalMs: 50, what: "no ffmpeg left" }).catch(() => mediaProcessesMentioning(dataDir));
+      const left = await waitFor(async () => (mediaProcessesMentioning(dataDir).length === 0 ? "none" : undefined), { timeoutMs: 3_000, intervalMs: 50, what: "no ffmpeg left" }).catch(() =>
+        mediaProcessesMentioning(dataDir),
+      );
       expect(left).toBe("none");
     } finally {
       child.kill(9);

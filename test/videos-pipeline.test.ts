@@ -13,10 +13,13 @@ afterAll(() => files.stop());
 const native = await hasNativeFfmpeg();
 
 async function completed(t: TestService, id: string, key?: string) {
-  return waitFor(async () => {
-    const b = (await (await t.api(`/videos/${id}/`, { key })).json()) as any;
-    return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
-  }, { timeoutMs: 120_000, what: `video ${id} done` });
+  return waitFor(
+    async () => {
+      const b = (await (await t.api(`/videos/${id}/`, { key })).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
+    },
+    { timeoutMs: 120_000, what: `video ${id} done` },
+  );
 }
 
 describe.skipIf(!native)("native ffmpeg backend", () => {
@@ -41,8 +44,7 @@ describe.skipIf(!native)("native ffmpeg backend", () => {
       expect(data.video.download_password).toMatch(/^[0-9a-f]{32}$/);
       const file = join(mkdtempSync(join(tmpdir(), "dl-")), "dl.mp4");
       await Bun.write(file, await (await fetch(data.video.download_url)).arrayBuffer());
-      const decode = (extra: string[]) =>
-        Bun.spawnSync(["ffmpeg", "-v", "error", ...extra, "-i", file, "-map", "0:v", "-f", "framemd5", "-"], { stdout: "pipe", stderr: "pipe" });
+      const decode = (extra: string[]) => Bun.spawnSync(["ffmpeg", "-v", "error", ...extra, "-i", file, "-map", "0:v", "-f", "framemd5", "-"], { stdout: "pipe", stderr: "pipe" });
       const withKey = decode(["-decryption_key", data.video.download_password]);
       const withoutKey = decode([]);
       expect(withKey.exitCode).toBe(0);
@@ -76,19 +78,25 @@ test("a process killed with SIGKILL mid-transcode: after restart the job resumes
   const reader = (async () => {
     for await (const chunk of child.stdout) out += new TextDecoder().decode(chunk);
   })();
-  const ready = await waitFor(async () => {
-    const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)?.[1];
-    const org = /Default organization (org_\S+) created/.exec(out)?.[1];
-    const port = /"msg":"HTTP API listening","port":(\d+)/.exec(out)?.[1];
-    return key && org && port ? { key, org, base: `http://127.0.0.1:${port}` } : undefined;
-  }, { timeoutMs: 60_000, what: "child service" });
+  const ready = await waitFor(
+    async () => {
+      const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)?.[1];
+      const org = /Default organization (org_\S+) created/.exec(out)?.[1];
+      const port = /"msg":"HTTP API listening","port":(\d+)/.exec(out)?.[1];
+      return key && org && port ? { key, org, base: `http://127.0.0.1:${port}` } : undefined;
+    },
+    { timeoutMs: 60_000, what: "child service" },
+  );
   const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
   const created = (await (await fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) })).json()) as any;
   const id = created.data.asset.public_id;
-  await waitFor(async () => {
-    const b = (await (await fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers })).json()) as any;
-    return b.data.video.transcoder_id ? true : undefined;
-  }, { timeoutMs: 30_000, what: "transcode started" });
+  await waitFor(
+    async () => {
+      const b = (await (await fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers })).json()) as any;
+      return b.data.video.transcoder_id ? true : undefined;
+    },
+    { timeoutMs: 30_000, what: "transcode started" },
+  );
   child.kill(9);
   await child.exited;
   await reader.catch(() => undefined);

@@ -33,10 +33,13 @@ async function register(sourceUrl: string) {
 }
 
 async function settled(id: string): Promise<any> {
-  return waitFor(async () => {
-    const d = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
-    return d.video.status !== "TRANSCODING" ? d : undefined;
-  }, { timeoutMs: 90_000, what: `video ${id} settled` });
+  return waitFor(
+    async () => {
+      const d = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
+      return d.video.status !== "TRANSCODING" ? d : undefined;
+    },
+    { timeoutMs: 90_000, what: `video ${id} settled` },
+  );
 }
 
 /** Every byte of the database but the outbox and webhook deliveries (which deliver the password, as the spec says). */
@@ -98,7 +101,10 @@ describe("a completed video with an encrypted download", () => {
     expect(password).toMatch(/^[0-9a-f]{32}$/);
     expect(data.renditions[0].download_password).toBe(password);
 
-    const [row] = await t.service.database.db.select({ raw: sql<string>`CAST(${actors.state} AS TEXT)` }).from(actors).where(eq(actors.id, id));
+    const [row] = await t.service.database.db
+      .select({ raw: sql<string>`CAST(${actors.state} AS TEXT)` })
+      .from(actors)
+      .where(eq(actors.id, id));
     expect(row!.raw).not.toContain(password);
     expect(row!.raw).toContain("download_passwords_sealed");
     expect(bytesWithoutDeliveries(t.dataDir).includes(Buffer.from(password))).toBe(false);
@@ -126,7 +132,10 @@ describe("a completed video with an encrypted download", () => {
     const org = { orgId: t.orgId, apiKey: t.apiKey };
     await t.stop({ cleanup: false });
     t = await startTestService({ dataDir: t.dataDir, org, env: { MEDIA_BACKEND: "native" } });
-    const [after] = await t.service.database.db.select({ raw: sql<string>`CAST(${actors.state} AS TEXT)` }).from(actors).where(eq(actors.id, id));
+    const [after] = await t.service.database.db
+      .select({ raw: sql<string>`CAST(${actors.state} AS TEXT)` })
+      .from(actors)
+      .where(eq(actors.id, id));
     expect(after!.raw).not.toContain(password);
     const again = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
     expect(again.video.download_password).toBe(password);

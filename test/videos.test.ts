@@ -239,10 +239,13 @@ test("the ladder comes from the organization's settings", async () => {
   const { org, apiKey } = await t.service.orgs.createOrg("small-ladder");
   await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: { ladder: [STANDARD_RUNGS["144p"]!, STANDARD_RUNGS["240p"]!] }, downloads: { rungs: ["144p", "240p"], format: "mkv" } }));
   const r = await register({ source_url: files.url("av-360p-2s.mp4") + "?ladder" }, apiKey);
-  const data = await waitFor(async () => {
-    const b = (await (await t.api(`/videos/${r.body.data.asset.public_id}/`, { key: apiKey })).json()) as any;
-    return b.data.video.status !== "TRANSCODING" ? b.data : undefined;
-  }, { timeoutMs: 90_000 });
+  const data = await waitFor(
+    async () => {
+      const b = (await (await t.api(`/videos/${r.body.data.asset.public_id}/`, { key: apiKey })).json()) as any;
+      return b.data.video.status !== "TRANSCODING" ? b.data : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
   expect(data.renditions.map((x: any) => x.quality)).toEqual(["144p", "240p"]);
   expect(data.renditions.every((x: any) => x.download_url)).toBe(true);
   expect(data.video.download_quality).toBe("144p");

@@ -25,10 +25,13 @@ describe("crash safety", () => {
     await first.stop({ cleanup: false });
 
     // 2. A process fans it out and posts; it is killed while the receiver holds the request.
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support/webhook-crash-child.ts"), dataDir, org.orgId, org.apiKey, JSON.stringify({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: "30000" })], {
-      stdout: "pipe",
-      stderr: "inherit",
-    });
+    const child = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "support/webhook-crash-child.ts"), dataDir, org.orgId, org.apiKey, JSON.stringify({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: "30000" })],
+      {
+        stdout: "pipe",
+        stderr: "inherit",
+      },
+    );
     const [inFlight] = await rx.waitFor(1, 15_000);
     child.kill(9);
     await child.exited;
@@ -43,10 +46,13 @@ describe("crash safety", () => {
       expect(JSON.parse(got[1]!.body).data.video.id).toBe(ctx.id);
       expect(verifyWebhook(secret, got[1]!.headers.get("x-service-signature"), got[1]!.body)).toBe(true);
       const api: TestService["api"] = (path, init = {}) => again.api(path, { ...init, key: org.apiKey });
-      const items = await waitFor(async () => {
-        const list = ((await (await api(`/webhooks/${id}/deliveries/`)).json()) as any).data.items;
-        return list[0]?.status === "DELIVERED" && list;
-      }, { timeoutMs: 5000 });
+      const items = await waitFor(
+        async () => {
+          const list = ((await (await api(`/webhooks/${id}/deliveries/`)).json()) as any).data.items;
+          return list[0]?.status === "DELIVERED" && list;
+        },
+        { timeoutMs: 5000 },
+      );
       expect(items).toHaveLength(1);
     } finally {
       await again.stop({ cleanup: false });

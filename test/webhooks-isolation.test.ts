@@ -54,7 +54,12 @@ describe("fields paths cannot pollute shared state", () => {
     const b = await newOrg(shared.t);
     const rx = receiver();
     // Behind the API's back, as a row written by an older version would be.
-    const { row } = await shared.t.service.webhooks.endpoints.create(a.orgId, { url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["constructor.prototype.cursor", "__proto__.x", "video.id"], description: null });
+    const { row } = await shared.t.service.webhooks.endpoints.create(a.orgId, {
+      url: rx.url,
+      events: ["VIDEO_UPLOADED"],
+      fields: ["constructor.prototype.cursor", "__proto__.x", "video.id"],
+      description: null,
+    });
     const { ctx } = await a.upload();
     const [got] = await rx.waitFor(1);
     expect(JSON.parse(got!.body).data).toEqual({ video: { id: ctx.id } });
@@ -143,7 +148,15 @@ describe("shared pools: deliveries in flight per organization", () => {
     await waitFor(async () => svc.service.webhooks.dispatcher.orgStats(b.orgId).inflight === 0, { timeoutMs: 30_000, intervalMs: 10, what: "B's attempts to finish" });
     const aDeliveries = await svc.service.database.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(inArray(webhookDeliveries.endpointId, aEndpoints));
     expect(aDeliveries).toHaveLength(300);
-    const aAttempts = await svc.service.database.db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, aDeliveries.map((d) => d.id)));
+    const aAttempts = await svc.service.database.db
+      .select()
+      .from(webhookAttempts)
+      .where(
+        inArray(
+          webhookAttempts.deliveryId,
+          aDeliveries.map((d) => d.id),
+        ),
+      );
     // B got everything before any of A's first attempts had even timed out, and A never had more than its 32 out.
     expect(aAttempts).toHaveLength(0);
     expect(hanging.received).toHaveLength(32);

@@ -54,7 +54,10 @@ test("two service processes on one database: each delivery is sent by exactly on
 
     // 2. B starts on the same files, listening on its own port.
     const portB = freePort();
-    b = Bun.spawn([process.execPath, join(import.meta.dir, "support/webhook-crash-child.ts"), dataDir, a.orgId, a.apiKey, JSON.stringify({ ...ENV, PORT: String(portB) })], { stdout: "pipe", stderr: "inherit" });
+    b = Bun.spawn([process.execPath, join(import.meta.dir, "support/webhook-crash-child.ts"), dataDir, a.orgId, a.apiKey, JSON.stringify({ ...ENV, PORT: String(portB) })], {
+      stdout: "pipe",
+      stderr: "inherit",
+    });
     const reader = (b.stdout as ReadableStream<Uint8Array>).getReader();
     for (let out = ""; !out.includes("ready"); ) {
       const { value, done } = await reader.read();
@@ -62,7 +65,11 @@ test("two service processes on one database: each delivery is sent by exactly on
       out += new TextDecoder().decode(value);
     }
     const apiB = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-      fetch(`http://127.0.0.1:${portB}/api/public/v1${path}`, { ...init, headers: { authorization: `Bearer ${a.apiKey}`, "content-type": "application/json" }, body: init.json === undefined ? undefined : JSON.stringify(init.json) });
+      fetch(`http://127.0.0.1:${portB}/api/public/v1${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${a.apiKey}`, "content-type": "application/json" },
+        body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      });
 
     // 3. B's events: streams booked through B's API (B's runtime wakes B's fan-out), test events through both APIs.
     const scheduledAt = new Date(Date.now() + 86_400_000).toISOString();
@@ -105,7 +112,10 @@ test("two service processes on one database: each delivery is sent by exactly on
     const expected = (150 + 40 + 100) * 3 + 60 + 60;
     const all = await waitFor(
       async () => {
-        const rows = await a.service.database.db.select({ id: webhookDeliveries.id, status: webhookDeliveries.status }).from(webhookDeliveries).where(inArray(webhookDeliveries.endpointId, endpointIds));
+        const rows = await a.service.database.db
+          .select({ id: webhookDeliveries.id, status: webhookDeliveries.status })
+          .from(webhookDeliveries)
+          .where(inArray(webhookDeliveries.endpointId, endpointIds));
         return rows.length === expected && rows.every((r) => r.status === "delivered") && rows;
       },
       { timeoutMs: 20_000, intervalMs: 50, what: `${expected} deliveries delivered` },

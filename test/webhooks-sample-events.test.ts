@@ -32,16 +32,23 @@ function shape(value: unknown, key?: string): unknown {
   if (key === "tags") return "tags";
   if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort().map((s) => JSON.parse(s));
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, shape((value as Record<string, unknown>)[k], k)]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, shape((value as Record<string, unknown>)[k], k)]),
+    );
   }
   return "leaf";
 }
 
 async function videoDone(id: string) {
-  return waitFor(async () => {
-    const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
-    return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
-  }, { timeoutMs: 120_000, what: `video ${id} done` });
+  return waitFor(
+    async () => {
+      const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
+    },
+    { timeoutMs: 120_000, what: `video ${id} done` },
+  );
 }
 
 /** The real `data` of each event, from the outbox of entities the service ran for real. */

@@ -1,9 +1,9 @@
-import { BitReader, BitReaderError } from './bit-reader.ts';
+import { BitReader, BitReaderError } from "./bit-reader.ts";
 
 /** FLV audio tag bodies carrying AAC (SoundFormat 10), and the AudioSpecificConfig inside the sequence header. */
 
 export class AacFormatError extends Error {
-  override readonly name = 'AacFormatError';
+  override readonly name = "AacFormatError";
   constructor(
     readonly field: string,
     detail: string,
@@ -14,13 +14,13 @@ export class AacFormatError extends Error {
 
 /** The stream is audio but not AAC: we only repackage, so nothing else can go out. */
 export class UnsupportedAudioCodecError extends Error {
-  override readonly name = 'UnsupportedAudioCodecError';
+  override readonly name = "UnsupportedAudioCodecError";
   constructor(readonly codec: string) {
     super(`FLV audio SoundFormat: unsupported codec ${codec} (only AAC, SoundFormat 10)`);
   }
 }
 
-export type AacPacketType = 'sequence-header' | 'raw';
+export type AacPacketType = "sequence-header" | "raw";
 
 export interface FlvAudioTag {
   soundFormat: number;
@@ -30,28 +30,28 @@ export interface FlvAudioTag {
 }
 
 const SOUND_FORMAT_NAMES: Record<number, string> = {
-  0: 'PCM',
-  1: 'ADPCM',
-  2: 'MP3',
-  3: 'PCM LE',
-  4: 'Nellymoser 16k',
-  5: 'Nellymoser 8k',
-  6: 'Nellymoser',
-  7: 'G.711 A-law',
-  8: 'G.711 mu-law',
-  11: 'Speex',
-  14: 'MP3 8k',
+  0: "PCM",
+  1: "ADPCM",
+  2: "MP3",
+  3: "PCM LE",
+  4: "Nellymoser 16k",
+  5: "Nellymoser 8k",
+  6: "Nellymoser",
+  7: "G.711 A-law",
+  8: "G.711 mu-law",
+  11: "Speex",
+  14: "MP3 8k",
 };
 
 export function parseFlvAudioTag(body: Uint8Array): FlvAudioTag {
-  if (body.length < 1) throw new AacFormatError('SoundFormat', 'empty audio tag');
+  if (body.length < 1) throw new AacFormatError("SoundFormat", "empty audio tag");
   const soundFormat = body[0]! >>> 4;
-  if (soundFormat === 9) throw new UnsupportedAudioCodecError('enhanced-RTMP audio');
+  if (soundFormat === 9) throw new UnsupportedAudioCodecError("enhanced-RTMP audio");
   if (soundFormat !== 10) throw new UnsupportedAudioCodecError(SOUND_FORMAT_NAMES[soundFormat] ?? `SoundFormat ${soundFormat}`);
-  if (body.length < 2) throw new AacFormatError('AACPacketType', 'audio tag too short');
+  if (body.length < 2) throw new AacFormatError("AACPacketType", "audio tag too short");
   const t = body[1]!;
-  if (t > 1) throw new AacFormatError('AACPacketType', `unknown value ${t}`);
-  return { soundFormat, aacPacketType: t === 0 ? 'sequence-header' : 'raw', data: body.subarray(2) };
+  if (t > 1) throw new AacFormatError("AACPacketType", `unknown value ${t}`);
+  return { soundFormat, aacPacketType: t === 0 ? "sequence-header" : "raw", data: body.subarray(2) };
 }
 
 export interface AacConfig {
@@ -76,22 +76,22 @@ const CHANNELS = [0, 1, 2, 3, 4, 5, 6, 8];
 
 /** Parses an AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1). */
 export function parseAudioSpecificConfig(asc: Uint8Array): AacConfig {
-  if (asc.length < 2) throw new AacFormatError('AudioSpecificConfig', `too short (${asc.length} bytes)`);
+  if (asc.length < 2) throw new AacFormatError("AudioSpecificConfig", `too short (${asc.length} bytes)`);
   try {
     const r = new BitReader(asc);
     const objectType = readObjectType(r);
-    const sampleRate = readSampleRate(r, 'samplingFrequencyIndex');
-    const channelConfiguration = r.u(4, 'channelConfiguration');
+    const sampleRate = readSampleRate(r, "samplingFrequencyIndex");
+    const channelConfiguration = r.u(4, "channelConfiguration");
     let extensionSampleRate: number | null = null;
     if (objectType === 5 || objectType === 29) {
       // Explicit hierarchical SBR signalling: the output rate and the core
       // object type follow; the codec string keeps 5/29 as players expect.
-      extensionSampleRate = readSampleRate(r, 'extensionSamplingFrequencyIndex');
+      extensionSampleRate = readSampleRate(r, "extensionSamplingFrequencyIndex");
       const core = readObjectType(r);
-      if (core === 22) r.u(4, 'extensionChannelConfiguration');
+      if (core === 22) r.u(4, "extensionChannelConfiguration");
     }
     if (channelConfiguration > 7) {
-      throw new AacFormatError('channelConfiguration', `reserved value ${channelConfiguration}`);
+      throw new AacFormatError("channelConfiguration", `reserved value ${channelConfiguration}`);
     }
     return {
       objectType,
@@ -103,19 +103,19 @@ export function parseAudioSpecificConfig(asc: Uint8Array): AacConfig {
       description: asc,
     };
   } catch (err) {
-    if (err instanceof BitReaderError) throw new AacFormatError(err.field, 'AudioSpecificConfig truncated');
+    if (err instanceof BitReaderError) throw new AacFormatError(err.field, "AudioSpecificConfig truncated");
     throw err;
   }
 }
 
 function readObjectType(r: BitReader): number {
-  const t = r.u(5, 'audioObjectType');
-  return t === 31 ? 32 + r.u(6, 'audioObjectTypeExt') : t;
+  const t = r.u(5, "audioObjectType");
+  return t === 31 ? 32 + r.u(6, "audioObjectTypeExt") : t;
 }
 
 function readSampleRate(r: BitReader, field: string): number {
   const index = r.u(4, field);
-  if (index === 15) return r.u(24, 'samplingFrequency');
+  if (index === 15) return r.u(24, "samplingFrequency");
   const rate = SAMPLE_RATES[index];
   if (rate === undefined) throw new AacFormatError(field, `reserved value ${index}`);
   return rate;

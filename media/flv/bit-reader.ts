@@ -1,6 +1,6 @@
 /** MSB-first bit reader with H.264 exp-Golomb codes, for SPS and AudioSpecificConfig. */
 export class BitReaderError extends Error {
-  override readonly name = 'BitReaderError';
+  override readonly name = "BitReaderError";
   constructor(readonly field: string) {
     super(`ran out of bits while reading ${field}`);
   }

@@ -1,8 +1,8 @@
-import { parseAudioSpecificConfig, parseFlvAudioTag } from './aac.ts';
-import { avcCodecString, parseAvcDecoderConfig, parseFlvVideoTag } from './avc.ts';
-import { readFlvFile } from './flv-reader.ts';
-import type { FlvTag } from './flv-tag.ts';
-import { parseSps } from './sps.ts';
+import { parseAudioSpecificConfig, parseFlvAudioTag } from "./aac.ts";
+import { avcCodecString, parseAvcDecoderConfig, parseFlvVideoTag } from "./avc.ts";
+import { readFlvFile } from "./flv-reader.ts";
+import type { FlvTag } from "./flv-tag.ts";
+import { parseSps } from "./sps.ts";
 
 export interface FlvProbe {
   /** From the first AVC sequence header's SPS (cropped size). */
@@ -48,15 +48,15 @@ export async function probeFlvTags(tags: AsyncIterable<FlvTag> | Iterable<FlvTag
   let last = -Infinity;
   for await (const tag of tags) {
     p.tags++;
-    if (tag.type === 'data') continue;
+    if (tag.type === "data") continue;
     first = Math.min(first, tag.timestamp);
     last = Math.max(last, tag.timestamp);
     try {
-      if (tag.type === 'video') {
+      if (tag.type === "video") {
         p.hasVideo = true;
         if (p.width !== null) continue;
         const v = parseFlvVideoTag(tag.payload);
-        if (v.avcPacketType !== 'sequence-header') continue;
+        if (v.avcPacketType !== "sequence-header") continue;
         const config = parseAvcDecoderConfig(v.data);
         const sps = parseSps(config.sps[0]!);
         p.width = sps.width;
@@ -67,7 +67,7 @@ export async function probeFlvTags(tags: AsyncIterable<FlvTag> | Iterable<FlvTag
         p.hasAudio = true;
         if (p.audioCodec !== null) continue;
         const a = parseFlvAudioTag(tag.payload);
-        if (a.aacPacketType !== 'sequence-header') continue;
+        if (a.aacPacketType !== "sequence-header") continue;
         const asc = parseAudioSpecificConfig(a.data);
         p.audioCodec = asc.codec;
         p.audioSampleRate = asc.extensionSampleRate ?? asc.sampleRate;

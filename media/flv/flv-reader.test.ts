@@ -1,11 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { FlvFormatError, parseFlvHeader, readFlvFile, readFlvTags, type FlvTag } from './flv-reader.ts';
-import { closeMediaTools, ffprobePacketCounts } from './test-helpers.ts';
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FlvFormatError, parseFlvHeader, readFlvFile, readFlvTags, type FlvTag } from "./flv-reader.ts";
+import { closeMediaTools, ffprobePacketCounts } from "./test-helpers.ts";
 
-const FIXTURE = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
+const FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 afterAll(closeMediaTools);
 const bytes = new Uint8Array(await Bun.file(FIXTURE).arrayBuffer());
 
@@ -15,12 +15,12 @@ function count(tags: Iterable<FlvTag>) {
   return c;
 }
 
-describe('readFlvTags', () => {
-  test('header flags', () => {
+describe("readFlvTags", () => {
+  test("header flags", () => {
     expect(parseFlvHeader(bytes)).toEqual({ version: 1, hasAudio: true, hasVideo: true, dataOffset: 9 });
   });
 
-  test('tag counts match ffprobe packets (+ sequence headers, end of sequence, onMetaData)', async () => {
+  test("tag counts match ffprobe packets (+ sequence headers, end of sequence, onMetaData)", async () => {
     const probe = await ffprobePacketCounts(FIXTURE);
     const c = count(readFlvTags(bytes));
     // ffprobe reports neither the AVC/AAC sequence headers nor ffmpeg's
@@ -30,7 +30,7 @@ describe('readFlvTags', () => {
     expect(c.data).toBe(1);
   });
 
-  test('timestamps are non-decreasing per stream and span ~6 s', () => {
+  test("timestamps are non-decreasing per stream and span ~6 s", () => {
     const last = { audio: -1, video: -1, data: -1 };
     for (const t of readFlvTags(bytes)) {
       expect(t.timestamp).toBeGreaterThanOrEqual(last[t.type]);
@@ -40,7 +40,7 @@ describe('readFlvTags', () => {
     expect(last.video).toBeLessThan(6100);
   });
 
-  test('a file cut anywhere yields exactly the complete tags', () => {
+  test("a file cut anywhere yields exactly the complete tags", () => {
     const all = [...readFlvTags(bytes)];
     // Tag i ends (body complete) at ends[i].
     const ends: number[] = [];
@@ -52,14 +52,14 @@ describe('readFlvTags', () => {
     }
   });
 
-  test('not an FLV file → FlvFormatError naming the field', () => {
-    expect(() => [...readFlvTags(new TextEncoder().encode('RIFF....WAVE'))]).toThrow(FlvFormatError);
-    expect(() => [...readFlvTags(new TextEncoder().encode('RIFF....WAVE'))]).toThrow(/signature/);
+  test("not an FLV file → FlvFormatError naming the field", () => {
+    expect(() => [...readFlvTags(new TextEncoder().encode("RIFF....WAVE"))]).toThrow(FlvFormatError);
+    expect(() => [...readFlvTags(new TextEncoder().encode("RIFF....WAVE"))]).toThrow(/signature/);
   });
 });
 
-describe('readFlvFile', () => {
-  test('streams the same tags as readFlvTags, across small chunks', async () => {
+describe("readFlvFile", () => {
+  test("streams the same tags as readFlvTags, across small chunks", async () => {
     const expected = [...readFlvTags(bytes)];
     for (const chunkSize of [61, 4096, 1 << 20]) {
       const got: FlvTag[] = [];
@@ -73,9 +73,9 @@ describe('readFlvFile', () => {
     }
   });
 
-  test('truncated file yields only complete tags', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flv-reader-'));
-    const path = join(dir, 'cut.flv');
+  test("truncated file yields only complete tags", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "flv-reader-"));
+    const path = join(dir, "cut.flv");
     const cut = 300_001;
     writeFileSync(path, bytes.subarray(0, cut));
     const expected = [...readFlvTags(bytes.subarray(0, cut))].length;

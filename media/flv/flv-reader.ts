@@ -1,16 +1,10 @@
-import { open } from 'node:fs/promises';
-import {
-  FLV_HEADER_SIZE,
-  FLV_PREVIOUS_TAG_SIZE_SIZE,
-  FLV_TAG_HEADER_SIZE,
-  flvTagTypeFromCode,
-  type FlvTag,
-} from './flv-tag.ts';
+import { open } from "node:fs/promises";
+import { FLV_HEADER_SIZE, FLV_PREVIOUS_TAG_SIZE_SIZE, FLV_TAG_HEADER_SIZE, flvTagTypeFromCode, type FlvTag } from "./flv-tag.ts";
 
-export type { FlvTag, FlvTagType } from './flv-tag.ts';
+export type { FlvTag, FlvTagType } from "./flv-tag.ts";
 
 export class FlvFormatError extends Error {
-  override readonly name = 'FlvFormatError';
+  override readonly name = "FlvFormatError";
   constructor(
     readonly field: string,
     detail: string,
@@ -35,12 +29,12 @@ const SIGNATURE = [0x46, 0x4c, 0x56]; // "FLV"
  */
 export function parseFlvHeader(bytes: Uint8Array): FlvHeader | null {
   for (let i = 0; i < SIGNATURE.length && i < bytes.length; i++) {
-    if (bytes[i] !== SIGNATURE[i]) throw new FlvFormatError('signature', 'not an FLV file (expected "FLV")');
+    if (bytes[i] !== SIGNATURE[i]) throw new FlvFormatError("signature", 'not an FLV file (expected "FLV")');
   }
   if (bytes.length < FLV_HEADER_SIZE) return null;
   const flags = bytes[4]!;
   const dataOffset = readU32(bytes, 5);
-  if (dataOffset < FLV_HEADER_SIZE) throw new FlvFormatError('DataOffset', `must be >= 9, got ${dataOffset}`);
+  if (dataOffset < FLV_HEADER_SIZE) throw new FlvFormatError("DataOffset", `must be >= 9, got ${dataOffset}`);
   return { version: bytes[3]!, hasAudio: (flags & 0x04) !== 0, hasVideo: (flags & 0x01) !== 0, dataOffset };
 }
 
@@ -72,7 +66,7 @@ export interface ReadFlvFileOptions {
  */
 export async function* readFlvFile(path: string, options: ReadFlvFileOptions = {}): AsyncGenerator<FlvTag> {
   const chunkSize = options.chunkSize ?? 1 << 20;
-  const handle = await open(path, 'r');
+  const handle = await open(path, "r");
   try {
     let pending: Uint8Array = new Uint8Array(0);
     let headerParsed = false;

@@ -2,7 +2,7 @@
  * The unit both the RTMP server and FLV files speak: one tag, whose payload is
  * exactly an FLV tag body (the RTMP message body for audio/video/data messages).
  */
-export type FlvTagType = 'audio' | 'video' | 'data';
+export type FlvTagType = "audio" | "video" | "data";
 
 export interface FlvTag {
   type: FlvTagType;
@@ -17,11 +17,11 @@ export const FLV_TAG_TYPE_CODE: Readonly<Record<FlvTagType, number>> = { audio: 
 export function flvTagTypeFromCode(code: number): FlvTagType | null {
   switch (code) {
     case 8:
-      return 'audio';
+      return "audio";
     case 9:
-      return 'video';
+      return "video";
     case 18:
-      return 'data';
+      return "data";
     default:
       return null;
   }

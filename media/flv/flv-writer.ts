@@ -1,16 +1,9 @@
-import { open, type FileHandle } from 'node:fs/promises';
-import {
-  FLV_HEADER_SIZE,
-  FLV_MAX_TAG_BODY_SIZE,
-  FLV_PREVIOUS_TAG_SIZE_SIZE,
-  FLV_TAG_HEADER_SIZE,
-  FLV_TAG_TYPE_CODE,
-  type FlvTag,
-} from './flv-tag.ts';
-import { stripSetDataFrame } from './script-data.ts';
+import { open, type FileHandle } from "node:fs/promises";
+import { FLV_HEADER_SIZE, FLV_MAX_TAG_BODY_SIZE, FLV_PREVIOUS_TAG_SIZE_SIZE, FLV_TAG_HEADER_SIZE, FLV_TAG_TYPE_CODE, type FlvTag } from "./flv-tag.ts";
+import { stripSetDataFrame } from "./script-data.ts";
 
 export class FlvWriterError extends Error {
-  override readonly name = 'FlvWriterError';
+  override readonly name = "FlvWriterError";
   constructor(
     readonly field: string,
     detail: string,
@@ -54,7 +47,7 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
   const flushIntervalMs = options.flushIntervalMs ?? 100;
   const flushBytes = options.flushBytes ?? 256 * 1024;
   const highWaterMark = options.highWaterMark ?? 4 * 1024 * 1024;
-  const handle: FileHandle = await open(path, 'w');
+  const handle: FileHandle = await open(path, "w");
 
   let pending: Uint8Array[] = [encodeFlvHeader(options)];
   let pendingBytes = pending[0]!.length;
@@ -76,7 +69,7 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
       let off = 0;
       while (off < rest.length) {
         const r = await handle.write(rest, off, rest.length - off);
-        if (r.bytesWritten === 0) throw new FlvWriterError('file', `short write to ${path}`);
+        if (r.bytesWritten === 0) throw new FlvWriterError("file", `short write to ${path}`);
         off += r.bytesWritten;
       }
       done = total;
@@ -97,7 +90,7 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
     pendingBytes = 0;
     inflight = writeAll(chunks)
       .catch((err) => {
-        failure ??= new FlvWriterError('file', `append to ${path} failed: ${String(err)}`, { cause: err });
+        failure ??= new FlvWriterError("file", `append to ${path} failed: ${String(err)}`, { cause: err });
       })
       .finally(() => {
         inflight = null;
@@ -123,7 +116,7 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
       return bytesWritten;
     },
     async write(tag) {
-      if (closed) throw new FlvWriterError('state', 'write after close');
+      if (closed) throw new FlvWriterError("state", "write after close");
       throwIfFailed();
       const encoded = encodeFlvTag(tag);
       pending.push(encoded);
@@ -161,9 +154,9 @@ export function encodeFlvHeader({ hasAudio, hasVideo }: { hasAudio: boolean; has
 
 /** One whole tag: header + body + PreviousTagSize, in one buffer (the payload is copied). */
 export function encodeFlvTag(tag: FlvTag): Uint8Array {
-  const body = tag.type === 'data' ? stripSetDataFrame(tag.payload) : tag.payload;
+  const body = tag.type === "data" ? stripSetDataFrame(tag.payload) : tag.payload;
   if (body.length > FLV_MAX_TAG_BODY_SIZE) {
-    throw new FlvWriterError('DataSize', `tag body of ${body.length} bytes exceeds 16 MiB`);
+    throw new FlvWriterError("DataSize", `tag body of ${body.length} bytes exceeds 16 MiB`);
   }
   // FLV timestamps are unsigned 32-bit: lower 24 bits + an "extended" high byte.
   const ts = Math.max(0, Math.floor(tag.timestamp)) >>> 0;

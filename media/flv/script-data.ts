@@ -2,7 +2,7 @@
  * RTMP encoders send metadata as `@setDataFrame("onMetaData", {...})`; in an
  * FLV file the script tag must start at `"onMetaData"`, or players ignore it.
  */
-const SET_DATA_FRAME = new TextEncoder().encode('@setDataFrame');
+const SET_DATA_FRAME = new TextEncoder().encode("@setDataFrame");
 
 /** Returns the body without a leading AMF0 string "@setDataFrame" (a view, no copy). */
 export function stripSetDataFrame(body: Uint8Array): Uint8Array {

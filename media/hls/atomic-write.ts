@@ -1,4 +1,4 @@
-import { rename, unlink, writeFile } from 'node:fs/promises';
+import { rename, unlink, writeFile } from "node:fs/promises";
 
 let counter = 0;
 

@@ -1,4 +1,4 @@
-import { BufferTarget, PathedTarget, type TargetRequest } from 'mediabunny';
+import { BufferTarget, PathedTarget, type TargetRequest } from "mediabunny";
 
 export type FileSink = (request: TargetRequest, bytes: Uint8Array) => Promise<void>;
 
@@ -10,8 +10,5 @@ export type FileSink = (request: TargetRequest, bytes: Uint8Array) => Promise<vo
  * segments it lists are on disk.
  */
 export function bufferedPathedTarget(rootPath: string, sink: FileSink): PathedTarget<BufferTarget> {
-  return new PathedTarget(
-    rootPath,
-    (request) => new BufferTarget({ onFinalize: (buffer) => sink(request, new Uint8Array(buffer)) }),
-  );
+  return new PathedTarget(rootPath, (request) => new BufferTarget({ onFinalize: (buffer) => sink(request, new Uint8Array(buffer)) }));
 }

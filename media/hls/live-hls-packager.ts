@@ -1,28 +1,19 @@
-import { mkdir, readdir, unlink } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
-import {
-  CmafOutputFormat,
-  EncodedAudioPacketSource,
-  EncodedPacket,
-  EncodedVideoPacketSource,
-  HlsOutputFormat,
-  MpegTsOutputFormat,
-  Output,
-  type TargetRequest,
-} from 'mediabunny';
-import type { FlvTag } from '../flv/flv-tag.ts';
-import { writeFileAtomic } from './atomic-write.ts';
-import { bufferedPathedTarget } from './buffered-pathed-target.ts';
-import { flvMediaEvent, type FlvMediaEvent } from './flv-media-event.ts';
-import { parseMediaPlaylist, withTargetDuration } from './media-playlist.ts';
-import { createSegmentRetention } from './segment-retention.ts';
-import { audioTrackConfig, sameBytes, videoTrackConfig, type AudioTrackConfig, type VideoTrackConfig } from './track-config.ts';
-import { rewriteVideoDts } from './ts-dts-rewrite.ts';
+import { mkdir, readdir, unlink } from "node:fs/promises";
+import { join, resolve, sep } from "node:path";
+import { CmafOutputFormat, EncodedAudioPacketSource, EncodedPacket, EncodedVideoPacketSource, HlsOutputFormat, MpegTsOutputFormat, Output, type TargetRequest } from "mediabunny";
+import type { FlvTag } from "../flv/flv-tag.ts";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { bufferedPathedTarget } from "./buffered-pathed-target.ts";
+import { flvMediaEvent, type FlvMediaEvent } from "./flv-media-event.ts";
+import { parseMediaPlaylist, withTargetDuration } from "./media-playlist.ts";
+import { createSegmentRetention } from "./segment-retention.ts";
+import { audioTrackConfig, sameBytes, videoTrackConfig, type AudioTrackConfig, type VideoTrackConfig } from "./track-config.ts";
+import { rewriteVideoDts } from "./ts-dts-rewrite.ts";
 
 /** The media playlist: this is what `hls_url` points at. */
-export const LIVE_HLS_PLAYLIST = 'index.m3u8';
+export const LIVE_HLS_PLAYLIST = "index.m3u8";
 /** mediabunny always writes a master playlist too (one variant → index.m3u8); handy, not required. */
-export const LIVE_HLS_MASTER = 'master.m3u8';
+export const LIVE_HLS_MASTER = "master.m3u8";
 
 export const LIVE_HLS_LATENCY_PRESETS = {
   NORMAL: { segmentSeconds: 2, windowSegments: 6 },
@@ -58,7 +49,7 @@ export interface LiveHlsPackagerOptions {
   onSegment?: (info: LiveHlsSegmentInfo) => void;
   logger?: LiveHlsLogger;
   /** 'mpegts' (default, widest player support) or 'cmaf' (fMP4 .m4s + init.mp4). */
-  segmentFormat?: 'mpegts' | 'cmaf';
+  segmentFormat?: "mpegts" | "cmaf";
   /** Segments kept on disk after leaving the playlist. Default windowSegments + 1 (RFC 8216 6.2.2). */
   graceSegments?: number;
   /**
@@ -93,7 +84,7 @@ export interface LiveHlsPackager {
 }
 
 export class HlsPackagerError extends Error {
-  override readonly name = 'HlsPackagerError';
+  override readonly name = "HlsPackagerError";
   constructor(
     readonly field: string,
     detail: string,
@@ -103,7 +94,7 @@ export class HlsPackagerError extends Error {
   }
 }
 
-type MediaEvent = Extract<FlvMediaEvent, { kind: 'video' | 'audio' }> & { arrivalMs: number };
+type MediaEvent = Extract<FlvMediaEvent, { kind: "video" | "audio" }> & { arrivalMs: number };
 
 const OWN_FILE = /^(index|master)\.m3u8$|^segment-\d+\.(ts|m4s)$|^init\.mp4$|\.tmp$/;
 const PROBE_MAX_EVENTS = 2000;
@@ -111,19 +102,19 @@ const PROBE_MAX_EVENTS = 2000;
 export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsPackager {
   const dir = resolve(options.dir);
   const { segmentSeconds, windowSegments, logger } = options;
-  if (!(segmentSeconds > 0)) throw new HlsPackagerError('segmentSeconds', `must be > 0, got ${segmentSeconds}`);
+  if (!(segmentSeconds > 0)) throw new HlsPackagerError("segmentSeconds", `must be > 0, got ${segmentSeconds}`);
   if (!Number.isInteger(windowSegments) || windowSegments < 1) {
-    throw new HlsPackagerError('windowSegments', `must be a positive integer, got ${windowSegments}`);
+    throw new HlsPackagerError("windowSegments", `must be a positive integer, got ${windowSegments}`);
   }
-  const segmentFormat = options.segmentFormat ?? 'mpegts';
+  const segmentFormat = options.segmentFormat ?? "mpegts";
   const probeMs = options.probeMs ?? 1000;
   const retention = createSegmentRetention({
     dir,
     graceSegments: options.graceSegments ?? windowSegments + 1,
-    onError: (uri, err) => logger?.warn?.('live HLS: could not delete an old segment', { uri, error: String(err) }),
+    onError: (uri, err) => logger?.warn?.("live HLS: could not delete an old segment", { uri, error: String(err) }),
   });
 
-  let phase: 'probing' | 'running' | 'ended' | 'failed' = 'probing';
+  let phase: "probing" | "running" | "ended" | "failed" = "probing";
   let failure: HlsPackagerError | null = null;
   let video: VideoTrackConfig | null = null;
   let audio: AudioTrackConfig | null = null;
@@ -168,9 +159,9 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
 
   async function sink(request: TargetRequest, bytes: Uint8Array): Promise<void> {
     const path = resolve(dir, request.path);
-    if (!path.startsWith(dir + sep)) throw new HlsPackagerError('path', `refusing to write outside ${dir}: ${request.path}`);
+    if (!path.startsWith(dir + sep)) throw new HlsPackagerError("path", `refusing to write outside ${dir}: ${request.path}`);
     const name = path.slice(dir.length + 1);
-    if (name.endsWith('.ts') && withVideo) {
+    if (name.endsWith(".ts") && withVideo) {
       rewriteVideoDts(bytes, () => dtsQueue.shift());
     }
     if (name !== LIVE_HLS_PLAYLIST) {
@@ -192,7 +183,7 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       try {
         options.onSegment?.({ uri: s.uri, durationSeconds: s.duration, sequence: s.sequence, firstKeyframeArrivalMs: arrivalMs, publishedAtMs });
       } catch (err) {
-        logger?.warn?.('live HLS: onSegment callback threw', { error: String(err) });
+        logger?.warn?.("live HLS: onSegment callback threw", { error: String(err) });
       }
     }
   }
@@ -223,15 +214,15 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     try {
       config = videoTrackConfig(record);
     } catch (err) {
-      warnOnce('bad-video-config', 'unusable AVC sequence header, ignored', { error: String(err) });
+      warnOnce("bad-video-config", "unusable AVC sequence header, ignored", { error: String(err) });
       return;
     }
-    if (phase === 'probing') {
+    if (phase === "probing") {
       video = config;
       return;
     }
     if (!withVideo) {
-      warnOnce('late-video', 'video started after the stream was set up audio-only; video ignored');
+      warnOnce("late-video", "video started after the stream was set up audio-only; video ignored");
       return;
     }
     if (sameBytes(config.avc.record, video!.avc.record)) return;
@@ -240,12 +231,12 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     // in-band makes decoders use the new ones (the last SPS/PPS with an id wins).
     const old = video!;
     if (config.sps.width !== old.sps.width || config.sps.height !== old.sps.height) {
-      warnOnce('resolution-change', 'resolution changed mid-stream; some players will not follow', {
+      warnOnce("resolution-change", "resolution changed mid-stream; some players will not follow", {
         from: `${old.sps.width}x${old.sps.height}`,
         to: `${config.sps.width}x${config.sps.height}`,
       });
     } else {
-      logger?.info?.('live HLS: AVC sequence header changed mid-stream; sending new SPS/PPS in-band');
+      logger?.info?.("live HLS: AVC sequence header changed mid-stream; sending new SPS/PPS in-band");
     }
     packetNalLengthSize = config.avc.nalLengthSize;
     inbandParameterSets = [...config.avc.sps, ...config.avc.pps];
@@ -258,19 +249,19 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     try {
       config = audioTrackConfig(asc);
     } catch (err) {
-      warnOnce('bad-audio-config', 'unusable AAC sequence header, ignored', { error: String(err) });
+      warnOnce("bad-audio-config", "unusable AAC sequence header, ignored", { error: String(err) });
       return;
     }
-    if (phase === 'probing') {
+    if (phase === "probing") {
       audio = config;
       return;
     }
     if (!withAudio) {
-      warnOnce('late-audio', 'audio started after the stream was set up video-only; audio ignored');
+      warnOnce("late-audio", "audio started after the stream was set up video-only; audio ignored");
       return;
     }
     if (!sameBytes(config.aac.description, audio!.aac.description)) {
-      warnOnce('audio-config-change', 'AAC config changed mid-stream; keeping the first one', {
+      warnOnce("audio-config-change", "AAC config changed mid-stream; keeping the first one", {
         from: audio!.decoderConfig.codec,
         to: config.decoderConfig.codec,
       });
@@ -289,7 +280,7 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     withVideo = !!video;
     withAudio = !!audio;
     if (video) muxNalLengthSize = packetNalLengthSize = video.avc.nalLengthSize;
-    const format = segmentFormat === 'cmaf' ? new CmafOutputFormat() : new MpegTsOutputFormat();
+    const format = segmentFormat === "cmaf" ? new CmafOutputFormat() : new MpegTsOutputFormat();
     output = new Output({
       format: new HlsOutputFormat({
         segmentFormat: format,
@@ -298,28 +289,28 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
         maxLiveSegmentCount: windowSegments,
         getPlaylistPath: () => LIVE_HLS_PLAYLIST,
         getSegmentPath: ({ n }) => `segment-${n}${format.fileExtension}`,
-        getInitPath: () => `init${segmentFormat === 'cmaf' ? '.mp4' : format.fileExtension}`,
+        getInitPath: () => `init${segmentFormat === "cmaf" ? ".mp4" : format.fileExtension}`,
         onSegmentPopped: (path) => retention.popped(path),
       }),
       target: bufferedPathedTarget(LIVE_HLS_MASTER, sink),
     });
     if (video) {
-      videoSource = new EncodedVideoPacketSource('avc');
+      videoSource = new EncodedVideoPacketSource("avc");
       output.addVideoTrack(videoSource, { decoderConfig: video.decoderConfig });
     }
     if (audio) {
-      audioSource = new EncodedAudioPacketSource('aac');
+      audioSource = new EncodedAudioPacketSource("aac");
       output.addAudioTrack(audioSource, { decoderConfig: audio.decoderConfig });
     }
     await output.start();
-    phase = 'running';
-    logger?.info?.('live HLS: started', { dir, video: video?.decoderConfig.codec ?? null, audio: audio?.decoderConfig.codec ?? null });
+    phase = "running";
+    logger?.info?.("live HLS: started", { dir, video: video?.decoderConfig.codec ?? null, audio: audio?.decoderConfig.codec ?? null });
     const buffered = probe.splice(0);
     for (const ev of buffered) await feed(ev);
   }
 
   async function feed(ev: MediaEvent): Promise<void> {
-    if (ev.kind === 'video') {
+    if (ev.kind === "video") {
       if (!withVideo || !videoSource || !video) return;
       if (baseMs === null) {
         if (!ev.isKeyframe) return; // nothing decodable before the first keyframe
@@ -328,11 +319,11 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       }
       // mediabunny rejects (and we would corrupt the stream with) time going backwards.
       if (ev.dtsMs < lastVideoDtsMs) {
-        return warnOnce('video-dts-backwards', 'video timestamp went backwards; frame dropped', { dtsMs: ev.dtsMs, lastVideoDtsMs });
+        return warnOnce("video-dts-backwards", "video timestamp went backwards; frame dropped", { dtsMs: ev.dtsMs, lastVideoDtsMs });
       }
       const floor = ev.isKeyframe ? videoPtsMax : videoPtsMaxBeforeKey;
       if (ev.ptsMs < floor) {
-        return warnOnce('video-pts-gop', 'frame shown before the previous GOP ended (open GOP?); dropped', { ptsMs: ev.ptsMs });
+        return warnOnce("video-pts-gop", "frame shown before the previous GOP ended (open GOP?); dropped", { ptsMs: ev.ptsMs });
       }
       if (ev.isKeyframe) videoPtsMaxBeforeKey = videoPtsMax;
       videoPtsMax = Math.max(videoPtsMax, ev.ptsMs);
@@ -344,9 +335,9 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
         data = reframe(data, packetNalLengthSize, muxNalLengthSize, ev.isKeyframe ? inbandParameterSets : null);
       }
       const t = (ev.ptsMs - baseMs) / 1000;
-      if (segmentFormat === 'mpegts') dtsQueue.push((ev.dtsMs - baseMs) / 1000); // consumed by the TS sink only
+      if (segmentFormat === "mpegts") dtsQueue.push((ev.dtsMs - baseMs) / 1000); // consumed by the TS sink only
       if (ev.isKeyframe) starts.push({ t, arrivalMs: ev.arrivalMs });
-      await videoSource.add(new EncodedPacket(data, ev.isKeyframe ? 'key' : 'delta', t, videoFrameSeconds), {
+      await videoSource.add(new EncodedPacket(data, ev.isKeyframe ? "key" : "delta", t, videoFrameSeconds), {
         decoderConfig: video.decoderConfig,
       });
       return;
@@ -359,12 +350,12 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       baseMs ??= ev.dtsMs;
     }
     if (ev.dtsMs < lastAudioMs) {
-      return warnOnce('audio-backwards', 'audio timestamp went backwards; frame dropped', { dtsMs: ev.dtsMs, lastAudioMs });
+      return warnOnce("audio-backwards", "audio timestamp went backwards; frame dropped", { dtsMs: ev.dtsMs, lastAudioMs });
     }
     lastAudioMs = ev.dtsMs;
     const t = (ev.dtsMs - baseMs) / 1000;
     if (!withVideo) starts.push({ t, arrivalMs: ev.arrivalMs });
-    await audioSource.add(new EncodedPacket(ev.data, 'key', t, audio.frameDuration), { decoderConfig: audio.decoderConfig });
+    await audioSource.add(new EncodedPacket(ev.data, "key", t, audio.frameDuration), { decoderConfig: audio.decoderConfig });
   }
 
   async function handle(tag: FlvTag, arrivalMs: number): Promise<void> {
@@ -372,34 +363,34 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     try {
       ev = flvMediaEvent(tag);
     } catch (err) {
-      const name = err instanceof Error ? err.name : 'Error';
+      const name = err instanceof Error ? err.name : "Error";
       return warnOnce(`tag-${name}`, `${tag.type} tag not usable, dropped (further ones are dropped silently)`, {
         error: String(err),
       });
     }
     switch (ev.kind) {
-      case 'ignored':
+      case "ignored":
         return;
-      case 'video-config':
+      case "video-config":
         onVideoConfig(ev.record);
         break;
-      case 'audio-config':
+      case "audio-config":
         onAudioConfig(ev.asc);
         break;
       default: {
         // RTMP servers reuse buffers; mediabunny holds packets until their segment is written.
         const media: MediaEvent = { ...ev, data: ev.data.slice(), arrivalMs };
-        if (phase === 'running') return feed(media);
+        if (phase === "running") return feed(media);
         probe.push(media);
         if (probe.length > PROBE_MAX_EVENTS && !video && !audio) probe.shift();
       }
     }
-    if (phase === 'probing' && shouldStart()) await start();
+    if (phase === "probing" && shouldStart()) await start();
   }
 
   let queue: Promise<void> = prepareDir().catch((err) => {
-    phase = 'failed';
-    failure = new HlsPackagerError('dir', `cannot prepare ${dir}: ${String(err)}`, { cause: err });
+    phase = "failed";
+    failure = new HlsPackagerError("dir", `cannot prepare ${dir}: ${String(err)}`, { cause: err });
   });
 
   function enqueue(task: () => Promise<void>): Promise<void> {
@@ -408,9 +399,9 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       try {
         await task();
       } catch (err) {
-        phase = 'failed';
-        failure = new HlsPackagerError('mux', err instanceof Error ? err.message : String(err), { cause: err });
-        logger?.error?.('live HLS: packaging failed', { error: String(err) });
+        phase = "failed";
+        failure = new HlsPackagerError("mux", err instanceof Error ? err.message : String(err), { cause: err });
+        logger?.error?.("live HLS: packaging failed", { error: String(err) });
         await output?.cancel().catch(() => {});
         throw failure;
       }
@@ -423,21 +414,21 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     dir,
     playlistPath: join(dir, LIVE_HLS_PLAYLIST),
     push(tag) {
-      if (phase === 'ended') return Promise.reject(new HlsPackagerError('state', 'push after end()'));
+      if (phase === "ended") return Promise.reject(new HlsPackagerError("state", "push after end()"));
       const arrivalMs = Date.now();
       return enqueue(() => handle(tag, arrivalMs));
     },
     end() {
       return enqueue(async () => {
-        if (phase === 'ended') return;
-        if (phase === 'probing') {
+        if (phase === "ended") return;
+        if (phase === "probing") {
           if (!video && !audio) {
-            phase = 'ended';
+            phase = "ended";
             return;
           }
           await start();
         }
-        phase = 'ended';
+        phase = "ended";
         await output!.finalize();
       });
     },
@@ -447,8 +438,8 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
         width: size?.width ?? null,
         height: size?.height ?? null,
         resolution: size ? `${size.width}x${size.height}` : null,
-        hasAudio: phase === 'probing' ? !!audio : withAudio,
-        hasVideo: phase === 'probing' ? !!video : withVideo,
+        hasAudio: phase === "probing" ? !!audio : withAudio,
+        hasVideo: phase === "probing" ? !!video : withVideo,
         segments: segmentsPublished,
         videoCodec: video?.decoderConfig.codec ?? null,
         audioCodec: audio?.decoderConfig.codec ?? null,

@@ -10,7 +10,7 @@ export interface MediaPlaylist {
 }
 
 export class PlaylistParseError extends Error {
-  override readonly name = 'PlaylistParseError';
+  override readonly name = "PlaylistParseError";
   constructor(
     readonly field: string,
     detail: string,
@@ -21,21 +21,21 @@ export class PlaylistParseError extends Error {
 
 export function parseMediaPlaylist(text: string): MediaPlaylist {
   const lines = text.split(/\r?\n/).map((l) => l.trim());
-  if (lines[0] !== '#EXTM3U') throw new PlaylistParseError('#EXTM3U', 'missing on the first line');
+  if (lines[0] !== "#EXTM3U") throw new PlaylistParseError("#EXTM3U", "missing on the first line");
   const out: MediaPlaylist = { version: null, targetDuration: null, mediaSequence: 0, endList: false, map: null, segments: [] };
   let pendingDuration: number | null = null;
   for (const line of lines.slice(1)) {
-    if (line === '') continue;
-    if (line.startsWith('#EXT-X-VERSION:')) out.version = Number(line.slice(15));
-    else if (line.startsWith('#EXT-X-TARGETDURATION:')) out.targetDuration = Number(line.slice(22));
-    else if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) out.mediaSequence = Number(line.slice(22));
-    else if (line === '#EXT-X-ENDLIST') out.endList = true;
-    else if (line.startsWith('#EXT-X-MAP:')) out.map = /URI="([^"]*)"/.exec(line)?.[1] ?? null;
-    else if (line.startsWith('#EXTINF:')) {
+    if (line === "") continue;
+    if (line.startsWith("#EXT-X-VERSION:")) out.version = Number(line.slice(15));
+    else if (line.startsWith("#EXT-X-TARGETDURATION:")) out.targetDuration = Number(line.slice(22));
+    else if (line.startsWith("#EXT-X-MEDIA-SEQUENCE:")) out.mediaSequence = Number(line.slice(22));
+    else if (line === "#EXT-X-ENDLIST") out.endList = true;
+    else if (line.startsWith("#EXT-X-MAP:")) out.map = /URI="([^"]*)"/.exec(line)?.[1] ?? null;
+    else if (line.startsWith("#EXTINF:")) {
       pendingDuration = Number.parseFloat(line.slice(8));
-      if (!Number.isFinite(pendingDuration)) throw new PlaylistParseError('#EXTINF', `bad duration in "${line}"`);
-    } else if (!line.startsWith('#')) {
-      if (pendingDuration === null) throw new PlaylistParseError('#EXTINF', `missing before "${line}"`);
+      if (!Number.isFinite(pendingDuration)) throw new PlaylistParseError("#EXTINF", `bad duration in "${line}"`);
+    } else if (!line.startsWith("#")) {
+      if (pendingDuration === null) throw new PlaylistParseError("#EXTINF", `missing before "${line}"`);
       out.segments.push({ uri: line, duration: pendingDuration, sequence: out.mediaSequence + out.segments.length });
       pendingDuration = null;
     }

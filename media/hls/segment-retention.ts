@@ -1,5 +1,5 @@
-import { unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { unlink } from "node:fs/promises";
+import { join } from "node:path";
 
 export interface SegmentRetention {
   /** A segment left the playlist; it is deleted once `graceSegments` more have left after it. */
@@ -14,11 +14,7 @@ export interface SegmentRetention {
  * fetched the previous playlist may still request it. Counting pops approximates
  * that without timers.
  */
-export function createSegmentRetention(options: {
-  dir: string;
-  graceSegments: number;
-  onError?: (uri: string, err: unknown) => void;
-}): SegmentRetention {
+export function createSegmentRetention(options: { dir: string; graceSegments: number; onError?: (uri: string, err: unknown) => void }): SegmentRetention {
   const pending: string[] = [];
   return {
     get pending() {
@@ -29,7 +25,7 @@ export function createSegmentRetention(options: {
       while (pending.length > options.graceSegments) {
         const victim = pending.shift()!;
         unlink(join(options.dir, victim)).catch((err) => {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') options.onError?.(victim, err);
+          if ((err as NodeJS.ErrnoException).code !== "ENOENT") options.onError?.(victim, err);
         });
       }
     },

@@ -40,7 +40,7 @@ export interface RebaserStats {
   lastOutputMs: number;
 }
 
-type Track = 'audio' | 'video';
+type Track = "audio" | "video";
 
 /** Typical frame lengths used until a track's own cadence is seen: 30 fps video, 1024-sample AAC at 44.1 kHz. */
 const DEFAULT_FRAME_MS: Record<Track, number> = { video: 33, audio: 23 };
@@ -73,7 +73,7 @@ export class TimestampRebaser {
   }
 
   map(tag: { type: string; timestamp: number }, nowMs: number): RebasedTimestamp {
-    if (tag.type !== 'audio' && tag.type !== 'video') {
+    if (tag.type !== "audio" && tag.type !== "video") {
       // Script data (onMetaData) sits at the current position; it is not a track.
       return { timestamp: Math.max(0, this.maxOut), waitMs: 0, discontinuity: false };
     }

@@ -1,6 +1,6 @@
-import { parseAudioSpecificConfig, type AacConfig } from '../flv/aac.ts';
-import { avcCodecString, parseAvcDecoderConfig, type AvcDecoderConfig } from '../flv/avc.ts';
-import { parseSps, type H264Sps } from '../flv/sps.ts';
+import { parseAudioSpecificConfig, type AacConfig } from "../flv/aac.ts";
+import { avcCodecString, parseAvcDecoderConfig, type AvcDecoderConfig } from "../flv/avc.ts";
+import { parseSps, type H264Sps } from "../flv/sps.ts";
 
 /**
  * What mediabunny needs to mux a track without decoding it, built from the FLV

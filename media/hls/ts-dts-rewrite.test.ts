@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'bun:test';
-import { rewriteVideoDts, TsRewriteError } from './ts-dts-rewrite.ts';
+import { describe, expect, test } from "bun:test";
+import { rewriteVideoDts, TsRewriteError } from "./ts-dts-rewrite.ts";
 
 /** One TS packet carrying the start of a video PES with PTS and DTS. */
 function videoPesPacket(pts: number, dts: number): Uint8Array {
@@ -23,8 +23,8 @@ function readDts(p: Uint8Array): number {
   return ((p[o]! >> 1) & 0x07) * 2 ** 30 + ((p[o + 1]! << 22) | ((p[o + 2]! >> 1) << 15) | (p[o + 3]! << 7) | (p[o + 4]! >> 1));
 }
 
-describe('rewriteVideoDts', () => {
-  test('replaces each video DTS in order, leaves PTS alone', () => {
+describe("rewriteVideoDts", () => {
+  test("replaces each video DTS in order, leaves PTS alone", () => {
     const seg = new Uint8Array([...videoPesPacket(9000, 9000), ...videoPesPacket(12600, 10800)]);
     const queue = [0.0, 0.04];
     expect(rewriteVideoDts(seg, () => queue.shift())).toBe(2);
@@ -33,13 +33,13 @@ describe('rewriteVideoDts', () => {
     expect([...seg.subarray(13, 18)]).toEqual([...videoPesPacket(9000, 9000).subarray(13, 18)]);
   });
 
-  test('timestamps beyond 2^32 ticks keep their top bit', () => {
+  test("timestamps beyond 2^32 ticks keep their top bit", () => {
     const seg = videoPesPacket(0, 0);
     rewriteVideoDts(seg, () => (2 ** 32 + 90_000) / 90_000);
     expect(readDts(seg)).toBe(2 ** 32 + 90_000);
   });
 
-  test('errors name the field', () => {
+  test("errors name the field", () => {
     expect(() => rewriteVideoDts(new Uint8Array(100), () => 0)).toThrow(TsRewriteError);
     expect(() => rewriteVideoDts(new Uint8Array(188), () => 0)).toThrow(/sync_byte/);
     expect(() => rewriteVideoDts(videoPesPacket(0, 0), () => undefined)).toThrow(/DTS/);

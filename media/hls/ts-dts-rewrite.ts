@@ -12,7 +12,7 @@ const TS_PACKET = 188;
 const TS_MODULUS = 2 ** 33;
 
 export class TsRewriteError extends Error {
-  override readonly name = 'TsRewriteError';
+  override readonly name = "TsRewriteError";
   constructor(
     readonly field: string,
     detail: string,
@@ -26,10 +26,10 @@ export class TsRewriteError extends Error {
  * from `nextDts` (seconds, decode order). Returns the number rewritten.
  */
 export function rewriteVideoDts(segment: Uint8Array, nextDts: () => number | undefined): number {
-  if (segment.length % TS_PACKET !== 0) throw new TsRewriteError('packet size', `segment length ${segment.length} is not a multiple of 188`);
+  if (segment.length % TS_PACKET !== 0) throw new TsRewriteError("packet size", `segment length ${segment.length} is not a multiple of 188`);
   let rewritten = 0;
   for (let p = 0; p < segment.length; p += TS_PACKET) {
-    if (segment[p] !== 0x47) throw new TsRewriteError('sync_byte', `missing at offset ${p}`);
+    if (segment[p] !== 0x47) throw new TsRewriteError("sync_byte", `missing at offset ${p}`);
     const payloadUnitStart = (segment[p + 1]! & 0x40) !== 0;
     if (!payloadUnitStart) continue;
     const adaptation = (segment[p + 3]! >>> 4) & 0x03;
@@ -41,7 +41,7 @@ export function rewriteVideoDts(segment: Uint8Array, nextDts: () => number | und
     if ((segment[payload + 3]! & 0xf0) !== 0xe0) continue;
     if ((segment[payload + 7]! & 0xc0) !== 0xc0) continue; // PTS and DTS both present
     const dts = nextDts();
-    if (dts === undefined) throw new TsRewriteError('DTS', 'more video PES packets than decode timestamps');
+    if (dts === undefined) throw new TsRewriteError("DTS", "more video PES packets than decode timestamps");
     writeTimestamp(segment, payload + 14, 0b0001, Math.round(dts * 90_000));
     rewritten++;
   }

@@ -3,8 +3,8 @@
  * servers relay with them; encoders rarely send them, but accepting them is
  * cheap and their parsing must be strict because the lengths come from the peer.
  */
-import { RtmpProtocolError } from './errors.ts';
-import { MessageType } from './message-types.ts';
+import { RtmpProtocolError } from "./errors.ts";
+import { MessageType } from "./message-types.ts";
 
 export interface AggregatePart {
   typeId: number;
@@ -21,13 +21,13 @@ export function splitAggregate(payload: Uint8Array, aggregateTimestamp: number):
   let firstTimestamp: number | null = null;
   let o = 0;
   while (o < payload.length) {
-    if (o + TAG_HEADER > payload.length) throw new RtmpProtocolError('truncated aggregate sub-message header');
+    if (o + TAG_HEADER > payload.length) throw new RtmpProtocolError("truncated aggregate sub-message header");
     const typeId = payload[o]!;
     const size = (payload[o + 1]! << 16) | (payload[o + 2]! << 8) | payload[o + 3]!;
     const timestamp = ((payload[o + 4]! << 16) | (payload[o + 5]! << 8) | payload[o + 6]! | (payload[o + 7]! << 24)) >>> 0;
     const start = o + TAG_HEADER;
     const end = start + size;
-    if (end > payload.length) throw new RtmpProtocolError('aggregate sub-message overruns the aggregate');
+    if (end > payload.length) throw new RtmpProtocolError("aggregate sub-message overruns the aggregate");
     if (typeId !== MessageType.audio && typeId !== MessageType.video && typeId !== MessageType.dataAmf0) {
       throw new RtmpProtocolError(`aggregate carries message type ${typeId}`);
     }

@@ -5,7 +5,7 @@
  * the connection: a server that skips unknown types would have to guess their
  * length, and guessing is how parsers get exploited.
  */
-import { Amf0DecodeError, Amf0EncodeError } from './errors.ts';
+import { Amf0DecodeError, Amf0EncodeError } from "./errors.ts";
 
 export const AMF0_MARKER = {
   number: 0x00,
@@ -30,7 +30,7 @@ export interface Amf0Object {
  * the difference so a decoded onMetaData (an ECMA array) re-encodes byte for
  * byte. Use `amf0EcmaArray()` to build one.
  */
-const ECMA_ARRAY = Symbol('amf0.ecmaArray');
+const ECMA_ARRAY = Symbol("amf0.ecmaArray");
 
 export function amf0EcmaArray<T extends Amf0Object>(entries: T): T {
   Object.defineProperty(entries, ECMA_ARRAY, { value: true, enumerable: false });
@@ -38,7 +38,7 @@ export function amf0EcmaArray<T extends Amf0Object>(entries: T): T {
 }
 
 export function isAmf0EcmaArray(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ECMA_ARRAY] === true;
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[ECMA_ARRAY] === true;
 }
 
 /** Deep enough for any real command or metadata; stops stack exhaustion from hostile nesting. */
@@ -108,14 +108,14 @@ class Amf0Reader {
       case AMF0_MARKER.objectEnd:
         throw new Amf0DecodeError(`object-end marker outside an object at offset ${this.offset - 1}`);
       default:
-        throw new Amf0DecodeError(`unsupported AMF0 type 0x${marker.toString(16).padStart(2, '0')} at offset ${this.offset - 1}`);
+        throw new Amf0DecodeError(`unsupported AMF0 type 0x${marker.toString(16).padStart(2, "0")} at offset ${this.offset - 1}`);
     }
   }
 
   private properties(depth: number, target: Amf0Object): Amf0Object {
     for (;;) {
       const key = this.utf8(this.u16());
-      if (key === '' && this.bytes[this.offset] === AMF0_MARKER.objectEnd) {
+      if (key === "" && this.bytes[this.offset] === AMF0_MARKER.objectEnd) {
         this.offset++;
         return target;
       }
@@ -168,16 +168,16 @@ class Amf0Writer {
     if (v === null) return this.u8(AMF0_MARKER.null);
     if (v === undefined) return this.u8(AMF0_MARKER.undefined);
     switch (typeof v) {
-      case 'number':
+      case "number":
         this.u8(AMF0_MARKER.number);
         this.ensure(8);
         this.view.setFloat64(this.length, v);
         this.length += 8;
         return;
-      case 'boolean':
+      case "boolean":
         this.u8(AMF0_MARKER.boolean);
         return this.u8(v ? 1 : 0);
-      case 'string': {
+      case "string": {
         const bytes = textEncoder.encode(v);
         if (bytes.length > 0xffff) {
           this.u8(AMF0_MARKER.longString);
@@ -188,8 +188,8 @@ class Amf0Writer {
         }
         return this.raw(bytes);
       }
-      case 'object': {
-        if (seen.has(v)) throw new Amf0EncodeError('cyclic value');
+      case "object": {
+        if (seen.has(v)) throw new Amf0EncodeError("cyclic value");
         seen.add(v);
         if (Array.isArray(v)) {
           this.u8(AMF0_MARKER.strictArray);
@@ -205,7 +205,7 @@ class Amf0Writer {
           }
           for (const [key, item] of entries) {
             const keyBytes = textEncoder.encode(key);
-            if (keyBytes.length > 0xffff) throw new Amf0EncodeError('property name longer than 65535 bytes');
+            if (keyBytes.length > 0xffff) throw new Amf0EncodeError("property name longer than 65535 bytes");
             this.u16(keyBytes.length);
             this.raw(keyBytes);
             this.value(item, depth + 1, seen);

@@ -6,9 +6,9 @@
  * Per chunk stream it remembers the last header, because fmt 1-3 headers only
  * carry what changed.
  */
-import type { ByteQueue } from './byte-queue.ts';
-import { RtmpMessageTooLargeError, RtmpProtocolError } from './errors.ts';
-import type { RtmpMessage } from './message-types.ts';
+import type { ByteQueue } from "./byte-queue.ts";
+import { RtmpMessageTooLargeError, RtmpProtocolError } from "./errors.ts";
+import type { RtmpMessage } from "./message-types.ts";
 
 export interface ChunkReaderLimits {
   /** Largest message length a header may announce. */

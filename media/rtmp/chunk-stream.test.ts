@@ -1,9 +1,9 @@
-import { describe, expect, test } from 'bun:test';
-import { ByteQueue } from './byte-queue.ts';
-import { ChunkReader } from './chunk-reader.ts';
-import { ChunkWriter } from './chunk-writer.ts';
-import { RtmpMessageTooLargeError, RtmpProtocolError } from './errors.ts';
-import type { RtmpMessage } from './message-types.ts';
+import { describe, expect, test } from "bun:test";
+import { ByteQueue } from "./byte-queue.ts";
+import { ChunkReader } from "./chunk-reader.ts";
+import { ChunkWriter } from "./chunk-writer.ts";
+import { RtmpMessageTooLargeError, RtmpProtocolError } from "./errors.ts";
+import type { RtmpMessage } from "./message-types.ts";
 
 const LIMITS = { maxMessageBytes: 1 << 20, maxChunkStreams: 64 };
 
@@ -49,7 +49,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-describe('chunk writer → chunk reader', () => {
+describe("chunk writer → chunk reader", () => {
   for (const chunkSize of [1, 128, 4096, 65536]) {
     test(`random interleaved messages survive chunk size ${chunkSize} and arbitrary read splits`, () => {
       const random = rng(chunkSize);
@@ -88,10 +88,9 @@ describe('chunk writer → chunk reader', () => {
     });
   }
 
-  test('the writer compresses headers: fmt 0, then 1, 2 and 3 as fields repeat', () => {
+  test("the writer compresses headers: fmt 0, then 1, 2 and 3 as fields repeat", () => {
     const writer = new ChunkWriter();
-    const fmtOf = (m: Partial<RtmpMessage>) =>
-      writer.encode({ chunkStreamId: 4, typeId: 8, streamId: 1, timestamp: 0, payload: new Uint8Array(10), ...m })[0]! >> 6;
+    const fmtOf = (m: Partial<RtmpMessage>) => writer.encode({ chunkStreamId: 4, typeId: 8, streamId: 1, timestamp: 0, payload: new Uint8Array(10), ...m })[0]! >> 6;
     expect(fmtOf({ timestamp: 0 })).toBe(0);
     expect(fmtOf({ timestamp: 23 })).toBe(2); // same length/type, new delta
     expect(fmtOf({ timestamp: 46 })).toBe(3); // same delta again
@@ -101,14 +100,14 @@ describe('chunk writer → chunk reader', () => {
   });
 });
 
-describe('chunk reader', () => {
+describe("chunk reader", () => {
   function header(bytes: number[]): Uint8Array {
     return new Uint8Array(bytes);
   }
   const u24 = (v: number) => [(v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff];
   const u32 = (v: number) => [(v >>> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff];
 
-  test('a fmt 3 message after fmt 0 adds the last timestamp field again (ffmpeg/SRS reading)', () => {
+  test("a fmt 3 message after fmt 0 adds the last timestamp field again (ffmpeg/SRS reading)", () => {
     const queue = new ByteQueue();
     const reader = new ChunkReader(LIMITS);
     queue.push(header([0x04, ...u24(1000), ...u24(1), 8, 1, 0, 0, 0, 0xaa, 0xc4, 0xbb]));
@@ -118,7 +117,7 @@ describe('chunk reader', () => {
     expect([...b!.payload]).toEqual([0xbb]);
   });
 
-  test('extended timestamps: fmt 0 absolute, continuation chunks with and without the repeated field', () => {
+  test("extended timestamps: fmt 0 absolute, continuation chunks with and without the repeated field", () => {
     const reader = new ChunkReader(LIMITS);
     const queue = new ByteQueue();
     const ts = 0x12345678;
@@ -134,7 +133,7 @@ describe('chunk reader', () => {
     expect([...b!.payload]).toEqual(body);
   });
 
-  test('timestamps wrap at 32 bits', () => {
+  test("timestamps wrap at 32 bits", () => {
     const reader = new ChunkReader(LIMITS);
     const queue = new ByteQueue();
     queue.push(header([0x04, 0xff, 0xff, 0xff, ...u24(0), 8, 1, 0, 0, 0, ...u32(0xfffffff0)]));
@@ -144,21 +143,21 @@ describe('chunk reader', () => {
     expect(b!.timestamp).toBe(0x10);
   });
 
-  test('refuses a message longer than maxMessageBytes before buffering it', () => {
+  test("refuses a message longer than maxMessageBytes before buffering it", () => {
     const reader = new ChunkReader({ maxMessageBytes: 1000, maxChunkStreams: 8 });
     const queue = new ByteQueue();
     queue.push(header([0x04, 0, 0, 0, ...u24(0xffffff), 9, 1, 0, 0, 0]));
     expect(() => reader.read(queue)).toThrow(RtmpMessageTooLargeError);
   });
 
-  test('refuses too many chunk streams', () => {
+  test("refuses too many chunk streams", () => {
     const reader = new ChunkReader({ maxMessageBytes: 1000, maxChunkStreams: 4 });
     const queue = new ByteQueue();
     for (let csid = 3; csid < 10; csid++) queue.push(header([csid, 0, 0, 0, ...u24(1), 8, 1, 0, 0, 0, 0]));
     expect(() => readAll(reader, queue)).toThrow(/more than 4 chunk streams/);
   });
 
-  test('refuses fmt 2/3 on a chunk stream it has never seen', () => {
+  test("refuses fmt 2/3 on a chunk stream it has never seen", () => {
     for (const first of [0x84, 0xc4]) {
       const queue = new ByteQueue();
       queue.push(header([first, 0, 0, 0, 1, 2, 3]));
@@ -166,14 +165,14 @@ describe('chunk reader', () => {
     }
   });
 
-  test('refuses chunk sizes outside 1..2^31-1', () => {
+  test("refuses chunk sizes outside 1..2^31-1", () => {
     const reader = new ChunkReader(LIMITS);
     expect(() => reader.setChunkSize(0)).toThrow(RtmpProtocolError);
     expect(() => reader.setChunkSize(0x80000000)).toThrow(RtmpProtocolError);
     reader.setChunkSize(0x7fffffff); // legal, and harmless: messages are at most 16 MiB
   });
 
-  test('Abort drops the partial message; a new header mid-message abandons it too', () => {
+  test("Abort drops the partial message; a new header mid-message abandons it too", () => {
     const reader = new ChunkReader(LIMITS);
     const queue = new ByteQueue();
     queue.push(header([0x04, 0, 0, 0, ...u24(300), 9, 1, 0, 0, 0, ...new Array(128).fill(1)]));
@@ -193,7 +192,7 @@ describe('chunk reader', () => {
     expect(reader.bufferedBytes).toBe(0);
   });
 
-  test('zero-length messages complete immediately', () => {
+  test("zero-length messages complete immediately", () => {
     const reader = new ChunkReader(LIMITS);
     const queue = new ByteQueue();
     queue.push(header([0x04, 0, 0, 0, ...u24(0), 8, 1, 0, 0, 0]));

@@ -6,8 +6,8 @@
  * bare fmt 3 means (delta 0 in nginx-rtmp, "the absolute value again" in
  * ffmpeg and SRS), so we spell the delta out with fmt 2 instead.
  */
-import { RtmpProtocolError } from './errors.ts';
-import type { RtmpMessage } from './message-types.ts';
+import { RtmpProtocolError } from "./errors.ts";
+import type { RtmpMessage } from "./message-types.ts";
 
 interface SentHeader {
   typeId: number;

@@ -3,7 +3,7 @@
  * a complete RtmpMessage on chunk stream 2 / message stream 0, as the spec
  * requires for control traffic.
  */
-import { ChunkStreamId, MessageType, UserControlEvent, type RtmpMessage } from './message-types.ts';
+import { ChunkStreamId, MessageType, UserControlEvent, type RtmpMessage } from "./message-types.ts";
 
 function control(typeId: number, payload: Uint8Array): RtmpMessage {
   return { chunkStreamId: ChunkStreamId.control, typeId, streamId: 0, timestamp: 0, payload };

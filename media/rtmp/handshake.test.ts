@@ -1,10 +1,10 @@
-import { describe, expect, test } from 'bun:test';
-import { ByteQueue } from './byte-queue.ts';
-import { RtmpHandshakeError } from './errors.ts';
-import { ClientHandshake, HANDSHAKE_PACKET_SIZE, ServerHandshake } from './handshake.ts';
+import { describe, expect, test } from "bun:test";
+import { ByteQueue } from "./byte-queue.ts";
+import { RtmpHandshakeError } from "./errors.ts";
+import { ClientHandshake, HANDSHAKE_PACKET_SIZE, ServerHandshake } from "./handshake.ts";
 
-describe('simple handshake', () => {
-  test('server answers S0 + S1 (zero version bytes) + S2 (echo of C1), then waits for C2, byte by byte', () => {
+describe("simple handshake", () => {
+  test("server answers S0 + S1 (zero version bytes) + S2 (echo of C1), then waits for C2, byte by byte", () => {
     const client = new ClientHandshake();
     const server = new ServerHandshake();
     const c0c1 = client.start();
@@ -31,7 +31,7 @@ describe('simple handshake', () => {
     expect(queue.length).toBe(1);
   });
 
-  test('a wrong version byte is refused at once, without waiting for C1', () => {
+  test("a wrong version byte is refused at once, without waiting for C1", () => {
     const queue = new ByteQueue();
     queue.push(new Uint8Array([0x47])); // "G" of "GET / HTTP/1.1"
     expect(() => new ServerHandshake().advance(queue)).toThrow(RtmpHandshakeError);

@@ -6,8 +6,8 @@
  *   server: S0 + S1 (time, four zero bytes, random) + S2 (echo of C1)
  *   client: C2 (echo of S1; content not checked: encoders vary)
  */
-import type { ByteQueue } from './byte-queue.ts';
-import { RtmpHandshakeError } from './errors.ts';
+import type { ByteQueue } from "./byte-queue.ts";
+import { RtmpHandshakeError } from "./errors.ts";
 
 export const RTMP_VERSION = 3;
 export const HANDSHAKE_PACKET_SIZE = 1536;
@@ -22,16 +22,16 @@ function randomPacket(): Uint8Array {
 export type HandshakeStep = { reply: Uint8Array | null; done: boolean };
 
 export class ServerHandshake {
-  private phase: 'c0c1' | 'c2' | 'done' = 'c0c1';
+  private phase: "c0c1" | "c2" | "done" = "c0c1";
 
   get done(): boolean {
-    return this.phase === 'done';
+    return this.phase === "done";
   }
 
   /** Consumes what it can from `queue`; returns bytes to send, and whether C2 arrived. */
   advance(queue: ByteQueue): HandshakeStep {
     let reply: Uint8Array | null = null;
-    if (this.phase === 'c0c1') {
+    if (this.phase === "c0c1") {
       // Check the version as soon as it arrives so garbage is refused without waiting for 1537 bytes.
       if (queue.length >= 1 && queue.peek(0) !== RTMP_VERSION) {
         throw new RtmpHandshakeError(`unsupported RTMP version byte 0x${queue.peek(0).toString(16)}`);
@@ -43,21 +43,21 @@ export class ServerHandshake {
       reply[0] = RTMP_VERSION;
       reply.set(randomPacket(), 1);
       reply.set(c1, 1 + HANDSHAKE_PACKET_SIZE);
-      this.phase = 'c2';
+      this.phase = "c2";
     }
-    if (this.phase === 'c2' && queue.length >= HANDSHAKE_PACKET_SIZE) {
+    if (this.phase === "c2" && queue.length >= HANDSHAKE_PACKET_SIZE) {
       queue.skip(HANDSHAKE_PACKET_SIZE);
-      this.phase = 'done';
+      this.phase = "done";
     }
     return { reply, done: this.done };
   }
 }
 
 export class ClientHandshake {
-  private phase: 'sent' | 'done' = 'sent';
+  private phase: "sent" | "done" = "sent";
 
   get done(): boolean {
-    return this.phase === 'done';
+    return this.phase === "done";
   }
 
   /** C0 + C1, sent right after connecting. */
@@ -70,7 +70,7 @@ export class ClientHandshake {
 
   /** Waits for S0 + S1 + S2, then returns C2. */
   advance(queue: ByteQueue): HandshakeStep {
-    if (this.phase === 'done') return { reply: null, done: true };
+    if (this.phase === "done") return { reply: null, done: true };
     if (queue.length >= 1 && queue.peek(0) !== RTMP_VERSION) {
       throw new RtmpHandshakeError(`server answered with RTMP version byte 0x${queue.peek(0).toString(16)}`);
     }
@@ -78,7 +78,7 @@ export class ClientHandshake {
     queue.skip(1);
     const s1 = queue.take(HANDSHAKE_PACKET_SIZE);
     queue.skip(HANDSHAKE_PACKET_SIZE);
-    this.phase = 'done';
+    this.phase = "done";
     return { reply: s1, done: true };
   }
 }

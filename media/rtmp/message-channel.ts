@@ -5,19 +5,13 @@
  * else (commands, media) is handed to the caller, one message at a time, so
  * the caller decides when to read on (that is where backpressure lives).
  */
-import { encodeAmf0, type Amf0Value } from './amf0.ts';
-import type { ByteQueue } from './byte-queue.ts';
-import { ChunkReader, type ChunkReaderLimits } from './chunk-reader.ts';
-import { ChunkWriter } from './chunk-writer.ts';
-import {
-  acknowledgementMessage,
-  pingResponseMessage,
-  readU32Body,
-  setChunkSizeMessage,
-  windowAckSizeMessage,
-} from './control-messages.ts';
-import { RtmpProtocolError } from './errors.ts';
-import { MessageType, UserControlEvent, type RtmpMessage } from './message-types.ts';
+import { encodeAmf0, type Amf0Value } from "./amf0.ts";
+import type { ByteQueue } from "./byte-queue.ts";
+import { ChunkReader, type ChunkReaderLimits } from "./chunk-reader.ts";
+import { ChunkWriter } from "./chunk-writer.ts";
+import { acknowledgementMessage, pingResponseMessage, readU32Body, setChunkSizeMessage, windowAckSizeMessage } from "./control-messages.ts";
+import { RtmpProtocolError } from "./errors.ts";
+import { MessageType, UserControlEvent, type RtmpMessage } from "./message-types.ts";
 
 export class MessageChannel {
   private readonly reader: ChunkReader;
@@ -85,13 +79,13 @@ export class MessageChannel {
     switch (typeId) {
       case MessageType.setChunkSize: {
         const size = readU32Body(payload);
-        if (size === null) throw new RtmpProtocolError('short Set Chunk Size message');
+        if (size === null) throw new RtmpProtocolError("short Set Chunk Size message");
         this.reader.setChunkSize(size);
         return true;
       }
       case MessageType.abort: {
         const csid = readU32Body(payload);
-        if (csid === null) throw new RtmpProtocolError('short Abort message');
+        if (csid === null) throw new RtmpProtocolError("short Abort message");
         this.reader.abort(csid);
         return true;
       }
@@ -100,23 +94,23 @@ export class MessageChannel {
         return true;
       case MessageType.windowAckSize: {
         const size = readU32Body(payload);
-        if (size === null) throw new RtmpProtocolError('short Window Acknowledgement Size message');
+        if (size === null) throw new RtmpProtocolError("short Window Acknowledgement Size message");
         this.peerAckWindow = size;
         return true;
       }
       case MessageType.setPeerBandwidth: {
         const size = readU32Body(payload);
-        if (size === null) throw new RtmpProtocolError('short Set Peer Bandwidth message');
+        if (size === null) throw new RtmpProtocolError("short Set Peer Bandwidth message");
         // Spec 5.4.5: answer with a Window Acknowledgement Size if it differs from the last one we sent.
         if (size !== this.announcedAckWindow) this.announceAckWindow(size);
         return true;
       }
       case MessageType.userControl: {
-        if (payload.length < 2) throw new RtmpProtocolError('short User Control message');
+        if (payload.length < 2) throw new RtmpProtocolError("short User Control message");
         const event = (payload[0]! << 8) | payload[1]!;
         if (event === UserControlEvent.pingRequest) {
           const timestamp = readU32Body(payload, 2);
-          if (timestamp === null) throw new RtmpProtocolError('short Ping Request');
+          if (timestamp === null) throw new RtmpProtocolError("short Ping Request");
           this.sendMessage(pingResponseMessage(timestamp));
         }
         // Stream Begin/EOF/Dry, buffer length, ping responses: informational for a publish-only peer.

@@ -4,7 +4,7 @@
  * whether a publish may start and hands media to the returned sink.
  */
 
-export type MediaMessageType = 'audio' | 'video' | 'data';
+export type MediaMessageType = "audio" | "video" | "data";
 
 /** One media message; shaped like an FLV tag (media/flv's FlvTag is compatible). */
 export interface MediaMessage {
@@ -36,17 +36,17 @@ export interface PublishRequest {
 /** Why a publish ended; `onClose` receives exactly one of these, exactly once. */
 export type CloseReason =
   /** The encoder said so (FCUnpublish, deleteStream or closeStream). */
-  | 'unpublish'
+  | "unpublish"
   /** The socket closed without an unpublish (encoder killed, network gone). */
-  | 'disconnect'
+  | "disconnect"
   /** No bytes for `idleTimeoutMs` (or, while `authorize` was pending, the publish deadline passed). */
-  | 'timeout'
+  | "timeout"
   /** Protocol violation by the peer, or the sink threw / rejected. */
-  | 'error'
+  | "error"
   /** `kick()` or `stop()` on the server. */
-  | 'kicked'
+  | "kicked"
   /** Media arrived faster than the server's `maxBitrateKbps` (see bitrate-meter.ts). */
-  | 'bitrate';
+  | "bitrate";
 
 export interface MediaSink {
   /**
@@ -76,7 +76,7 @@ export type AuthorizeResult =
       /** Sent to the encoder as the onStatus description. */
       reason: string;
       /** onStatus code suffix; default 'BadName' (what encoders report as a bad key). */
-      status?: 'BadName' | 'Rejected';
+      status?: "BadName" | "Rejected";
     };
 
 export interface PublishHandlers {

@@ -36,7 +36,7 @@ export interface PublishTargetInput {
 export function resolvePublishTarget(input: PublishTargetInput): PublishTarget {
   const [appPath, appQuery] = splitQuery(input.app);
   const [namePath, nameQuery] = splitQuery(input.name);
-  const [tcPath, tcQuery] = splitQuery(stripSchemeAndHost(input.tcUrl ?? ''));
+  const [tcPath, tcQuery] = splitQuery(stripSchemeAndHost(input.tcUrl ?? ""));
   const appSegments = segments(appPath);
   const nameSegments = segments(namePath);
   const tcSegments = segments(tcPath);
@@ -50,26 +50,26 @@ export function resolvePublishTarget(input: PublishTargetInput): PublishTarget {
     // App alone ("live") but tcUrl carries the complete path.
     all = tcSegments;
   } else {
-    all = [...appSegments, ''];
+    all = [...appSegments, ""];
   }
-  const streamKey = all[all.length - 1] ?? '';
-  const app = all.slice(0, -1).join('/');
+  const streamKey = all[all.length - 1] ?? "";
+  const app = all.slice(0, -1).join("/");
   return { app, streamKey, query: mergeQueries([nameQuery, appQuery, tcQuery]) };
 }
 
 function splitQuery(value: string): [path: string, query: string] {
-  const i = value.indexOf('?');
-  return i === -1 ? [value, ''] : [value.slice(0, i), value.slice(i + 1)];
+  const i = value.indexOf("?");
+  return i === -1 ? [value, ""] : [value.slice(0, i), value.slice(i + 1)];
 }
 
 /** "rtmp://host:1935/live/KEY?x" → "/live/KEY?x"; anything unparseable → "". */
 function stripSchemeAndHost(url: string): string {
   const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
-  return match ? url.slice(match[0].length) : '';
+  return match ? url.slice(match[0].length) : "";
 }
 
 function segments(path: string): string[] {
-  return path.split('/').filter((s) => s.length > 0);
+  return path.split("/").filter((s) => s.length > 0);
 }
 
 function startsWith(all: string[], prefix: string[]): boolean {

@@ -2,10 +2,10 @@
  * A slow sink (think: a disk that stalls) must hold the publisher back through
  * TCP instead of letting the server buffer the stream in memory.
  */
-import { afterEach, expect, test } from 'bun:test';
-import type { MediaMessage } from './publish-handlers.ts';
-import { publish } from './rtmp-publisher.ts';
-import { fixtureTags, slowly, startTestServer, waitFor, withTimeout, type TestServer } from './test-support.ts';
+import { afterEach, expect, test } from "bun:test";
+import type { MediaMessage } from "./publish-handlers.ts";
+import { publish } from "./rtmp-publisher.ts";
+import { fixtureTags, slowly, startTestServer, waitFor, withTimeout, type TestServer } from "./test-support.ts";
 
 const tags = await fixtureTags();
 let s: TestServer | null = null;
@@ -20,7 +20,7 @@ function* repeated(times: number): Generator<MediaMessage> {
   for (let r = 0; r < times; r++) for (const t of tags) yield { ...t, timestamp: t.timestamp + r * span };
 }
 
-test('a stalled sink pauses the socket: buffered bytes stay bounded, nothing more is delivered', async () => {
+test("a stalled sink pauses the socket: buffered bytes stay bounded, nothing more is delivered", async () => {
   const highWater = 256 * 1024;
   s = await startTestServer({ readHighWaterBytes: highWater });
   let release!: () => void;
@@ -37,9 +37,9 @@ test('a stalled sink pauses the socket: buffered bytes stay bounded, nothing mor
     return { ok: true, sink };
   };
   const times = 15; // ~10.8 MB: far more than loopback socket buffers hold
-  const publication = publish({ url: s.url(), tags: repeated(times), pace: 'fast' });
+  const publication = publish({ url: s.url(), tags: repeated(times), pace: "fast" });
   await publication.started;
-  await waitFor(() => s!.sinks[0]?.messages.length === 10, 3000, 'the gate');
+  await waitFor(() => s!.sinks[0]?.messages.length === 10, 3000, "the gate");
   const sink = s.sinks[0]!;
 
   // Let the publisher push until TCP stops it.
@@ -51,7 +51,7 @@ test('a stalled sink pauses the socket: buffered bytes stay bounded, nothing mor
       return stalled && sent > 0;
     },
     5000,
-    'the publisher to stall',
+    "the publisher to stall",
   );
   await Bun.sleep(100);
   const [stats] = s.server.stats();
@@ -62,8 +62,8 @@ test('a stalled sink pauses the socket: buffered bytes stay bounded, nothing mor
   expect(publication.tagsSent).toBeLessThan(tags.length * times);
 
   release();
-  await withTimeout(publication.finished, 20_000, 'publish after the gate opened');
-  expect(await withTimeout(sink.closed, 2000, 'onClose')).toBe('unpublish');
+  await withTimeout(publication.finished, 20_000, "publish after the gate opened");
+  expect(await withTimeout(sink.closed, 2000, "onClose")).toBe("unpublish");
   expect(sink.messages.length).toBe(tags.length * times);
   expect(maxInFlight).toBe(1);
   // Order preserved across the pause: per-type timestamps never go back.
@@ -74,7 +74,7 @@ test('a stalled sink pauses the socket: buffered bytes stay bounded, nothing mor
   }
 });
 
-test('an always-async sink (every onMessage a promise) still receives everything in order', async () => {
+test("an always-async sink (every onMessage a promise) still receives everything in order", async () => {
   s = await startTestServer();
   s.decide = (_request, sink) => {
     sink.delay = () => Promise.resolve();
@@ -90,14 +90,14 @@ test('a sink that throws closes the connection with reason "error"', async () =>
   s = await startTestServer();
   s.decide = (_request, sink) => {
     sink.delay = () => {
-      if (sink.messages.length === 5) throw new Error('disk full');
+      if (sink.messages.length === 5) throw new Error("disk full");
     };
     return { ok: true, sink };
   };
   // Paced, so the publisher is still sending when the server drops it.
   const publication = publish({ url: s.url(), tags: slowly(repeated(3), 1) });
-  await expect(withTimeout(publication.finished, 5000, 'publisher')).rejects.toThrow();
-  expect(await s.sinks[0]!.closed).toBe('error');
+  await expect(withTimeout(publication.finished, 5000, "publisher")).rejects.toThrow();
+  expect(await s.sinks[0]!.closed).toBe("error");
   expect(s.sinks[0]!.messages.length).toBe(5);
-  expect(s.logs.some((l) => l.event === 'rtmp.sink.error' && String(l.error).includes('disk full'))).toBe(true);
+  expect(s.logs.some((l) => l.event === "rtmp.sink.error" && String(l.error).includes("disk full"))).toBe(true);
 });

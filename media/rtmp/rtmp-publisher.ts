@@ -5,22 +5,16 @@
  * deleteStream. Sending respects socket backpressure, so 'fast' pacing runs
  * at whatever rate the server reads without growing memory.
  */
-import type { Socket } from 'bun';
-import { encodeAmf0, decodeAmf0, type Amf0Object, type Amf0Value } from './amf0.ts';
-import { ByteQueue } from './byte-queue.ts';
-import {
-  RtmpConnectionClosedError,
-  RtmpError,
-  RtmpProtocolError,
-  RtmpPublishRejectedError,
-  RtmpTimeoutError,
-} from './errors.ts';
-import { ClientHandshake } from './handshake.ts';
-import { MessageChannel } from './message-channel.ts';
-import { ChunkStreamId, MessageType, type RtmpMessage } from './message-types.ts';
-import type { MediaMessage } from './publish-handlers.ts';
-import { parseRtmpUrl, type PublisherUrlForm } from './rtmp-url.ts';
-import { SocketWriter } from './socket-writer.ts';
+import type { Socket } from "bun";
+import { encodeAmf0, decodeAmf0, type Amf0Object, type Amf0Value } from "./amf0.ts";
+import { ByteQueue } from "./byte-queue.ts";
+import { RtmpConnectionClosedError, RtmpError, RtmpProtocolError, RtmpPublishRejectedError, RtmpTimeoutError } from "./errors.ts";
+import { ClientHandshake } from "./handshake.ts";
+import { MessageChannel } from "./message-channel.ts";
+import { ChunkStreamId, MessageType, type RtmpMessage } from "./message-types.ts";
+import type { MediaMessage } from "./publish-handlers.ts";
+import { parseRtmpUrl, type PublisherUrlForm } from "./rtmp-url.ts";
+import { SocketWriter } from "./socket-writer.ts";
 
 export interface PublishOptions {
   /** rtmp://host[:port]/app/streamKey[?query] */
@@ -30,7 +24,7 @@ export interface PublishOptions {
   /** FLV-tag-shaped messages; 'data' payloads starting with "onMetaData" get the @setDataFrame wrapper. */
   tags: AsyncIterable<MediaMessage> | Iterable<MediaMessage>;
   /** 'realtime' sends each tag at its timestamp (like ffmpeg -re); 'fast' (default) as fast as the socket drains. */
-  pace?: 'realtime' | 'fast';
+  pace?: "realtime" | "fast";
   /** Outgoing chunk size. Default 4096. */
   chunkSize?: number;
   /** Limit for connecting and for each server answer. Default 10000 ms. */
@@ -48,7 +42,7 @@ export interface PublishStarted {
 
 export interface PublishSummary {
   /** completed: tags ran out and we unpublished; closed: close() was called; aborted: abort() was called. */
-  ended: 'completed' | 'closed' | 'aborted';
+  ended: "completed" | "closed" | "aborted";
   tagsSent: number;
   /** Media payload bytes sent (without RTMP framing). */
   payloadBytesSent: number;
@@ -72,14 +66,14 @@ export interface Publication {
 
 /** Queue at most this much in userland before waiting for the socket to drain. */
 const WRITE_HIGH_WATER = 256 * 1024;
-const SET_DATA_FRAME = encodeAmf0('@setDataFrame');
-const ON_METADATA = encodeAmf0('onMetaData');
-const STOP = Symbol('stop');
+const SET_DATA_FRAME = encodeAmf0("@setDataFrame");
+const ON_METADATA = encodeAmf0("onMetaData");
+const STOP = Symbol("stop");
 
 type Waiter = { resolve: (message: Amf0Value[]) => void; reject: (error: Error) => void };
 
 export function publish(options: PublishOptions): Publication {
-  const target = parseRtmpUrl(options.url, options.form ?? 'ffmpeg');
+  const target = parseRtmpUrl(options.url, options.form ?? "ffmpeg");
   const timeoutMs = options.timeoutMs ?? 10_000;
   const queue = new ByteQueue();
   const handshake = new ClientHandshake();
@@ -88,7 +82,7 @@ export function publish(options: PublishOptions): Publication {
   let channel: MessageChannel | null = null;
   let handshakeDone: (() => void) | null = null;
   let connectionError: Error | null = null;
-  let closeRequested: 'closed' | 'aborted' | null = null;
+  let closeRequested: "closed" | "aborted" | null = null;
   let socketClosed = false;
   const onSocketClosed: Array<() => void> = [];
   /**
@@ -135,11 +129,11 @@ export function publish(options: PublishOptions): Publication {
     if (message.typeId !== MessageType.commandAmf0) return; // media/data from a server: none expected
     const values = decodeAmf0(message.payload);
     const [name, txn] = values;
-    if ((name === '_result' || name === '_error') && typeof txn === 'number') {
+    if ((name === "_result" || name === "_error") && typeof txn === "number") {
       const waiter = transactions.get(txn);
       transactions.delete(txn);
       waiter?.resolve(values);
-    } else if (name === 'onStatus') {
+    } else if (name === "onStatus") {
       const waiter = statusWaiter;
       statusWaiter = null;
       waiter?.resolve(values);
@@ -180,59 +174,55 @@ export function publish(options: PublishOptions): Publication {
 
   function nextStatus(): Promise<Amf0Value[]> {
     if (connectionError) return Promise.reject(connectionError);
-    return withTimeout(new Promise<Amf0Value[]>((resolve, reject) => (statusWaiter = { resolve, reject })), 'publish');
+    return withTimeout(new Promise<Amf0Value[]>((resolve, reject) => (statusWaiter = { resolve, reject })), "publish");
   }
 
   async function connectSocket(): Promise<void> {
     const handshaken = new Promise<void>((resolve, reject) => {
       handshakeDone = resolve;
-      onSocketClosed.push(() => reject(connectionError ?? new RtmpConnectionClosedError('connection closed during the handshake')));
+      onSocketClosed.push(() => reject(connectionError ?? new RtmpConnectionClosedError("connection closed during the handshake")));
     });
     socket = await withTimeout(
       Bun.connect({
         hostname: target.hostname,
         port: target.port,
         socket: {
-          binaryType: 'uint8array',
+          binaryType: "uint8array",
           data: (_s, bytes) => onData(bytes),
           drain: () => writer?.flush(),
           close: () => {
             socketClosed = true;
             writer?.markClosed();
-            failAll(connectionError ?? new RtmpConnectionClosedError('server closed the connection'));
+            failAll(connectionError ?? new RtmpConnectionClosedError("server closed the connection"));
             signalStop();
             for (const fn of onSocketClosed.splice(0)) fn();
           },
           error: (_s, error) => failAll(error),
         },
       }),
-      'TCP connect',
+      "TCP connect",
     );
     writer = new SocketWriter(socket);
     channel = new MessageChannel(queue, (bytes) => writer!.write(bytes), { maxMessageBytes: 1 << 20, maxChunkStreams: 16 });
     writer.write(handshake.start());
-    await withTimeout(handshaken, 'handshake');
+    await withTimeout(handshaken, "handshake");
   }
 
   async function run(): Promise<PublishSummary> {
     await connectSocket();
     const ch = channel!;
     ch.setOutgoingChunkSize(options.chunkSize ?? 4096);
-    const connectAnswer = await call(1, [
-      'connect',
-      1,
-      { app: target.app, type: 'nonprivate', flashVer: 'FMLE/3.0 (compatible; vidlive-publisher)', tcUrl: target.tcUrl },
-    ]);
-    expectResult(connectAnswer, 'connect');
-    ch.sendAmf0Command(ChunkStreamId.command, 0, ['releaseStream', 2, null, target.name]);
-    ch.sendAmf0Command(ChunkStreamId.command, 0, ['FCPublish', 3, null, target.name]);
-    const created = await call(4, ['createStream', 4, null]);
-    expectResult(created, 'createStream');
-    const streamId = typeof created[3] === 'number' ? created[3] : 1;
+    const connectAnswer = await call(1, ["connect", 1, { app: target.app, type: "nonprivate", flashVer: "FMLE/3.0 (compatible; vidlive-publisher)", tcUrl: target.tcUrl }]);
+    expectResult(connectAnswer, "connect");
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ["releaseStream", 2, null, target.name]);
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ["FCPublish", 3, null, target.name]);
+    const created = await call(4, ["createStream", 4, null]);
+    expectResult(created, "createStream");
+    const streamId = typeof created[3] === "number" ? created[3] : 1;
     const statusPromise = nextStatus();
-    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['publish', 5, null, target.name, 'live']);
+    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ["publish", 5, null, target.name, "live"]);
     const info = statusInfo(await statusPromise);
-    if (info.level === 'error' || info.code !== 'NetStream.Publish.Start') {
+    if (info.level === "error" || info.code !== "NetStream.Publish.Start") {
       throw new RtmpPublishRejectedError(info.code, info.description);
     }
     resolveStarted({ code: info.code, description: info.description, streamId });
@@ -246,7 +236,7 @@ export function publish(options: PublishOptions): Publication {
         const next = await untilStopped(iterator.next());
         if (next === STOP || next.done) break;
         const tag = next.value;
-        if (options.pace === 'realtime') {
+        if (options.pace === "realtime") {
           firstTimestamp ??= tag.timestamp;
           const wait = startedAt + (tag.timestamp - firstTimestamp) - performance.now();
           if (wait > 1 && (await untilStopped(Bun.sleep(wait))) === STOP) break;
@@ -262,13 +252,13 @@ export function publish(options: PublishOptions): Publication {
       void Promise.resolve(iterator.return?.()).catch(() => {});
     }
     if (options.unpublishAtEnd === false) await untilStopped(new Promise<never>(() => {}));
-    if (closeRequested === 'aborted') return { ended: 'aborted', tagsSent, payloadBytesSent };
+    if (closeRequested === "aborted") return { ended: "aborted", tagsSent, payloadBytesSent };
     if (connectionError) throw connectionError;
-    ch.sendAmf0Command(ChunkStreamId.command, 0, ['FCUnpublish', 6, null, target.name]);
-    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['deleteStream', 7, null, streamId]);
+    ch.sendAmf0Command(ChunkStreamId.command, 0, ["FCUnpublish", 6, null, target.name]);
+    ch.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ["deleteStream", 7, null, streamId]);
     await writer!.whenDrained();
     await endSocket();
-    return { ended: closeRequested ?? 'completed', tagsSent, payloadBytesSent };
+    return { ended: closeRequested ?? "completed", tagsSent, payloadBytesSent };
   }
 
   async function endSocket(): Promise<void> {
@@ -287,9 +277,9 @@ export function publish(options: PublishOptions): Publication {
     (summary) => summary,
     (error: unknown) => {
       const err = error instanceof Error ? error : new RtmpError(String(error));
-      if (closeRequested === 'aborted') {
-        rejectStarted(new RtmpConnectionClosedError('publication aborted'));
-        return { ended: 'aborted' as const, tagsSent, payloadBytesSent };
+      if (closeRequested === "aborted") {
+        rejectStarted(new RtmpConnectionClosedError("publication aborted"));
+        return { ended: "aborted" as const, tagsSent, payloadBytesSent };
       }
       rejectStarted(err);
       socket?.terminate();
@@ -305,14 +295,14 @@ export function publish(options: PublishOptions): Publication {
       return tagsSent;
     },
     close() {
-      closeRequested ??= 'closed';
+      closeRequested ??= "closed";
       signalStop();
       return finished;
     },
     abort() {
-      closeRequested = 'aborted';
+      closeRequested = "aborted";
       signalStop();
-      failAll(new RtmpConnectionClosedError('publication aborted'));
+      failAll(new RtmpConnectionClosedError("publication aborted"));
       // A killed encoder's kernel closes the socket; unsent userland data is simply lost.
       socket?.end();
     },
@@ -325,11 +315,11 @@ function iterate<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | 
 
 function toRtmpMessage(tag: MediaMessage, streamId: number): RtmpMessage {
   switch (tag.type) {
-    case 'audio':
+    case "audio":
       return { chunkStreamId: ChunkStreamId.audio, typeId: MessageType.audio, streamId, timestamp: tag.timestamp, payload: tag.payload };
-    case 'video':
+    case "video":
       return { chunkStreamId: ChunkStreamId.video, typeId: MessageType.video, streamId, timestamp: tag.timestamp, payload: tag.payload };
-    case 'data': {
+    case "data": {
       // ffmpeg and OBS send metadata as @setDataFrame("onMetaData", ...); mirror them.
       const payload = startsWith(tag.payload, ON_METADATA) ? concat(SET_DATA_FRAME, tag.payload) : tag.payload;
       return { chunkStreamId: ChunkStreamId.streamCommand, typeId: MessageType.dataAmf0, streamId, timestamp: tag.timestamp, payload };
@@ -338,15 +328,15 @@ function toRtmpMessage(tag: MediaMessage, streamId: number): RtmpMessage {
 }
 
 function expectResult(values: Amf0Value[], what: string): void {
-  if (values[0] === '_result') return;
+  if (values[0] === "_result") return;
   const info = statusInfo(values);
   throw new RtmpPublishRejectedError(info.code || `${what} failed`, info.description);
 }
 
 function statusInfo(values: Amf0Value[]): { level: string; code: string; description: string } {
   const info = values[3];
-  const object = (typeof info === 'object' && info !== null && !Array.isArray(info) ? info : {}) as Amf0Object;
-  const text = (v: Amf0Value) => (typeof v === 'string' ? v : '');
+  const object = (typeof info === "object" && info !== null && !Array.isArray(info) ? info : {}) as Amf0Object;
+  const text = (v: Amf0Value) => (typeof v === "string" ? v : "");
   return { level: text(object.level), code: text(object.code), description: text(object.description) };
 }
 

@@ -9,12 +9,12 @@
  * holds at most `maxConnectionsPerIp` of them, and when the server is full a
  * newcomer takes the place of the oldest connection that has not published.
  */
-import type { Socket, TCPSocketListener } from 'bun';
-import { BitrateMeter } from './bitrate-meter.ts';
-import { clientAddressKey } from './client-address.ts';
-import type { PublishHandlers, RtmpLogger } from './publish-handlers.ts';
-import { RtmpSession, type SessionOptions } from './rtmp-session.ts';
-import { SocketWriter } from './socket-writer.ts';
+import type { Socket, TCPSocketListener } from "bun";
+import { BitrateMeter } from "./bitrate-meter.ts";
+import { clientAddressKey } from "./client-address.ts";
+import type { PublishHandlers, RtmpLogger } from "./publish-handlers.ts";
+import { RtmpSession, type SessionOptions } from "./rtmp-session.ts";
+import { SocketWriter } from "./socket-writer.ts";
 
 export interface RtmpServerOptions {
   /** 0 picks a free port (read it back from `server.port`). */
@@ -133,7 +133,7 @@ class BurstLog {
   ) {}
 
   note(key: string, entry: Record<string, unknown>): void {
-    if (!this.bursts.has(key) && this.bursts.size >= REFUSAL_LOG_MAX_KEYS) key = '*';
+    if (!this.bursts.has(key) && this.bursts.size >= REFUSAL_LOG_MAX_KEYS) key = "*";
     const burst = this.bursts.get(key);
     if (burst) {
       burst.count++;
@@ -233,15 +233,15 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
   /** Whether a new connection from `remoteAddress` may be accepted; makes room when the server is full. */
   function admit(remoteAddress: string, addressKey: string): boolean {
     if (stopping) {
-      log({ event: 'rtmp.refused', reason: 'stopping', remoteAddress });
+      log({ event: "rtmp.refused", reason: "stopping", remoteAddress });
       return false;
     }
     if (maxConnectionsPerIp > 0 && (perAddress.get(addressKey) ?? 0) >= maxConnectionsPerIp) {
       refusals.note(`ip ${addressKey}`, {
-        event: 'rtmp.refused',
-        level: 'warn',
-        msg: 'RTMP connection refused: too many connections from one address',
-        reason: 'per-ip limit',
+        event: "rtmp.refused",
+        level: "warn",
+        msg: "RTMP connection refused: too many connections from one address",
+        reason: "per-ip limit",
         remoteAddress,
         limit: maxConnectionsPerIp,
       });
@@ -250,26 +250,26 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
     if (open.size < maxConnections) return true;
     const oldest = unpublished.values().next().value as Connection | undefined;
     if (!oldest) {
-      refusals.note('capacity', {
-        event: 'rtmp.refused',
-        level: 'warn',
-        msg: 'RTMP connection refused: every connection is publishing',
-        reason: 'max connections',
+      refusals.note("capacity", {
+        event: "rtmp.refused",
+        level: "warn",
+        msg: "RTMP connection refused: every connection is publishing",
+        reason: "max connections",
         remoteAddress,
         limit: maxConnections,
       });
       return false;
     }
-    refusals.note('evicted', {
-      event: 'rtmp.evicted',
-      level: 'warn',
-      msg: 'RTMP server full: the oldest connection that has not published made room for a new one',
+    refusals.note("evicted", {
+      event: "rtmp.evicted",
+      level: "warn",
+      msg: "RTMP server full: the oldest connection that has not published made room for a new one",
       connection: oldest.session.id,
       remoteAddress: oldest.socket.remoteAddress,
       limit: maxConnections,
     });
     unpublished.delete(oldest);
-    oldest.session.terminate('kicked', false);
+    oldest.session.terminate("kicked", false);
     return true;
   }
 
@@ -281,8 +281,8 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       if (connection.session.backpressured) connection.lastActivity = now;
       const idle = now - connection.lastActivity;
       if (idle >= idleTimeoutMs) {
-        log({ event: 'rtmp.timeout', connection: connection.session.id, kind: 'idle', idleMs: idle });
-        connection.session.terminate('timeout');
+        log({ event: "rtmp.timeout", connection: connection.session.id, kind: "idle", idleMs: idle });
+        connection.session.terminate("timeout");
       } else {
         scheduleIdleCheck(connection, idleTimeoutMs - idle);
       }
@@ -290,11 +290,11 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
   }
 
   const listener: TCPSocketListener<ConnectionRef> = Bun.listen<ConnectionRef>({
-    hostname: options.hostname ?? '0.0.0.0',
+    hostname: options.hostname ?? "0.0.0.0",
     port: options.port,
     data: { connection: null },
     socket: {
-      binaryType: 'uint8array',
+      binaryType: "uint8array",
       open(socket) {
         socket.data = { connection: null };
         const addressKey = clientAddressKey(socket.remoteAddress);
@@ -324,9 +324,9 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
             write: (bytes) => {
               writer.write(bytes);
               if (writer.pendingBytes > MAX_UNSENT_BYTES) {
-                log({ event: 'rtmp.protocol.error', connection: id, error: 'peer does not read our replies' });
+                log({ event: "rtmp.protocol.error", connection: id, error: "peer does not read our replies" });
                 // Deferred: we are inside the session's own processing loop.
-                queueMicrotask(() => connection.session.terminate('error', false));
+                queueMicrotask(() => connection.session.terminate("error", false));
               }
             },
             pause: () => socket.pause(),
@@ -365,17 +365,17 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
           connection.publishTimer = setTimeout(() => {
             connection.publishTimer = null;
             if (connection.closed || connection.session.closed || connection.session.publishing) return;
-            log({ event: 'rtmp.timeout', connection: id, kind: 'publish deadline', deadlineMs: publishDeadlineMs, remoteAddress: socket.remoteAddress });
-            connection.session.terminate('timeout', false);
+            log({ event: "rtmp.timeout", connection: id, kind: "publish deadline", deadlineMs: publishDeadlineMs, remoteAddress: socket.remoteAddress });
+            connection.session.terminate("timeout", false);
           }, publishDeadlineMs);
         }
         connection.handshakeTimer = setTimeout(() => {
           if (connection.closed || connection.session.handshakeDone) return;
-          log({ event: 'rtmp.timeout', connection: id, kind: 'handshake' });
-          connection.session.terminate('timeout', false);
+          log({ event: "rtmp.timeout", connection: id, kind: "handshake" });
+          connection.session.terminate("timeout", false);
         }, handshakeTimeoutMs);
         scheduleIdleCheck(connection, idleTimeoutMs);
-        log({ event: 'rtmp.open', connection: id, remoteAddress: socket.remoteAddress });
+        log({ event: "rtmp.open", connection: id, remoteAddress: socket.remoteAddress });
       },
       data(socket, bytes) {
         const connection = socket.data.connection;
@@ -411,7 +411,7 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       },
       error(socket, error) {
         // Only reached if a handler above threw; the session already guards itself.
-        log({ event: 'rtmp.socket.error', connection: socket.data.connection?.session.id, error: String(error) });
+        log({ event: "rtmp.socket.error", connection: socket.data.connection?.session.id, error: String(error) });
         socket.terminate();
       },
     },
@@ -424,8 +424,8 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       const sessions = publishers.get(streamKey);
       if (!sessions || sessions.size === 0) return false;
       for (const session of [...sessions]) {
-        log({ event: 'rtmp.kick', connection: session.id });
-        session.terminate('kicked');
+        log({ event: "rtmp.kick", connection: session.id });
+        session.terminate("kicked");
       }
       return true;
     },
@@ -434,7 +434,7 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       const waits: Promise<void>[] = [];
       for (const connection of open) {
         waits.push(new Promise<void>((resolve) => connection.onClosed.push(resolve)));
-        connection.session.terminate('kicked', false);
+        connection.session.terminate("kicked", false);
         // A session that had already ended may still hold its socket in linger.
         if (!connection.closed) connection.socket.terminate();
       }

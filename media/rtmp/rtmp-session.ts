@@ -10,26 +10,18 @@
  * backpressure story: memory per connection stays bounded by the high-water
  * mark plus one socket read plus one incomplete message.
  */
-import { decodeAmf0, type Amf0Object, type Amf0Value } from './amf0.ts';
-import { splitAggregate } from './aggregate-message.ts';
-import type { BitrateMeter } from './bitrate-meter.ts';
-import { ByteQueue } from './byte-queue.ts';
-import { setPeerBandwidthMessage, streamBeginMessage } from './control-messages.ts';
-import { interpretDataMessage } from './data-message.ts';
-import { Amf0DecodeError, RtmpError, RtmpProtocolError } from './errors.ts';
-import { ServerHandshake } from './handshake.ts';
-import { MessageChannel } from './message-channel.ts';
-import { ChunkStreamId, MessageType, type RtmpMessage } from './message-types.ts';
-import type {
-  AuthorizeResult,
-  CloseReason,
-  MediaMessageType,
-  MediaSink,
-  PublishHandlers,
-  PublishRequest,
-  RtmpLogger,
-} from './publish-handlers.ts';
-import { resolvePublishTarget } from './publish-target.ts';
+import { decodeAmf0, type Amf0Object, type Amf0Value } from "./amf0.ts";
+import { splitAggregate } from "./aggregate-message.ts";
+import type { BitrateMeter } from "./bitrate-meter.ts";
+import { ByteQueue } from "./byte-queue.ts";
+import { setPeerBandwidthMessage, streamBeginMessage } from "./control-messages.ts";
+import { interpretDataMessage } from "./data-message.ts";
+import { Amf0DecodeError, RtmpError, RtmpProtocolError } from "./errors.ts";
+import { ServerHandshake } from "./handshake.ts";
+import { MessageChannel } from "./message-channel.ts";
+import { ChunkStreamId, MessageType, type RtmpMessage } from "./message-types.ts";
+import type { AuthorizeResult, CloseReason, MediaMessageType, MediaSink, PublishHandlers, PublishRequest, RtmpLogger } from "./publish-handlers.ts";
+import { resolvePublishTarget } from "./publish-target.ts";
 
 /** What the session needs from its socket. */
 export interface SessionIo {
@@ -63,17 +55,17 @@ export interface SessionHooks {
   onEnded(session: RtmpSession): void;
 }
 
-type Phase = 'handshake' | 'awaiting-connect' | 'connected' | 'authorizing' | 'publishing' | 'closed';
+type Phase = "handshake" | "awaiting-connect" | "connected" | "authorizing" | "publishing" | "closed";
 
-const FMS_VERSION = 'FMS/3,0,1,123';
+const FMS_VERSION = "FMS/3,0,1,123";
 
 export class RtmpSession {
-  private phase: Phase = 'handshake';
+  private phase: Phase = "handshake";
   private readonly queue = new ByteQueue();
   private readonly handshake = new ServerHandshake();
   private readonly channel: MessageChannel;
-  private app = '';
-  private tcUrl = '';
+  private app = "";
+  private tcUrl = "";
   private nextStreamId = 1;
   private fcPublishSeen = false;
   private publishStreamId = 0;
@@ -117,7 +109,7 @@ export class RtmpSession {
   }
 
   get closed(): boolean {
-    return this.phase === 'closed';
+    return this.phase === "closed";
   }
 
   /** True while a sink holds processing back: silence on the socket is then our doing, not the peer's. */
@@ -127,7 +119,7 @@ export class RtmpSession {
 
   /** The accepted publish, once NetStream.Publish.Start has been sent. */
   get publishing(): PublishRequest | null {
-    return this.phase === 'publishing' ? this.request : null;
+    return this.phase === "publishing" ? this.request : null;
   }
 
   stats(): { bytesIn: number; bufferedBytes: number; messagesDelivered: number; paused: boolean } {
@@ -141,7 +133,7 @@ export class RtmpSession {
 
   /** Bytes from the socket. Never throws: failures close this connection. */
   receive(bytes: Uint8Array): void {
-    if (this.phase === 'closed') return;
+    if (this.phase === "closed") return;
     this.bytesIn += bytes.length;
     this.queue.push(bytes);
     try {
@@ -166,7 +158,7 @@ export class RtmpSession {
    * buffer is exhausted without an unpublish is it a 'disconnect'.
    */
   socketClosed(): void {
-    if (this.phase === 'closed') return;
+    if (this.phase === "closed") return;
     this.peerGone = true;
     this.pump();
   }
@@ -180,13 +172,13 @@ export class RtmpSession {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.phase !== 'closed' && !this.waitingOn) {
+      while (this.phase !== "closed" && !this.waitingOn) {
         if (!this.handshake.done) {
           const step = this.handshake.advance(this.queue);
           if (step.reply) this.io.write(step.reply);
           if (!step.done) break;
-          this.phase = 'awaiting-connect';
-          this.log({ event: 'rtmp.handshake', connection: this.id });
+          this.phase = "awaiting-connect";
+          this.log({ event: "rtmp.handshake", connection: this.id });
           // Bytes that arrived together with C2 were not counted for acks yet.
           this.channel.noteReceived(this.queue.length);
           continue;
@@ -196,7 +188,7 @@ export class RtmpSession {
         const pending = this.handleMessage(message);
         if (pending) this.waitFor(pending, message.typeId !== MessageType.commandAmf0 && message.typeId !== MessageType.commandAmf3);
       }
-      if (this.peerGone && !this.waitingOn) this.end('disconnect', false);
+      if (this.peerGone && !this.waitingOn) this.end("disconnect", false);
     } catch (error) {
       this.fail(error);
     } finally {
@@ -212,7 +204,7 @@ export class RtmpSession {
         if (this.waitingOn !== promise) return;
         this.waitingOn = null;
         this.waitingOnSink = false;
-        if (this.phase === 'closed') return;
+        if (this.phase === "closed") return;
         if (this.paused) {
           this.paused = false;
           this.io.resume();
@@ -231,15 +223,15 @@ export class RtmpSession {
   /** Returns a promise when processing must wait for it. */
   private handleMessage(message: RtmpMessage): Promise<unknown> | void {
     // An aggregate's parts come back through here one by one: count those, not the wrapper.
-    if (this.meter && this.phase === 'publishing' && message.typeId !== MessageType.aggregate) {
+    if (this.meter && this.phase === "publishing" && message.typeId !== MessageType.aggregate) {
       const now = performance.now();
       if (!this.meter.add(message.payload.length, now)) return this.overBitrate(now);
     }
     switch (message.typeId) {
       case MessageType.audio:
-        return this.deliver('audio', message.timestamp, message.payload);
+        return this.deliver("audio", message.timestamp, message.payload);
       case MessageType.video:
-        return this.deliver('video', message.timestamp, message.payload);
+        return this.deliver("video", message.timestamp, message.payload);
       case MessageType.dataAmf0:
         return this.handleData(message.timestamp, message.payload);
       case MessageType.dataAmf3:
@@ -250,7 +242,7 @@ export class RtmpSession {
       case MessageType.commandAmf3:
         return this.handleCommand(message, decodeAmf0(stripAmf3Prefix(message.payload)));
       case MessageType.aggregate:
-        this.requirePublishing('aggregate');
+        this.requirePublishing("aggregate");
         for (const part of splitAggregate(message.payload, message.timestamp)) {
           this.backlog.push({ ...message, typeId: part.typeId, timestamp: part.timestamp, payload: part.payload });
         }
@@ -258,7 +250,7 @@ export class RtmpSession {
       case MessageType.sharedObjectAmf0:
       case MessageType.sharedObjectAmf3:
         // Legal RTMP, meaningless for a publisher; not worth closing over.
-        this.log({ event: 'rtmp.ignored', connection: this.id, typeId: message.typeId });
+        this.log({ event: "rtmp.ignored", connection: this.id, typeId: message.typeId });
         return;
       default:
         throw new RtmpProtocolError(`unknown message type ${message.typeId}`);
@@ -266,7 +258,7 @@ export class RtmpSession {
   }
 
   private requirePublishing(what: string): void {
-    if (this.phase !== 'publishing') throw new RtmpProtocolError(`${what} message before an accepted publish`);
+    if (this.phase !== "publishing") throw new RtmpProtocolError(`${what} message before an accepted publish`);
   }
 
   private deliver(type: MediaMessageType, timestamp: number, payload: Uint8Array): Promise<unknown> | void {
@@ -274,105 +266,100 @@ export class RtmpSession {
     this.messagesDelivered++;
     const result = this.sink!.onMessage({ type, timestamp, payload });
     // Only a real promise is waited for; a sync sink keeps the fast path.
-    if (result && typeof (result as Promise<void>).then === 'function') return result;
+    if (result && typeof (result as Promise<void>).then === "function") return result;
   }
 
   private handleData(timestamp: number, body: Uint8Array): Promise<unknown> | void {
     const action = interpretDataMessage(body);
-    if (action.kind === 'ignore') return;
-    if (this.phase !== 'publishing') {
+    if (action.kind === "ignore") return;
+    if (this.phase !== "publishing") {
       // Metadata before the publish is accepted has no sink to go to; harmless, so not an error.
-      this.log({ event: 'rtmp.ignored', connection: this.id, reason: 'data before publish' });
+      this.log({ event: "rtmp.ignored", connection: this.id, reason: "data before publish" });
       return;
     }
-    return this.deliver('data', timestamp, action.payload);
+    return this.deliver("data", timestamp, action.payload);
   }
 
   private handleCommand(message: RtmpMessage, values: Amf0Value[]): Promise<unknown> | void {
     const [name, transactionId, , ...args] = values;
-    if (typeof name !== 'string') throw new Amf0DecodeError('command without a name');
-    const txn = typeof transactionId === 'number' ? transactionId : 0;
-    if (name !== 'connect' && this.phase === 'awaiting-connect') throw new RtmpProtocolError(`${name} before connect`);
+    if (typeof name !== "string") throw new Amf0DecodeError("command without a name");
+    const txn = typeof transactionId === "number" ? transactionId : 0;
+    if (name !== "connect" && this.phase === "awaiting-connect") throw new RtmpProtocolError(`${name} before connect`);
     switch (name) {
-      case 'connect':
+      case "connect":
         return this.onConnect(txn, values[2]);
-      case 'releaseStream':
-      case 'FCPublish':
+      case "releaseStream":
+      case "FCPublish":
         // Answered so clients that track every transaction are satisfied; onFCPublish waits for authorization.
-        if (name === 'FCPublish') this.fcPublishSeen = true;
-        if (txn > 0) this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['_result', txn, null, undefined]);
+        if (name === "FCPublish") this.fcPublishSeen = true;
+        if (txn > 0) this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_result", txn, null, undefined]);
         return;
-      case 'createStream': {
-        if (this.nextStreamId > this.options.maxStreams) throw new RtmpProtocolError('too many createStream calls');
+      case "createStream": {
+        if (this.nextStreamId > this.options.maxStreams) throw new RtmpProtocolError("too many createStream calls");
         const streamId = this.nextStreamId++;
-        this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['_result', txn, null, streamId]);
+        this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_result", txn, null, streamId]);
         return;
       }
-      case 'publish':
+      case "publish":
         return this.onPublish(message.streamId, args[0], args[1]);
-      case 'FCUnpublish':
-      case 'deleteStream':
-      case 'closeStream':
+      case "FCUnpublish":
+      case "deleteStream":
+      case "closeStream":
         return this.onUnpublish(name);
-      case 'play':
-      case 'play2':
-        this.sendStatus(message.streamId, 'error', 'NetStream.Play.Failed', 'this server accepts publishing only');
-        this.log({ event: 'rtmp.play.refused', connection: this.id });
-        return this.end('error', true);
-      case '_result':
-      case '_error':
-      case 'onStatus':
-      case '_checkbw':
-      case 'getStreamLength':
+      case "play":
+      case "play2":
+        this.sendStatus(message.streamId, "error", "NetStream.Play.Failed", "this server accepts publishing only");
+        this.log({ event: "rtmp.play.refused", connection: this.id });
+        return this.end("error", true);
+      case "_result":
+      case "_error":
+      case "onStatus":
+      case "_checkbw":
+      case "getStreamLength":
         return;
       default:
         if (txn > 0) {
-          this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
-            '_error',
-            txn,
-            null,
-            { level: 'error', code: 'NetConnection.Call.Failed', description: `unknown command ${name.slice(0, 64)}` },
-          ]);
+          this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_error", txn, null, { level: "error", code: "NetConnection.Call.Failed", description: `unknown command ${name.slice(0, 64)}` }]);
         }
         return;
     }
   }
 
   private onConnect(txn: number, commandObject: Amf0Value): void {
-    if (this.phase !== 'awaiting-connect') throw new RtmpProtocolError('second connect on one connection');
-    if (!isObject(commandObject)) throw new RtmpProtocolError('connect without a command object');
-    this.app = typeof commandObject.app === 'string' ? commandObject.app : '';
-    this.tcUrl = typeof commandObject.tcUrl === 'string' ? commandObject.tcUrl : '';
-    this.phase = 'connected';
+    if (this.phase !== "awaiting-connect") throw new RtmpProtocolError("second connect on one connection");
+    if (!isObject(commandObject)) throw new RtmpProtocolError("connect without a command object");
+    this.app = typeof commandObject.app === "string" ? commandObject.app : "";
+    this.tcUrl = typeof commandObject.tcUrl === "string" ? commandObject.tcUrl : "";
+    this.phase = "connected";
     this.channel.announceAckWindow(this.options.ackWindow);
     this.channel.sendMessage(setPeerBandwidthMessage(this.options.ackWindow, 2));
     this.channel.setOutgoingChunkSize(this.options.outChunkSize);
     this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
-      '_result',
+      "_result",
       txn,
       { fmsVer: FMS_VERSION, capabilities: 31 },
-      { level: 'status', code: 'NetConnection.Connect.Success', description: 'Connection succeeded.', objectEncoding: 0 },
+      { level: "status", code: "NetConnection.Connect.Success", description: "Connection succeeded.", objectEncoding: 0 },
     ]);
-    this.log({ event: 'rtmp.connect', connection: this.id, app: this.app, tcUrl: this.tcUrl });
+    this.log({ event: "rtmp.connect", connection: this.id, app: this.app, tcUrl: this.tcUrl });
   }
 
   private onPublish(streamId: number, nameValue: Amf0Value, typeValue: Amf0Value): Promise<unknown> | void {
-    if (this.phase !== 'connected') throw new RtmpProtocolError(`publish in phase ${this.phase}`);
-    const name = typeof nameValue === 'string' ? nameValue : '';
+    if (this.phase !== "connected") throw new RtmpProtocolError(`publish in phase ${this.phase}`);
+    const name = typeof nameValue === "string" ? nameValue : "";
     const target = resolvePublishTarget({ app: this.app, name, tcUrl: this.tcUrl });
     const request: PublishRequest = {
       app: target.app,
       streamKey: target.streamKey,
       query: target.query,
-      publishType: typeof typeValue === 'string' ? typeValue : 'live',
+      publishType: typeof typeValue === "string" ? typeValue : "live",
       remoteAddress: this.remoteAddress,
       raw: { app: this.app, name, tcUrl: this.tcUrl },
     };
     this.request = request;
     this.publishStreamId = streamId;
-    if (target.streamKey === '') return this.refuse('BadName', 'missing stream key');
-    this.phase = 'authorizing';
-    this.log({ event: 'rtmp.publish.request', connection: this.id, app: request.app, streamKey: redact(request.streamKey) });
+    if (target.streamKey === "") return this.refuse("BadName", "missing stream key");
+    this.phase = "authorizing";
+    this.log({ event: "rtmp.publish.request", connection: this.id, app: request.app, streamKey: redact(request.streamKey) });
     let decision: Promise<AuthorizeResult>;
     try {
       decision = Promise.resolve(this.handlers.authorize(request));
@@ -382,95 +369,90 @@ export class RtmpSession {
     return decision.then(
       (result) => this.onAuthorized(result),
       (error: unknown) => {
-        this.log({ event: 'rtmp.authorize.error', connection: this.id, error: String(error) });
-        if (this.phase !== 'closed') this.refuse('Rejected', 'internal error');
+        this.log({ event: "rtmp.authorize.error", connection: this.id, error: String(error) });
+        if (this.phase !== "closed") this.refuse("Rejected", "internal error");
       },
     );
   }
 
   private onAuthorized(result: AuthorizeResult): void {
     if (!result.ok) {
-      if (this.phase !== 'closed') this.refuse(result.status ?? 'BadName', result.reason);
+      if (this.phase !== "closed") this.refuse(result.status ?? "BadName", result.reason);
       return;
     }
-    if (this.phase === 'closed') {
+    if (this.phase === "closed") {
       // The encoder left while we were deciding: the service still has to hear about it.
-      safeOnClose(result.sink, this.closeReason ?? 'disconnect', this.log);
+      safeOnClose(result.sink, this.closeReason ?? "disconnect", this.log);
       return;
     }
     this.sink = result.sink;
     this.logTags = { ...result.logTags };
-    this.phase = 'publishing';
+    this.phase = "publishing";
     const streamId = this.publishStreamId;
     this.channel.sendMessage(streamBeginMessage(streamId));
     if (this.fcPublishSeen) {
-      this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
-        'onFCPublish',
-        0,
-        null,
-        { code: 'NetStream.Publish.Start', description: 'Publishing started.' },
-      ]);
+      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["onFCPublish", 0, null, { code: "NetStream.Publish.Start", description: "Publishing started." }]);
     }
-    this.sendStatus(streamId, 'status', 'NetStream.Publish.Start', 'Publishing started.');
+    this.sendStatus(streamId, "status", "NetStream.Publish.Start", "Publishing started.");
     this.meter = this.hooks.onPublishStarted(this);
-    this.log({ event: 'rtmp.publish.start', connection: this.id, streamKey: redact(this.request!.streamKey) });
+    this.log({ event: "rtmp.publish.start", connection: this.id, streamKey: redact(this.request!.streamKey) });
   }
 
-  private refuse(status: 'BadName' | 'Rejected', reason: string): void {
-    this.sendStatus(this.publishStreamId, 'error', `NetStream.Publish.${status}`, reason);
-    this.log({ event: 'rtmp.publish.refused', connection: this.id, status, reason, streamKey: redact(this.request?.streamKey ?? '') });
+  private refuse(status: "BadName" | "Rejected", reason: string): void {
+    this.sendStatus(this.publishStreamId, "error", `NetStream.Publish.${status}`, reason);
+    this.log({ event: "rtmp.publish.refused", connection: this.id, status, reason, streamKey: redact(this.request?.streamKey ?? "") });
     // No sink exists, so no onClose; the reason only matters for the log.
-    this.end('error', true);
+    this.end("error", true);
   }
 
   private onUnpublish(command: string): void {
-    if (this.phase !== 'publishing') return;
-    if (command === 'FCUnpublish') {
-      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ['onFCUnpublish', 0, null, { code: 'NetStream.Unpublish.Success', description: '' }]);
+    if (this.phase !== "publishing") return;
+    if (command === "FCUnpublish") {
+      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["onFCUnpublish", 0, null, { code: "NetStream.Unpublish.Success", description: "" }]);
     }
-    this.sendStatus(this.publishStreamId, 'status', 'NetStream.Unpublish.Success', 'Stopped publishing.');
-    this.end('unpublish', true);
+    this.sendStatus(this.publishStreamId, "status", "NetStream.Unpublish.Success", "Stopped publishing.");
+    this.end("unpublish", true);
   }
 
   /** Over the cap: tell the encoder why (ffmpeg prints it), log it for the operator, disconnect. */
   private overBitrate(now: number): void {
     const meter = this.meter!;
     const description = `Bitrate above the ${meter.limitKbps} kbps limit of this server.`;
-    this.sendStatus(this.publishStreamId, 'error', 'NetStream.Publish.Rejected', description);
+    this.sendStatus(this.publishStreamId, "error", "NetStream.Publish.Rejected", description);
     this.log({
       ...this.logTags,
-      event: 'rtmp.bitrate.exceeded',
-      level: 'warn',
-      msg: 'Publisher disconnected: bitrate above the limit',
+      event: "rtmp.bitrate.exceeded",
+      level: "warn",
+      msg: "Publisher disconnected: bitrate above the limit",
       connection: this.id,
       remoteAddress: this.remoteAddress,
       limitKbps: meter.limitKbps,
       measuredKbps: meter.measuredKbps(now),
       measuredOverMs: meter.measuredOverMs(now),
     });
-    this.end('bitrate', true);
+    this.end("bitrate", true);
   }
 
-  private sendStatus(streamId: number, level: 'status' | 'error', code: string, description: string): void {
-    this.channel.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ['onStatus', 0, null, { level, code, description }]);
+  private sendStatus(streamId: number, level: "status" | "error", code: string, description: string): void {
+    this.channel.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ["onStatus", 0, null, { level, code, description }]);
   }
 
   private fail(error: unknown): void {
-    if (this.phase === 'closed') return;
+    if (this.phase === "closed") return;
     const isPeerFault = error instanceof RtmpError;
     this.log({
-      event: isPeerFault ? 'rtmp.protocol.error' : 'rtmp.sink.error',
+      event: isPeerFault ? "rtmp.protocol.error" : "rtmp.sink.error",
       connection: this.id,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     });
-    this.end('error', false);
+    this.end("error", false);
   }
 
   /** Single exit: idempotent, notifies the sink once (after any pending onMessage). */
   private end(reason: CloseReason, graceful: boolean): void {
-    if (this.phase === 'closed') return;
-    const wasPublishing = this.phase === 'publishing';
-    this.phase = 'closed';
+    if (this.phase === "closed") return;
+    const wasPublishing = this.phase === "publishing";
+    this.phase = "closed";
     this.closeReason = reason;
     this.queue.clear();
     this.backlog = [];
@@ -481,7 +463,7 @@ export class RtmpSession {
       if (this.waitingOn && this.waitingOnSink) this.waitingOn.then(notify, notify);
       else notify();
     }
-    this.log({ ...this.logTags, event: 'rtmp.close', connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
+    this.log({ ...this.logTags, event: "rtmp.close", connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
     this.hooks.onEnded(this);
     this.io.close(graceful);
   }
@@ -491,20 +473,20 @@ function safeOnClose(sink: MediaSink, reason: CloseReason, log: RtmpLogger): voi
   try {
     sink.onClose(reason);
   } catch (error) {
-    log({ event: 'rtmp.sink.error', phase: 'onClose', error: String(error) });
+    log({ event: "rtmp.sink.error", phase: "onClose", error: String(error) });
   }
 }
 
 function stripAmf3Prefix(payload: Uint8Array): Uint8Array {
-  if (payload[0] !== 0) throw new Amf0DecodeError('AMF3 message without the AMF0 switch byte');
+  if (payload[0] !== 0) throw new Amf0DecodeError("AMF3 message without the AMF0 switch byte");
   return payload.subarray(1);
 }
 
 function isObject(value: Amf0Value): value is Amf0Object {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Stream keys are secrets: logs get a recognisable prefix only. */
 function redact(key: string): string {
-  return key.length <= 4 ? '****' : `${key.slice(0, 4)}…`;
+  return key.length <= 4 ? "****" : `${key.slice(0, 4)}…`;
 }

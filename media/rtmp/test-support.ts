@@ -4,17 +4,17 @@
  * sending hand-made (or hostile) bytes. Test-only; nothing in production
  * imports this file.
  */
-import { expect } from 'bun:test';
-import { join } from 'node:path';
-import { readFlvTags } from '../flv/flv-reader.ts';
-import { encodeAmf0, type Amf0Value } from './amf0.ts';
-import { ChunkWriter } from './chunk-writer.ts';
-import { HANDSHAKE_PACKET_SIZE, RTMP_VERSION } from './handshake.ts';
-import { ChunkStreamId, MessageType, type RtmpMessage } from './message-types.ts';
-import type { AuthorizeResult, CloseReason, MediaMessage, MediaSink, PublishRequest } from './publish-handlers.ts';
-import { createRtmpServer, type RtmpServer, type RtmpServerOptions } from './rtmp-server.ts';
+import { expect } from "bun:test";
+import { join } from "node:path";
+import { readFlvTags } from "../flv/flv-reader.ts";
+import { encodeAmf0, type Amf0Value } from "./amf0.ts";
+import { ChunkWriter } from "./chunk-writer.ts";
+import { HANDSHAKE_PACKET_SIZE, RTMP_VERSION } from "./handshake.ts";
+import { ChunkStreamId, MessageType, type RtmpMessage } from "./message-types.ts";
+import type { AuthorizeResult, CloseReason, MediaMessage, MediaSink, PublishRequest } from "./publish-handlers.ts";
+import { createRtmpServer, type RtmpServer, type RtmpServerOptions } from "./rtmp-server.ts";
 
-export const FIXTURE_PATH = join(import.meta.dir, '../../fixtures/live-360p-6s.flv');
+export const FIXTURE_PATH = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 
 /** The fixture's tags (payloads are views into the file bytes). */
 export async function fixtureTags(): Promise<MediaMessage[]> {
@@ -73,13 +73,13 @@ export async function startTestServer(options: Partial<RtmpServerOptions> = {}):
     sinkByKey: new Map(),
     logs: [],
     decide: (_request, sink) => ({ ok: true, sink }),
-    url(key = 'KEY123', query = '?sig=abc') {
+    url(key = "KEY123", query = "?sig=abc") {
       return `rtmp://127.0.0.1:${this.server.port}/live/${key}${query}`;
     },
   };
   state.server = await createRtmpServer({
     port: 0,
-    hostname: '127.0.0.1',
+    hostname: "127.0.0.1",
     logger: (entry) => state.logs.push(entry),
     ...options,
     handlers: {
@@ -98,7 +98,7 @@ export async function startTestServer(options: Partial<RtmpServerOptions> = {}):
   return state;
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function waitFor(condition: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -125,17 +125,17 @@ export class RawClient {
   readonly closed: Promise<void>;
   private resolveClosed!: () => void;
   private readonly writer = new ChunkWriter();
-  private constructor(private socket: import('bun').Socket<undefined> | null) {
+  private constructor(private socket: import("bun").Socket<undefined> | null) {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
   }
 
   static async connect(port: number): Promise<RawClient> {
     const client = new RawClient(null);
     client.socket = await Bun.connect({
-      hostname: '127.0.0.1',
+      hostname: "127.0.0.1",
       port,
       socket: {
-        binaryType: 'uint8array',
+        binaryType: "uint8array",
         data: (_s, bytes) => {
           const next = new Uint8Array(client.received.length + bytes.length);
           next.set(client.received);
@@ -166,7 +166,7 @@ export class RawClient {
     c0c1[0] = RTMP_VERSION;
     crypto.getRandomValues(c0c1.subarray(9));
     this.send(c0c1);
-    await waitFor(() => this.received.length >= 1 + 2 * HANDSHAKE_PACKET_SIZE, 3000, 'S0+S1+S2');
+    await waitFor(() => this.received.length >= 1 + 2 * HANDSHAKE_PACKET_SIZE, 3000, "S0+S1+S2");
     const s1 = this.received.slice(1, 1 + HANDSHAKE_PACKET_SIZE);
     const s2 = this.received.slice(1 + HANDSHAKE_PACKET_SIZE, 1 + 2 * HANDSHAKE_PACKET_SIZE);
     this.received = this.received.slice(1 + 2 * HANDSHAKE_PACKET_SIZE);
@@ -189,9 +189,9 @@ export class RawClient {
   }
 
   /** Handshake + connect, as an encoder would start. */
-  async connectApp(app = 'live'): Promise<void> {
+  async connectApp(app = "live"): Promise<void> {
     await this.handshake();
-    this.command(['connect', 1, { app, tcUrl: `rtmp://127.0.0.1/${app}` }]);
+    this.command(["connect", 1, { app, tcUrl: `rtmp://127.0.0.1/${app}` }]);
   }
 
   /** Whether the received bytes contain `text` (AMF0 strings are plain UTF-8 inside). */
@@ -210,7 +210,7 @@ export class RawClient {
 }
 
 export function expectClosedSoon(client: RawClient, ms = 2000): Promise<void> {
-  return withTimeout(client.closed, ms, 'server closing the connection').then(() => expect(client.isClosed).toBe(true));
+  return withTimeout(client.closed, ms, "server closing the connection").then(() => expect(client.isClosed).toBe(true));
 }
 
 /**
@@ -228,13 +228,13 @@ export class Trickler {
   readonly closed: Promise<void>;
   private resolveClosed!: () => void;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private constructor(private readonly socket: import('node:net').Socket) {
+  private constructor(private readonly socket: import("node:net").Socket) {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
   }
 
   static async open(port: number, localAddress: string, options: { intervalMs?: number; handshake?: boolean } = {}): Promise<Trickler> {
-    const net = await import('node:net');
-    const socket = net.createConnection({ host: '127.0.0.1', port, localAddress });
+    const net = await import("node:net");
+    const socket = net.createConnection({ host: "127.0.0.1", port, localAddress });
     const t = new Trickler(socket);
     const interval = options.intervalMs ?? 300;
     const connect = new ChunkWriter().encode({
@@ -242,7 +242,7 @@ export class Trickler {
       typeId: MessageType.commandAmf0,
       streamId: 0,
       timestamp: 0,
-      payload: encodeAmf0('connect', 1, { app: 'live', tcUrl: 'rtmp://127.0.0.1/live' }),
+      payload: encodeAmf0("connect", 1, { app: "live", tcUrl: "rtmp://127.0.0.1/live" }),
     });
     const trickle: Uint8Array = options.handshake === false ? new Uint8Array([RTMP_VERSION, ...new Uint8Array(HANDSHAKE_PACKET_SIZE)]) : connect;
     let sent = 0;
@@ -252,7 +252,7 @@ export class Trickler {
       }, interval);
     };
     let received = Buffer.alloc(0);
-    socket.on('data', (bytes: Buffer) => {
+    socket.on("data", (bytes: Buffer) => {
       if (t.handshaken || options.handshake === false) return;
       received = Buffer.concat([received, bytes]);
       if (received.length >= 1 + 2 * HANDSHAKE_PACKET_SIZE) {
@@ -261,15 +261,15 @@ export class Trickler {
         startTrickling();
       }
     });
-    socket.on('error', () => {});
-    socket.on('close', () => {
+    socket.on("error", () => {});
+    socket.on("close", () => {
       if (t.timer) clearInterval(t.timer);
       t.closedAt = Date.now();
       t.resolveClosed();
     });
     await new Promise<void>((resolve, reject) => {
-      socket.once('connect', () => resolve());
-      socket.once('error', reject);
+      socket.once("connect", () => resolve());
+      socket.once("error", reject);
     });
     t.openedAt = Date.now();
     if (options.handshake === false) startTrickling();
@@ -300,7 +300,7 @@ export function padWithFiller<T extends MediaMessage>(source: Iterable<T>, extra
   const out: MediaMessage[] = [];
   for (const tag of source) {
     // AVC (codec 7) NALU packets (AVCPacketType 1); sequence headers and audio pass unchanged.
-    if (tag.type !== 'video' || (tag.payload[0]! & 0x0f) !== 7 || tag.payload[1] !== 1 || extraBytes < 6) {
+    if (tag.type !== "video" || (tag.payload[0]! & 0x0f) !== 7 || tag.payload[1] !== 1 || extraBytes < 6) {
       out.push(tag);
       continue;
     }
@@ -320,7 +320,7 @@ export function padWithFiller<T extends MediaMessage>(source: Iterable<T>, extra
 /** `tags` repeated for `loops` rounds with timestamps continued, so a realtime publish lasts loops × duration. */
 export function* looped(tags: MediaMessage[], loops: number): Generator<MediaMessage> {
   const span = tags[tags.length - 1]!.timestamp - tags[0]!.timestamp + 40;
-  const sequenceHeaders = new Set(tags.filter((t) => t.type === 'data' || (t.payload[1] === 0 && (t.type === 'video' || t.type === 'audio'))));
+  const sequenceHeaders = new Set(tags.filter((t) => t.type === "data" || (t.payload[1] === 0 && (t.type === "video" || t.type === "audio"))));
   for (let i = 0; i < loops; i++) {
     for (const tag of tags) {
       if (i > 0 && sequenceHeaders.has(tag)) continue;

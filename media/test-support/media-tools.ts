@@ -24,14 +24,14 @@
  * load); idle, it does not keep the process alive. Call `closeMediaTools()`
  * in `afterAll` to free it when a test file is done.
  */
-import * as path from 'node:path';
-import type { FfmpegRunner, RunOutcome, Tool } from '../transcoder/ffmpeg-runner.ts';
-import { hasNativeFfmpeg } from '../transcoder/has-native-ffmpeg.ts';
-import { createNativeRunner } from '../transcoder/native-runner.ts';
-import { createWasmRunner } from '../transcoder/wasm/wasm-runner.ts';
-import { createWasmWorkerPool, type WasmWorkerPool } from '../transcoder/wasm/wasm-worker-pool.ts';
+import * as path from "node:path";
+import type { FfmpegRunner, RunOutcome, Tool } from "../transcoder/ffmpeg-runner.ts";
+import { hasNativeFfmpeg } from "../transcoder/has-native-ffmpeg.ts";
+import { createNativeRunner } from "../transcoder/native-runner.ts";
+import { createWasmRunner } from "../transcoder/wasm/wasm-runner.ts";
+import { createWasmWorkerPool, type WasmWorkerPool } from "../transcoder/wasm/wasm-worker-pool.ts";
 
-export type MediaToolsBackend = 'native' | 'wasm';
+export type MediaToolsBackend = "native" | "wasm";
 
 /** Host paths a command reads or writes. */
 export interface MediaToolFiles {
@@ -57,8 +57,8 @@ let pool: WasmWorkerPool | null = null;
 export function mediaToolsBackend(): MediaToolsBackend {
   if (backendChoice) return backendChoice;
   const forced = process.env.MEDIA_TOOLS;
-  if (forced === 'wasm' || forced === 'native') backendChoice = forced;
-  else backendChoice = hasNativeFfmpeg() ? 'native' : 'wasm';
+  if (forced === "wasm" || forced === "native") backendChoice = forced;
+  else backendChoice = hasNativeFfmpeg() ? "native" : "wasm";
   return backendChoice;
 }
 
@@ -75,9 +75,9 @@ export async function closeMediaTools(): Promise<void> {
  */
 export async function ffprobeJson(file: string, args: string[]): Promise<any> {
   const abs = path.resolve(file);
-  const out = await run('ffprobe', ['-v', 'error', '-of', 'json', '-show_error', ...args, abs], { input: abs });
+  const out = await run("ffprobe", ["-v", "error", "-of", "json", "-show_error", ...args, abs], { input: abs });
   // The wasm core's ffprobe returns -1 even on success: its JSON decides.
-  const failed = mediaToolsBackend() === 'native' && out.exitCode !== 0;
+  const failed = mediaToolsBackend() === "native" && out.exitCode !== 0;
   let json: any;
   try {
     json = JSON.parse(out.stdout);
@@ -85,14 +85,14 @@ export async function ffprobeJson(file: string, args: string[]): Promise<any> {
     throw new Error(`ffprobe (${mediaToolsBackend()}) printed no JSON for ${file} (exit ${out.exitCode}): ${out.stderr}`);
   }
   if (failed || json.error) {
-    throw new Error(`ffprobe (${mediaToolsBackend()}) failed (${out.exitCode}) on ${file}: ${json.error?.string ?? ''} ${out.stderr}`);
+    throw new Error(`ffprobe (${mediaToolsBackend()}) failed (${out.exitCode}) on ${file}: ${json.error?.string ?? ""} ${out.stderr}`);
   }
   return json;
 }
 
 /** Runs `ffmpeg ...args` (no implicit -y or -nostdin); host paths in args must lie in `files`. */
 export function runFfmpeg(args: string[], files: MediaToolFiles = {}): Promise<FfmpegOutcome> {
-  return run('ffmpeg', args, files);
+  return run("ffmpeg", args, files);
 }
 
 async function run(tool: Tool, args: string[], files: MediaToolFiles): Promise<FfmpegOutcome> {
@@ -105,13 +105,13 @@ async function run(tool: Tool, args: string[], files: MediaToolFiles): Promise<F
       args: translateArgs(runner, args, { input, outDir }),
       files: { input, outDir },
       onLine: (line, stream) => {
-        if (stream === 'stderr') stderr.push(line);
+        if (stream === "stderr") stderr.push(line);
       },
       signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
     });
 
   let out: RunOutcome;
-  if (mediaToolsBackend() === 'native') {
+  if (mediaToolsBackend() === "native") {
     out = await request(createNativeRunner());
   } else {
     pool ??= createWasmWorkerPool({ size: 1 });
@@ -122,14 +122,14 @@ async function run(tool: Tool, args: string[], files: MediaToolFiles): Promise<F
       lease.release();
     }
     // The core logs this at the end of every run, successful ones too.
-    if (stderr.at(-1) === 'Aborted()') stderr.pop();
+    if (stderr.at(-1) === "Aborted()") stderr.pop();
   }
-  return { exitCode: out.exitCode, stdout: out.stdout, stderr: stderr.join('\n') };
+  return { exitCode: out.exitCode, stdout: out.stdout, stderr: stderr.join("\n") };
 }
 
 /** Host paths as the tool sees them: unchanged for native, under /in and /out for wasm. */
 function translateArgs(runner: FfmpegRunner, args: string[], files: MediaToolFiles): string[] {
-  const seen = runner.toolPaths({ input: files.input ?? '/', outDir: files.outDir ?? '/' });
+  const seen = runner.toolPaths({ input: files.input ?? "/", outDir: files.outDir ?? "/" });
   // Checked on both backends, so a test that passes with native ffmpeg also runs without it.
   const translated = args.map((arg) => {
     if (!path.isAbsolute(arg)) return arg;
@@ -141,5 +141,5 @@ function translateArgs(runner: FfmpegRunner, args: string[], files: MediaToolFil
     }
     throw new Error(`media-tools: ${arg} is not visible to ffmpeg.wasm; pass it (or its directory) in files.input/outDir`);
   });
-  return runner.backend === 'native' ? args : translated;
+  return runner.backend === "native" ? args : translated;
 }

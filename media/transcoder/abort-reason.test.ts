@@ -1,12 +1,12 @@
-import { describe, expect, test } from 'bun:test';
-import { abortReason, createJobSignal } from './abort-reason.ts';
+import { describe, expect, test } from "bun:test";
+import { abortReason, createJobSignal } from "./abort-reason.ts";
 
-describe('createJobSignal', () => {
-  test('the deadline aborts with TIMEOUT', async () => {
+describe("createJobSignal", () => {
+  test("the deadline aborts with TIMEOUT", async () => {
     const js = createJobSignal({ timeoutMs: 10 });
     await Bun.sleep(30);
     expect(js.signal.aborted).toBe(true);
-    expect(abortReason(js.signal).code).toBe('TIMEOUT');
+    expect(abortReason(js.signal).code).toBe("TIMEOUT");
     js.dispose();
   });
 
@@ -14,12 +14,12 @@ describe('createJobSignal', () => {
     const c = new AbortController();
     const js = createJobSignal({ signal: c.signal, timeoutMs: 10_000 });
     c.abort();
-    expect(abortReason(js.signal).code).toBe('CANCELLED');
+    expect(abortReason(js.signal).code).toBe("CANCELLED");
     js.dispose();
-    expect(abortReason(createJobSignal({ signal: AbortSignal.abort() }).signal).code).toBe('CANCELLED');
+    expect(abortReason(createJobSignal({ signal: AbortSignal.abort() }).signal).code).toBe("CANCELLED");
   });
 
-  test('dispose stops the timer', async () => {
+  test("dispose stops the timer", async () => {
     const js = createJobSignal({ timeoutMs: 10 });
     js.dispose();
     await Bun.sleep(30);

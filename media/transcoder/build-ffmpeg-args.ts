@@ -3,8 +3,8 @@
  * these lists; they differ only in the paths they pass in (host paths for
  * native, mount points for wasm), which is why paths are parameters.
  */
-import { posix } from 'node:path';
-import type { DownloadFormat } from './types.ts';
+import { posix } from "node:path";
+import type { DownloadFormat } from "./types.ts";
 
 export interface PlannedRendition {
   /** Directory and label, e.g. '360p', or 'audio' for the audio-only rendition. */
@@ -43,19 +43,19 @@ export interface PlannedDownloadFile {
   kid?: string;
 }
 
-export const HLS_DIR = 'hls';
-export const DOWNLOADS_DIR = 'downloads';
-export const MASTER_PLAYLIST = 'master.m3u8';
-export const MEDIA_PLAYLIST = 'index.m3u8';
+export const HLS_DIR = "hls";
+export const DOWNLOADS_DIR = "downloads";
+export const MASTER_PLAYLIST = "master.m3u8";
+export const MEDIA_PLAYLIST = "index.m3u8";
 
-const COMMON = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1'];
+const COMMON = ["-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-nostats", "-progress", "pipe:1"];
 
 export function mediaPlaylistPath(rendition: string): string {
   return posix.join(HLS_DIR, rendition, MEDIA_PLAYLIST);
 }
 
 export function downloadFileName(rendition: string, format: DownloadFormat): string {
-  return posix.join(DOWNLOADS_DIR, `${rendition}.${format === 'mkv' ? 'mkv' : 'mp4'}`);
+  return posix.join(DOWNLOADS_DIR, `${rendition}.${format === "mkv" ? "mkv" : "mp4"}`);
 }
 
 /** Name of the master playlist one rendition's run writes next to the real one; merged, then deleted. */
@@ -79,7 +79,7 @@ export interface PlannedRun {
 
 /** Runs that only depend on earlier stages, so they may run concurrently. */
 export interface RunStage {
-  kind: 'hls' | 'downloads';
+  kind: "hls" | "downloads";
   runs: PlannedRun[];
 }
 
@@ -91,7 +91,7 @@ export interface RunStage {
 export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths): RunStage[] {
   const stages: RunStage[] = [
     {
-      kind: 'hls',
+      kind: "hls",
       runs: plan.renditions.map((r) => ({
         label: r.name,
         args: buildRenditionHlsArgs(plan, r, paths),
@@ -100,8 +100,7 @@ export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[],
       })),
     },
   ];
-  if (downloads.length > 0)
-    stages.push({ kind: 'downloads', runs: [{ label: 'downloads', args: buildDownloadArgs(downloads, paths), readsInput: false, weight: 1 }] });
+  if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths), readsInput: false, weight: 1 }] });
   return stages;
 }
 
@@ -116,43 +115,52 @@ export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[],
 export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
   const { hasAudio, segmentSeconds } = plan;
   const video = plan.hasVideo && rendition.height > 0;
-  const args = [...COMMON, '-i', paths.input];
+  const args = [...COMMON, "-i", paths.input];
 
   if (video) {
-    args.push('-filter_complex', `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, '-map', '[v0]');
-    if (hasAudio) args.push('-map', '0:a:0');
+    args.push("-filter_complex", `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, "-map", "[v0]");
+    if (hasAudio) args.push("-map", "0:a:0");
   } else {
-    args.push('-map', '0:a:0');
+    args.push("-map", "0:a:0");
   }
 
   if (video) {
     const kbps = rendition.videoBitrateKbps;
-    args.push('-c:v', 'libx264', '-preset', plan.preset, '-profile:v', 'main', '-pix_fmt', 'yuv420p');
-    args.push('-b:v:0', `${kbps}k`, '-maxrate:v:0', `${Math.round(kbps * 1.1)}k`, '-bufsize:v:0', `${kbps * 2}k`);
+    args.push("-c:v", "libx264", "-preset", plan.preset, "-profile:v", "main", "-pix_fmt", "yuv420p");
+    args.push("-b:v:0", `${kbps}k`, "-maxrate:v:0", `${Math.round(kbps * 1.1)}k`, "-bufsize:v:0", `${kbps * 2}k`);
     // Segments may only be cut at keyframes, and players switch rungs at
     // segment boundaries: every rung gets a keyframe at exactly the same
     // timestamps (forced by time, which also holds for variable frame rate),
     // and scene-cut keyframes are disabled so GOPs stay fixed.
     if (plan.frameRate && plan.frameRate > 0) {
       const gop = Math.max(1, Math.round(plan.frameRate * segmentSeconds));
-      args.push('-g', String(gop), '-keyint_min', String(gop));
+      args.push("-g", String(gop), "-keyint_min", String(gop));
     }
-    args.push('-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${segmentSeconds})`);
+    args.push("-sc_threshold", "0", "-force_key_frames", `expr:gte(t,n_forced*${segmentSeconds})`);
   }
-  if (hasAudio) args.push('-c:a', 'aac', '-ac', '2', '-b:a:0', `${rendition.audioBitrateKbps}k`);
+  if (hasAudio) args.push("-c:a", "aac", "-ac", "2", "-b:a:0", `${rendition.audioBitrateKbps}k`);
 
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
   args.push(
-    '-max_muxing_queue_size', '1024',
-    '-f', 'hls',
-    '-hls_time', String(segmentSeconds),
-    '-hls_playlist_type', 'vod',
-    '-hls_segment_type', 'mpegts',
-    '-hls_flags', 'independent_segments',
-    '-hls_segment_filename', posix.join(hlsDir, '%v', 'seg-%05d.ts'),
-    '-master_pl_name', partialMasterName(rendition.name),
-    '-var_stream_map', `${video ? (hasAudio ? 'v:0,a:0' : 'v:0') : 'a:0'},name:${rendition.name}`,
-    posix.join(hlsDir, '%v', MEDIA_PLAYLIST),
+    "-max_muxing_queue_size",
+    "1024",
+    "-f",
+    "hls",
+    "-hls_time",
+    String(segmentSeconds),
+    "-hls_playlist_type",
+    "vod",
+    "-hls_segment_type",
+    "mpegts",
+    "-hls_flags",
+    "independent_segments",
+    "-hls_segment_filename",
+    posix.join(hlsDir, "%v", "seg-%05d.ts"),
+    "-master_pl_name",
+    partialMasterName(rendition.name),
+    "-var_stream_map",
+    `${video ? (hasAudio ? "v:0,a:0" : "v:0") : "a:0"},name:${rendition.name}`,
+    posix.join(hlsDir, "%v", MEDIA_PLAYLIST),
   );
   return args;
 }
@@ -161,22 +169,16 @@ export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendit
  * One run for all downloads: each is a stream copy of its rendition's HLS
  * output (no second encode), remuxed to Matroska or to CENC-encrypted MP4.
  */
-export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<ToolPaths, 'outDir'>): string[] {
+export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<ToolPaths, "outDir">): string[] {
   const args = [...COMMON];
-  for (const d of downloads) args.push('-i', posix.join(paths.outDir, mediaPlaylistPath(d.rendition)));
+  for (const d of downloads) args.push("-i", posix.join(paths.outDir, mediaPlaylistPath(d.rendition)));
   downloads.forEach((d, i) => {
-    args.push('-map', `${i}:v?`, '-map', `${i}:a?`, '-c', 'copy');
-    if (d.format === 'mkv') {
-      args.push('-f', 'matroska');
+    args.push("-map", `${i}:v?`, "-map", `${i}:a?`, "-c", "copy");
+    if (d.format === "mkv") {
+      args.push("-f", "matroska");
     } else {
       if (!d.key || !d.kid) throw new Error(`encrypted download for ${d.rendition} needs key and kid`);
-      args.push(
-        '-encryption_scheme', 'cenc-aes-ctr',
-        '-encryption_key', d.key,
-        '-encryption_kid', d.kid,
-        '-movflags', '+faststart',
-        '-f', 'mp4',
-      );
+      args.push("-encryption_scheme", "cenc-aes-ctr", "-encryption_key", d.key, "-encryption_kid", d.kid, "-movflags", "+faststart", "-f", "mp4");
     }
     args.push(posix.join(paths.outDir, d.file));
   });

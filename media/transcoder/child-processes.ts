@@ -1,5 +1,5 @@
-import * as fs from 'node:fs';
-import { join } from 'node:path';
+import * as fs from "node:fs";
+import { join } from "node:path";
 
 /**
  * Native ffmpeg/ffprobe children must not outlive the service: a `kill -9`
@@ -21,21 +21,21 @@ let setprivPath: string | null | undefined;
 
 /** `setpriv` when it is on PATH (Debian: util-linux), else null. */
 export function findSetpriv(): string | null {
-  if (setprivPath === undefined) setprivPath = process.platform === 'linux' ? Bun.which('setpriv') : null;
+  if (setprivPath === undefined) setprivPath = process.platform === "linux" ? Bun.which("setpriv") : null;
   return setprivPath;
 }
 
 /** The argv that runs `argv` so it dies with this process, when the platform can. */
 export function withParentDeathSignal(argv: string[], enabled = true): string[] {
   const setpriv = enabled ? findSetpriv() : null;
-  return setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...argv] : argv;
+  return setpriv ? [setpriv, "--pdeathsig", "KILL", "--", ...argv] : argv;
 }
 
 /** Start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), or null. */
 function startTicks(pid: number): string | null {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
   } catch {
     return null;
   }
@@ -43,7 +43,10 @@ function startTicks(pid: number): string | null {
 
 function cmdline(pid: number): string[] | null {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((s) => s !== '');
+    return fs
+      .readFileSync(`/proc/${pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((s) => s !== "");
   } catch {
     return null;
   }
@@ -107,7 +110,7 @@ export function reapOrphans(dir: string, log: (msg: string, fields: Record<strin
     const file = join(dir, name);
     let rec: ChildRecord;
     try {
-      rec = JSON.parse(fs.readFileSync(file, 'utf8')) as ChildRecord;
+      rec = JSON.parse(fs.readFileSync(file, "utf8")) as ChildRecord;
     } catch {
       fs.rmSync(file, { force: true });
       continue;
@@ -116,11 +119,11 @@ export function reapOrphans(dir: string, log: (msg: string, fields: Record<strin
     const args = cmdline(pid);
     // The record holds the tool's argv; a process still in setpriv shows it as its tail.
     const tail = rec.argv;
-    if (args && args.length >= tail.length && args.slice(args.length - tail.length).join('\0') === tail.join('\0')) {
+    if (args && args.length >= tail.length && args.slice(args.length - tail.length).join("\0") === tail.join("\0")) {
       try {
-        process.kill(pid, 'SIGKILL');
+        process.kill(pid, "SIGKILL");
         killed.push(pid);
-        log('Killed an orphaned media process', { pid, tool: tail[0] });
+        log("Killed an orphaned media process", { pid, tool: tail[0] });
       } catch {
         // Already gone.
       }

@@ -1,12 +1,12 @@
-import { createJobSignal } from './abort-reason.ts';
-import { DEFAULT_PROBE_TIMEOUT_MS } from './create-native-transcoder.ts';
-import { logFailure } from './log-failure.ts';
-import { probeInput } from './probe-input.ts';
-import { runTranscodeJob } from './run-transcode-job.ts';
-import { createTranscoderId } from './transcoder-id.ts';
-import type { CreateTranscoderOptions, Transcoder } from './types.ts';
-import { createWasmJobRunner, createWasmRunner } from './wasm/wasm-runner.ts';
-import { createWasmWorkerPool, type WasmLease } from './wasm/wasm-worker-pool.ts';
+import { createJobSignal } from "./abort-reason.ts";
+import { DEFAULT_PROBE_TIMEOUT_MS } from "./create-native-transcoder.ts";
+import { logFailure } from "./log-failure.ts";
+import { probeInput } from "./probe-input.ts";
+import { runTranscodeJob } from "./run-transcode-job.ts";
+import { createTranscoderId } from "./transcoder-id.ts";
+import type { CreateTranscoderOptions, Transcoder } from "./types.ts";
+import { createWasmJobRunner, createWasmRunner } from "./wasm/wasm-runner.ts";
+import { createWasmWorkerPool, type WasmLease } from "./wasm/wasm-worker-pool.ts";
 
 /**
  * ffmpeg.wasm in a pool of Bun Workers: needs nothing installed, costs ~4-5x
@@ -14,10 +14,10 @@ import { createWasmWorkerPool, type WasmLease } from './wasm/wasm-worker-pool.ts
  * for its per-rendition runs. Timeouts count from when a worker picks the
  * job up.
  */
-export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backend'> = {}): Transcoder {
+export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backend"> = {}): Transcoder {
   const logger = opts.logger ?? (() => {});
   const pool = createWasmWorkerPool({ size: opts.workers ?? navigator.hardwareConcurrency ?? 1, logger });
-  const id = createTranscoderId('wasm');
+  const id = createTranscoderId("wasm");
 
   async function withLease<T>(signal: AbortSignal | undefined, fn: (lease: WasmLease) => Promise<T>): Promise<T> {
     const lease = await pool.acquire(signal);
@@ -29,11 +29,11 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backen
   }
 
   return {
-    backend: 'wasm',
+    backend: "wasm",
     id,
     probe(input, probeOpts = {}) {
       return withLease(probeOpts.signal, async (lease) => {
-        const js = createJobSignal({ signal: probeOpts.signal, timeoutMs: probeOpts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, what: 'probe' });
+        const js = createJobSignal({ signal: probeOpts.signal, timeoutMs: probeOpts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, what: "probe" });
         try {
           return await probeInput(createWasmRunner(lease), input, js.signal);
         } finally {
@@ -53,7 +53,7 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backen
               onProgress: transcodeOpts.onProgress,
               logger,
               transcoderId: id,
-              preset: opts.preset ?? 'veryfast',
+              preset: opts.preset ?? "veryfast",
             });
           } finally {
             runner.dispose();
@@ -61,7 +61,7 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, 'backen
           }
         });
       } catch (e) {
-        logFailure(logger, id, 'wasm', job.input, e);
+        logFailure(logger, id, "wasm", job.input, e);
         throw e;
       }
     },

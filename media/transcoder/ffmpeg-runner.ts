@@ -1,13 +1,13 @@
-import type { Backend } from './types.ts';
+import type { Backend } from "./types.ts";
 
-export type Tool = 'ffmpeg' | 'ffprobe';
+export type Tool = "ffmpeg" | "ffprobe";
 
 export interface RunRequest {
   tool: Tool;
   args: string[];
   /** Host paths the command touches; the wasm backend mounts them. */
   files: { input?: string; outDir?: string };
-  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  onLine?: (line: string, stream: "stdout" | "stderr") => void;
   /** Aborting kills the run; the rejection is `signal.reason` when it is a TranscodeError. */
   signal: AbortSignal;
 }

@@ -1,5 +1,5 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 /** Total bytes of regular files under `dir` (0 if it does not exist). */
 export function directoryBytes(dir: string): number {

@@ -1,6 +1,6 @@
-import { abortReason } from './abort-reason.ts';
-import { withParentDeathSignal, type ChildRegistry } from './child-processes.ts';
-import { createTail, type FfmpegRunner, type RunOutcome, type RunRequest } from './ffmpeg-runner.ts';
+import { abortReason } from "./abort-reason.ts";
+import { withParentDeathSignal, type ChildRegistry } from "./child-processes.ts";
+import { createTail, type FfmpegRunner, type RunOutcome, type RunRequest } from "./ffmpeg-runner.ts";
 
 export interface NativeRunnerOptions {
   ffmpeg?: string;
@@ -14,37 +14,37 @@ export interface NativeRunnerOptions {
 /** Runs the system's ffmpeg/ffprobe; abort or timeout kills the process, and so does this process's death. */
 export function createNativeRunner(opts: NativeRunnerOptions = {}): FfmpegRunner {
   return {
-    backend: 'native',
+    backend: "native",
     toolPaths: (files) => files,
-    run: (req) => runNative(req.tool === 'ffmpeg' ? (opts.ffmpeg ?? 'ffmpeg') : (opts.ffprobe ?? 'ffprobe'), req, opts),
+    run: (req) => runNative(req.tool === "ffmpeg" ? (opts.ffmpeg ?? "ffmpeg") : (opts.ffprobe ?? "ffprobe"), req, opts),
   };
 }
 
 async function runNative(bin: string, req: RunRequest, opts: NativeRunnerOptions): Promise<RunOutcome> {
   if (req.signal.aborted) throw abortReason(req.signal);
   const argv = [bin, ...req.args];
-  const proc = Bun.spawn(withParentDeathSignal(argv, opts.parentDeathSignal !== false), { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn(withParentDeathSignal(argv, opts.parentDeathSignal !== false), { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   opts.children?.add(proc.pid, argv);
-  const kill = () => proc.kill('SIGKILL');
-  req.signal.addEventListener('abort', kill, { once: true });
+  const kill = () => proc.kill("SIGKILL");
+  req.signal.addEventListener("abort", kill, { once: true });
   try {
     const tail = createTail();
     const stdoutChunks: string[] = [];
     await Promise.all([
       forEachLine(proc.stdout, (line) => {
         stdoutChunks.push(line);
-        req.onLine?.(line, 'stdout');
+        req.onLine?.(line, "stdout");
       }),
       forEachLine(proc.stderr, (line) => {
         tail.push(line);
-        req.onLine?.(line, 'stderr');
+        req.onLine?.(line, "stderr");
       }),
     ]);
     const exitCode = await proc.exited;
     if (req.signal.aborted) throw abortReason(req.signal);
-    return { exitCode, stdout: stdoutChunks.join('\n'), stderrTail: tail.lines };
+    return { exitCode, stdout: stdoutChunks.join("\n"), stderrTail: tail.lines };
   } finally {
-    req.signal.removeEventListener('abort', kill);
+    req.signal.removeEventListener("abort", kill);
     if (proc.exitCode === null && proc.signalCode === null) kill(); // abandoned (its output failed): never left running
     if (opts.children) {
       // The record goes only once the process is gone (an abort kills it but it may still be exiting).
@@ -56,14 +56,14 @@ async function runNative(bin: string, req: RunRequest, opts: NativeRunnerOptions
 
 async function forEachLine(stream: ReadableStream<Uint8Array>, fn: (line: string) => void): Promise<void> {
   const decoder = new TextDecoder();
-  let buffered = '';
+  let buffered = "";
   for await (const chunk of stream) {
     buffered += decoder.decode(chunk, { stream: true });
     // ffmpeg ends its classic stats lines with \r, so treat it as a break too.
     const parts = buffered.split(/\r\n|\n|\r/);
-    buffered = parts.pop() ?? '';
+    buffered = parts.pop() ?? "";
     for (const p of parts) fn(p);
   }
   buffered += decoder.decode();
-  if (buffered !== '') fn(buffered);
+  if (buffered !== "") fn(buffered);
 }

@@ -1,4 +1,4 @@
-import type { DownloadFormat, DownloadSpec, Rung } from './types.ts';
+import type { DownloadFormat, DownloadSpec, Rung } from "./types.ts";
 
 export interface PlannedDownload {
   /** Name of the produced rendition the file is made from. */
@@ -19,11 +19,7 @@ export interface PlannedDownload {
  * An audio-only job has a single rendition, 'audio', which takes the first
  * request's format.
  */
-export function planDownloads(
-  specs: DownloadSpec[],
-  ladder: Rung[],
-  produced: Array<{ name: string; height: number }>,
-): { planned: PlannedDownload[]; ignored: DownloadSpec[] } {
+export function planDownloads(specs: DownloadSpec[], ladder: Rung[], produced: Array<{ name: string; height: number }>): { planned: PlannedDownload[]; ignored: DownloadSpec[] } {
   const planned: PlannedDownload[] = [];
   const ignored: DownloadSpec[] = [];
   const taken = new Set<string>();
@@ -40,7 +36,7 @@ export function planDownloads(
 }
 
 function pick(spec: DownloadSpec, ladder: Rung[], produced: Array<{ name: string; height: number }>): string | null {
-  if (produced.length === 1 && produced[0]!.name === 'audio') return 'audio';
+  if (produced.length === 1 && produced[0]!.name === "audio") return "audio";
   const exact = produced.find((p) => p.name === spec.rung);
   if (exact) return exact.name;
   const asked = ladder.find((r) => r.name === spec.rung);

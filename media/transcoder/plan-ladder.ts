@@ -1,4 +1,4 @@
-import type { ProbeResult, Rung } from './types.ts';
+import type { ProbeResult, Rung } from "./types.ts";
 
 const even = (n: number) => Math.max(2, Math.floor(n / 2) * 2);
 

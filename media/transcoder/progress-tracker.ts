@@ -18,11 +18,7 @@ export interface ProgressTracker {
 const TIME_US = /^out_time_(?:us|ms)=(\d+)/;
 const CLOCK = /time=(-?\d+):(\d\d):(\d\d(?:\.\d+)?)/;
 
-export function createProgressTracker(
-  durationSeconds: number | null,
-  weights: number[],
-  onProgress: ((percent: number) => void) | undefined,
-): ProgressTracker {
+export function createProgressTracker(durationSeconds: number | null, weights: number[], onProgress: ((percent: number) => void) | undefined): ProgressTracker {
   const total = weights.reduce((a, b) => a + b, 0) || 1;
   let phaseIndex = 0;
   let parts = [1];

@@ -4,9 +4,9 @@
  * merge their master playlists, one remux run for the downloads, then verify
  * and measure the files.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { abortReason } from './abort-reason.ts';
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { abortReason } from "./abort-reason.ts";
 import {
   DOWNLOADS_DIR,
   HLS_DIR,
@@ -19,21 +19,21 @@ import {
   type PlannedDownloadFile,
   type PlannedRendition,
   type RunStage,
-} from './build-ffmpeg-args.ts';
-import { classifyFfmpegFailure } from './classify-ffmpeg-failure.ts';
-import { randomKeyHex } from './download-key.ts';
-import type { FfmpegRunner } from './ffmpeg-runner.ts';
-import { mergeMasterPlaylists, parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
-import { directoryBytes } from './measure-files.ts';
-import { planDownloads } from './plan-downloads.ts';
-import { planLadder, widthForHeight } from './plan-ladder.ts';
-import { probeInput } from './probe-input.ts';
-import { createProgressTracker } from './progress-tracker.ts';
-import { TranscodeError } from './transcode-error.ts';
-import type { ProbeResult, Rendition, TranscodeJob, TranscodeResult, TranscoderLogger } from './types.ts';
+} from "./build-ffmpeg-args.ts";
+import { classifyFfmpegFailure } from "./classify-ffmpeg-failure.ts";
+import { randomKeyHex } from "./download-key.ts";
+import type { FfmpegRunner } from "./ffmpeg-runner.ts";
+import { mergeMasterPlaylists, parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
+import { directoryBytes } from "./measure-files.ts";
+import { planDownloads } from "./plan-downloads.ts";
+import { planLadder, widthForHeight } from "./plan-ladder.ts";
+import { probeInput } from "./probe-input.ts";
+import { createProgressTracker } from "./progress-tracker.ts";
+import { TranscodeError } from "./transcode-error.ts";
+import type { ProbeResult, Rendition, TranscodeJob, TranscodeResult, TranscoderLogger } from "./types.ts";
 
 export const DEFAULT_SEGMENT_SECONDS = 4;
-export const AUDIO_RENDITION = 'audio';
+export const AUDIO_RENDITION = "audio";
 
 export interface JobContext {
   runner: FfmpegRunner;
@@ -45,7 +45,7 @@ export interface JobContext {
 }
 
 /** Share of the progress bar per stage; without downloads HLS is all of it. */
-const STAGE_WEIGHT: Record<RunStage['kind'], number> = { hls: 90, downloads: 10 };
+const STAGE_WEIGHT: Record<RunStage["kind"], number> = { hls: 90, downloads: 10 };
 
 export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promise<TranscodeResult> {
   validateJob(job);
@@ -55,7 +55,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   const segmentSeconds = job.segmentSeconds ?? DEFAULT_SEGMENT_SECONDS;
   const renditions = planRenditions(probe, job);
   const { planned, ignored } = planDownloads(job.downloads, job.ladder, renditions);
-  if (ignored.length > 0) ctx.logger({ event: 'transcode.downloads_ignored', transcoderId: ctx.transcoderId, ignored });
+  if (ignored.length > 0) ctx.logger({ event: "transcode.downloads_ignored", transcoderId: ctx.transcoderId, ignored });
 
   const plan: EncodePlan = {
     renditions,
@@ -67,15 +67,17 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   };
   const files: PlannedDownloadFile[] = planned.map((d) => {
     const file = downloadFileName(d.rendition, d.format);
-    return d.format === 'mp4-encrypted'
-      ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() }
-      : { rendition: d.rendition, format: d.format, file };
+    return d.format === "mp4-encrypted" ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() } : { rendition: d.rendition, format: d.format, file };
   });
   const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }));
-  const progress = createProgressTracker(probe.durationSeconds, stages.map((s) => STAGE_WEIGHT[s.kind]), ctx.onProgress);
+  const progress = createProgressTracker(
+    probe.durationSeconds,
+    stages.map((s) => STAGE_WEIGHT[s.kind]),
+    ctx.onProgress,
+  );
   prepareOutDir(job.outDir, renditions, files.length > 0);
   ctx.logger({
-    event: 'transcode.started',
+    event: "transcode.started",
     transcoderId: ctx.transcoderId,
     backend: runner.backend,
     input: job.input,
@@ -85,9 +87,12 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   });
 
   for (const [index, stage] of stages.entries()) {
-    progress.phase(index, stage.runs.map((r) => r.weight));
+    progress.phase(
+      index,
+      stage.runs.map((r) => r.weight),
+    );
     await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
-    if (stage.kind === 'hls') {
+    if (stage.kind === "hls") {
       writeMasterPlaylist(job.outDir, renditions);
       verifyHls(job.outDir, renditions);
     }
@@ -97,7 +102,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   progress.finish();
   const seconds = (performance.now() - started) / 1000;
   ctx.logger({
-    event: 'transcode.finished',
+    event: "transcode.finished",
     transcoderId: ctx.transcoderId,
     backend: runner.backend,
     input: job.input,
@@ -110,24 +115,20 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
 }
 
 function validateJob(job: TranscodeJob): void {
-  if (!path.isAbsolute(job.outDir)) throw new TranscodeError('INVALID_JOB', `outDir must be absolute: ${job.outDir}`);
-  if (!fs.existsSync(job.outDir) || !fs.statSync(job.outDir).isDirectory())
-    throw new TranscodeError('INVALID_JOB', `outDir does not exist: ${job.outDir}`);
-  if (job.segmentSeconds !== undefined && !(job.segmentSeconds > 0))
-    throw new TranscodeError('INVALID_JOB', 'segmentSeconds must be positive');
+  if (!path.isAbsolute(job.outDir)) throw new TranscodeError("INVALID_JOB", `outDir must be absolute: ${job.outDir}`);
+  if (!fs.existsSync(job.outDir) || !fs.statSync(job.outDir).isDirectory()) throw new TranscodeError("INVALID_JOB", `outDir does not exist: ${job.outDir}`);
+  if (job.segmentSeconds !== undefined && !(job.segmentSeconds > 0)) throw new TranscodeError("INVALID_JOB", "segmentSeconds must be positive");
   for (const r of job.ladder) {
     // Rung names become directory names and var_stream_map tokens.
-    if (!/^[A-Za-z0-9_-]+$/.test(r.name) || r.name === AUDIO_RENDITION)
-      throw new TranscodeError('INVALID_JOB', `bad rung name: ${JSON.stringify(r.name)}`);
-    if (!(r.height > 0 && r.videoBitrateKbps > 0 && r.audioBitrateKbps > 0))
-      throw new TranscodeError('INVALID_JOB', `rung ${r.name} needs positive height and bitrates`);
+    if (!/^[A-Za-z0-9_-]+$/.test(r.name) || r.name === AUDIO_RENDITION) throw new TranscodeError("INVALID_JOB", `bad rung name: ${JSON.stringify(r.name)}`);
+    if (!(r.height > 0 && r.videoBitrateKbps > 0 && r.audioBitrateKbps > 0)) throw new TranscodeError("INVALID_JOB", `rung ${r.name} needs positive height and bitrates`);
   }
 }
 
 /** Video rungs with their sizes, or the single audio-only rendition. */
 function planRenditions(probe: ProbeResult, job: TranscodeJob): PlannedRendition[] {
   if (probe.hasVideo) {
-    if (job.ladder.length === 0) throw new TranscodeError('INVALID_JOB', 'ladder is empty');
+    if (job.ladder.length === 0) throw new TranscodeError("INVALID_JOB", "ladder is empty");
     return planLadder(probe, job.ladder).map((r) => ({
       name: r.name,
       width: widthForHeight(probe, r.height),
@@ -156,16 +157,11 @@ function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownl
  * failure aborts the others; the stage settles only when all runs have, so
  * no process or worker of the job outlives it.
  */
-async function runStage(
-  stage: RunStage,
-  job: TranscodeJob,
-  ctx: JobContext,
-  onLine: (line: string, part: number) => void,
-): Promise<void> {
+async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onLine: (line: string, part: number) => void): Promise<void> {
   const stop = new AbortController();
   const forward = () => stop.abort(ctx.signal.reason);
   if (ctx.signal.aborted) forward();
-  else ctx.signal.addEventListener('abort', forward, { once: true });
+  else ctx.signal.addEventListener("abort", forward, { once: true });
   let failure: unknown = null;
   const fail = (e: unknown) => {
     failure ??= e;
@@ -180,20 +176,20 @@ async function runStage(
         const run = stage.runs[part]!;
         try {
           const out = await ctx.runner.run({
-            tool: 'ffmpeg',
+            tool: "ffmpeg",
             args: run.args,
             files: run.readsInput ? { input: job.input, outDir: job.outDir } : { outDir: job.outDir },
             onLine: (line) => onLine(line, part),
             signal: stop.signal,
           });
-          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === 'hls' ? `HLS encode of ${run.label}` : 'download remux'));
+          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "hls" ? `HLS encode of ${run.label}` : "download remux"));
         } catch (e) {
           fail(e);
         }
       }),
     );
   } finally {
-    ctx.signal.removeEventListener('abort', forward);
+    ctx.signal.removeEventListener("abort", forward);
   }
   // A timeout or cancel of the job wins over what it caused in the runs.
   if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -205,14 +201,14 @@ function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[]): vo
   const hls = path.join(outDir, HLS_DIR);
   const parts = renditions.map((r) => {
     const file = path.join(hls, partialMasterName(r.name));
-    if (!fs.existsSync(file)) throw new TranscodeError('FFMPEG_FAILED', `ffmpeg wrote no master playlist for ${r.name}`);
-    return fs.readFileSync(file, 'utf8');
+    if (!fs.existsSync(file)) throw new TranscodeError("FFMPEG_FAILED", `ffmpeg wrote no master playlist for ${r.name}`);
+    return fs.readFileSync(file, "utf8");
   });
   let merged: string;
   try {
     merged = mergeMasterPlaylists(parts);
   } catch (e) {
-    throw new TranscodeError('FFMPEG_FAILED', `unexpected master playlist from ffmpeg: ${(e as Error).message}`);
+    throw new TranscodeError("FFMPEG_FAILED", `unexpected master playlist from ffmpeg: ${(e as Error).message}`);
   }
   const master = path.join(hls, MASTER_PLAYLIST);
   fs.writeFileSync(`${master}.tmp`, merged);
@@ -222,24 +218,17 @@ function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[]): vo
 
 function verifyHls(outDir: string, renditions: PlannedRendition[]): void {
   const master = path.join(outDir, HLS_DIR, MASTER_PLAYLIST);
-  if (!fs.existsSync(master)) throw new TranscodeError('FFMPEG_FAILED', 'ffmpeg wrote no master playlist');
+  if (!fs.existsSync(master)) throw new TranscodeError("FFMPEG_FAILED", "ffmpeg wrote no master playlist");
   for (const r of renditions) {
     const media = path.join(outDir, mediaPlaylistPath(r.name));
-    if (!fs.existsSync(media)) throw new TranscodeError('FFMPEG_FAILED', `ffmpeg wrote no playlist for ${r.name}`);
-    if (parseMediaPlaylist(fs.readFileSync(media, 'utf8')).segments.length === 0)
-      throw new TranscodeError('FFMPEG_FAILED', `playlist for ${r.name} has no segments`);
+    if (!fs.existsSync(media)) throw new TranscodeError("FFMPEG_FAILED", `ffmpeg wrote no playlist for ${r.name}`);
+    if (parseMediaPlaylist(fs.readFileSync(media, "utf8")).segments.length === 0) throw new TranscodeError("FFMPEG_FAILED", `playlist for ${r.name} has no segments`);
   }
-  const variants = parseMasterPlaylist(fs.readFileSync(master, 'utf8'));
-  if (variants.length !== renditions.length)
-    throw new TranscodeError('FFMPEG_FAILED', `master playlist lists ${variants.length} variants, expected ${renditions.length}`);
+  const variants = parseMasterPlaylist(fs.readFileSync(master, "utf8"));
+  if (variants.length !== renditions.length) throw new TranscodeError("FFMPEG_FAILED", `master playlist lists ${variants.length} variants, expected ${renditions.length}`);
 }
 
-function measure(
-  outDir: string,
-  probe: ProbeResult,
-  renditions: PlannedRendition[],
-  files: PlannedDownloadFile[],
-): TranscodeResult {
+function measure(outDir: string, probe: ProbeResult, renditions: PlannedRendition[], files: PlannedDownloadFile[]): TranscodeResult {
   const out: Rendition[] = renditions.map((r) => {
     const dl = files.find((f) => f.rendition === r.name);
     return {
@@ -251,7 +240,7 @@ function measure(
         ? {
             file: dl.file,
             format: dl.format,
-            password: dl.format === 'mp4-encrypted' ? dl.key! : null,
+            password: dl.format === "mp4-encrypted" ? dl.key! : null,
             sizeBytes: fileSize(path.join(outDir, dl.file), dl.rendition),
           }
         : null,
@@ -260,7 +249,7 @@ function measure(
   // Duration is measured from what was produced (the top rung's playlist),
   // which is what viewers get; the probe is only a fallback.
   const top = renditions.at(-1)!;
-  const topPlaylist = parseMediaPlaylist(fs.readFileSync(path.join(outDir, mediaPlaylistPath(top.name)), 'utf8'));
+  const topPlaylist = parseMediaPlaylist(fs.readFileSync(path.join(outDir, mediaPlaylistPath(top.name)), "utf8"));
   const measured = Math.round(topPlaylist.totalDuration * 1000) / 1000;
   return {
     masterPlaylist: path.posix.join(HLS_DIR, MASTER_PLAYLIST),
@@ -279,5 +268,5 @@ function fileSize(file: string, rendition: string): number {
   } catch {
     // fall through
   }
-  throw new TranscodeError('FFMPEG_FAILED', `download for ${rendition} was not written`);
+  throw new TranscodeError("FFMPEG_FAILED", `download for ${rendition} was not written`);
 }

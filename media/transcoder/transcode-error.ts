@@ -1,17 +1,17 @@
 export type TranscodeErrorCode =
   /** The input is not media ffmpeg can read, or has neither video nor audio. */
-  | 'INPUT_UNSUPPORTED'
+  | "INPUT_UNSUPPORTED"
   /** The job ran longer than timeoutMs; its process or worker was killed. */
-  | 'TIMEOUT'
+  | "TIMEOUT"
   /** The caller's AbortSignal fired, or the transcoder was closed. */
-  | 'CANCELLED'
+  | "CANCELLED"
   /** ffmpeg exited non-zero or produced no usable output. */
-  | 'FFMPEG_FAILED'
+  | "FFMPEG_FAILED"
   /** The job itself is malformed (relative paths, empty ladder, ...). */
-  | 'INVALID_JOB';
+  | "INVALID_JOB";
 
 export class TranscodeError extends Error {
-  override readonly name = 'TranscodeError';
+  override readonly name = "TranscodeError";
   constructor(
     readonly code: TranscodeErrorCode,
     message: string,

@@ -1,5 +1,5 @@
-import * as os from 'node:os';
-import type { Backend } from './types.ts';
+import * as os from "node:os";
+import type { Backend } from "./types.ts";
 
 let counter = 0;
 
@@ -9,6 +9,6 @@ let counter = 0;
  */
 export function createTranscoderId(backend: Backend): string {
   counter += 1;
-  const host = os.hostname().replace(/[^A-Za-z0-9.-]/g, '_') || 'host';
+  const host = os.hostname().replace(/[^A-Za-z0-9.-]/g, "_") || "host";
   return `${backend}-${host}-${process.pid}-${counter}`;
 }

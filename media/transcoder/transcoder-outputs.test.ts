@@ -2,19 +2,19 @@
  * Both backends on the same 720p source, checked with the system's ffprobe
  * and ffmpeg rather than with our own code, then compared with each other.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { closeMediaTools, mediaToolsBackend } from '../test-support/media-tools.ts';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { createTranscoder } from './create-transcoder.ts';
-import { hasNativeFfmpeg } from './has-native-ffmpeg.ts';
-import { parseMasterPlaylist, parseMediaPlaylist } from './hls-playlist.ts';
-import { decodeVideoFrames, ffprobeFile, startsWithKeyframe } from './test-support/ffprobe-file.ts';
-import { WIDE_LADDER, fixture, removeDir, tempOutDir } from './test-support/fixtures.ts';
-import type { Backend, TranscodeResult, Transcoder } from './types.ts';
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { closeMediaTools, mediaToolsBackend } from "../test-support/media-tools.ts";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { createTranscoder } from "./create-transcoder.ts";
+import { hasNativeFfmpeg } from "./has-native-ffmpeg.ts";
+import { parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
+import { decodeVideoFrames, ffprobeFile, startsWithKeyframe } from "./test-support/ffprobe-file.ts";
+import { WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
+import type { Backend, TranscodeResult, Transcoder } from "./types.ts";
 
 const native = hasNativeFfmpeg();
-const backends: Backend[] = native ? ['wasm', 'native'] : ['wasm'];
+const backends: Backend[] = native ? ["wasm", "native"] : ["wasm"];
 const SEGMENT = 2;
 
 interface Run {
@@ -33,12 +33,12 @@ beforeAll(async () => {
       const progress: number[] = [];
       const result = await transcoder.transcode(
         {
-          input: fixture('av-720p-3s.mp4'),
+          input: fixture("av-720p-3s.mp4"),
           outDir,
           ladder: WIDE_LADDER,
           downloads: [
-            { rung: '360p', format: 'mkv' },
-            { rung: '720p', format: 'mp4-encrypted' },
+            { rung: "360p", format: "mkv" },
+            { rung: "720p", format: "mp4-encrypted" },
           ],
           segmentSeconds: SEGMENT,
         },
@@ -58,40 +58,40 @@ afterAll(async () => {
 });
 
 const get = (b: Backend) => runs.get(b)!;
-const read = (run: Run, rel: string) => fs.readFileSync(path.join(run.outDir, rel), 'utf8');
+const read = (run: Run, rel: string) => fs.readFileSync(path.join(run.outDir, rel), "utf8");
 
-describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
-  test('caps the ladder at the source: 360p and 720p, no 1080p', () => {
+describe.each(backends)("%s backend on av-720p-3s.mp4", (backend) => {
+  test("caps the ladder at the source: 360p and 720p, no 1080p", () => {
     const { result } = get(backend);
     expect(result.renditions.map((r) => [r.quality, r.width, r.height])).toEqual([
-      ['360p', 640, 360],
-      ['720p', 1280, 720],
+      ["360p", 640, 360],
+      ["720p", 1280, 720],
     ]);
-    expect(result.probe).toMatchObject({ width: 1280, height: 720, hasVideo: true, hasAudio: true, videoCodec: 'h264' });
+    expect(result.probe).toMatchObject({ width: 1280, height: 720, hasVideo: true, hasAudio: true, videoCodec: "h264" });
   });
 
-  test('master playlist lists one H.264+AAC variant per rung', () => {
+  test("master playlist lists one H.264+AAC variant per rung", () => {
     const run = get(backend);
-    expect(run.result.masterPlaylist).toBe('hls/master.m3u8');
+    expect(run.result.masterPlaylist).toBe("hls/master.m3u8");
     const variants = parseMasterPlaylist(read(run, run.result.masterPlaylist));
     expect(variants.map((v) => [v.uri, v.width, v.height])).toEqual([
-      ['360p/index.m3u8', 640, 360],
-      ['720p/index.m3u8', 1280, 720],
+      ["360p/index.m3u8", 640, 360],
+      ["720p/index.m3u8", 1280, 720],
     ]);
     for (const v of variants) {
       expect(v.bandwidth).toBeGreaterThan(0);
-      expect(v.codecs.some((c) => c.startsWith('avc1.'))).toBe(true);
-      expect(v.codecs).toContain('mp4a.40.2');
+      expect(v.codecs.some((c) => c.startsWith("avc1."))).toBe(true);
+      expect(v.codecs).toContain("mp4a.40.2");
     }
     // Variant URIs resolve relative to the master to the playlists the result names.
-    for (const r of run.result.renditions) expect(path.posix.relative('hls', r.playlist)).toBe(`${r.quality}/index.m3u8`);
+    for (const r of run.result.renditions) expect(path.posix.relative("hls", r.playlist)).toBe(`${r.quality}/index.m3u8`);
   });
 
-  test('media playlists are complete VOD playlists of ~3 s', () => {
+  test("media playlists are complete VOD playlists of ~3 s", () => {
     const run = get(backend);
     for (const r of run.result.renditions) {
       const p = parseMediaPlaylist(read(run, r.playlist));
-      expect(p).toMatchObject({ playlistType: 'VOD', endList: true });
+      expect(p).toMatchObject({ playlistType: "VOD", endList: true });
       expect(p.segments.length).toBe(2);
       expect(p.targetDuration).toBeLessThanOrEqual(SEGMENT);
       expect(p.totalDuration).toBeCloseTo(3, 1);
@@ -100,7 +100,7 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     expect(run.result.durationSeconds).toBeCloseTo(3, 1);
   });
 
-  test('segments are H.264 + AAC at the rung size and sum to ~3 s', async () => {
+  test("segments are H.264 + AAC at the rung size and sum to ~3 s", async () => {
     const run = get(backend);
     for (const r of run.result.renditions) {
       const dir = path.join(run.outDir, path.dirname(r.playlist));
@@ -108,10 +108,10 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
       let total = 0;
       for (const s of segs) {
         const probed = await ffprobeFile(path.join(dir, s.uri));
-        expect(probed.formatName).toBe('mpegts');
-        const v = probed.streams.find((x) => x.codec_type === 'video')!;
-        expect([v.codec_name, v.width, v.height]).toEqual(['h264', r.width, r.height]);
-        expect(probed.streams.find((x) => x.codec_type === 'audio')?.codec_name).toBe('aac');
+        expect(probed.formatName).toBe("mpegts");
+        const v = probed.streams.find((x) => x.codec_type === "video")!;
+        expect([v.codec_name, v.width, v.height]).toEqual(["h264", r.width, r.height]);
+        expect(probed.streams.find((x) => x.codec_type === "audio")?.codec_name).toBe("aac");
         total += probed.duration;
       }
       expect(total).toBeGreaterThan(2.8);
@@ -119,7 +119,7 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     }
   });
 
-  test('every segment of every rung starts on a keyframe, cut at the same instants', async () => {
+  test("every segment of every rung starts on a keyframe, cut at the same instants", async () => {
     // Same cut points in all rungs are what let players switch between them.
     const run = get(backend);
     const cuts: number[][] = [];
@@ -132,23 +132,23 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     expect(cuts[0]![0]).toBeCloseTo(SEGMENT, 2);
   });
 
-  test('the mkv download is Matroska with both streams, no password', async () => {
+  test("the mkv download is Matroska with both streams, no password", async () => {
     const run = get(backend);
-    const dl = run.result.renditions.find((r) => r.quality === '360p')!.download!;
-    expect(dl).toMatchObject({ file: 'downloads/360p.mkv', format: 'mkv', password: null });
+    const dl = run.result.renditions.find((r) => r.quality === "360p")!.download!;
+    expect(dl).toMatchObject({ file: "downloads/360p.mkv", format: "mkv", password: null });
     const file = path.join(run.outDir, dl.file);
     expect(dl.sizeBytes).toBe(fs.statSync(file).size);
     const probed = await ffprobeFile(file);
-    expect(probed.formatName).toBe('matroska,webm');
-    expect(probed.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
+    expect(probed.formatName).toBe("matroska,webm");
+    expect(probed.streams.map((s) => s.codec_name).sort()).toEqual(["aac", "h264"]);
     expect(probed.duration).toBeCloseTo(3, 0);
   });
 
-  test('the encrypted mp4 decrypts with its password and does not decode without it', async () => {
+  test("the encrypted mp4 decrypts with its password and does not decode without it", async () => {
     const run = get(backend);
-    const r720 = run.result.renditions.find((r) => r.quality === '720p')!;
+    const r720 = run.result.renditions.find((r) => r.quality === "720p")!;
     const dl = r720.download!;
-    expect(dl.format).toBe('mp4-encrypted');
+    expect(dl.format).toBe("mp4-encrypted");
     expect(dl.password).toMatch(/^[0-9a-f]{32}$/);
     const file = path.join(run.outDir, dl.file);
 
@@ -163,23 +163,23 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
     // (decode error rate above -max_error_rate, 2/3); the few frames that do
     // come out (0-11 of 75 seen) are garbage, never a frame of the real video.
     const realFrames = new Set(reference.frameHashes);
-    for (const key of [undefined, '0'.repeat(32)]) {
+    for (const key of [undefined, "0".repeat(32)]) {
       const bad = await decodeVideoFrames(file, key);
       // ffmpeg.wasm as the referee reports the error rate in its log but exits 0; the frames decide.
-      if (mediaToolsBackend() === 'native') expect(bad.exitCode).not.toBe(0);
-      else expect(bad.stderr).not.toBe('');
+      if (mediaToolsBackend() === "native") expect(bad.exitCode).not.toBe(0);
+      else expect(bad.stderr).not.toBe("");
       expect(bad.frameHashes.length).toBeLessThan(realFrames.size / 3);
       expect(bad.frameHashes.filter((h) => realFrames.has(h))).toEqual([]);
     }
   });
 
-  test('measures bytes from the files', () => {
+  test("measures bytes from the files", () => {
     const { result } = get(backend);
     expect(result.hlsBytes).toBeGreaterThan(100_000);
     expect(result.downloadBytes).toBe(result.renditions.reduce((s, r) => s + (r.download?.sizeBytes ?? 0), 0));
   });
 
-  test('progress starts at 0, only rises, and ends at exactly 100', () => {
+  test("progress starts at 0, only rises, and ends at exactly 100", () => {
     const { progress } = get(backend);
     expect(progress[0]).toBe(0);
     expect(progress.at(-1)).toBe(100);
@@ -189,10 +189,10 @@ describe.each(backends)('%s backend on av-720p-3s.mp4', (backend) => {
   });
 });
 
-describe.skipIf(!native)('wasm and native agree', () => {
-  test('same files, rung set and playlist structure; different keys', () => {
-    const w = get('wasm');
-    const n = get('native');
+describe.skipIf(!native)("wasm and native agree", () => {
+  test("same files, rung set and playlist structure; different keys", () => {
+    const w = get("wasm");
+    const n = get("native");
     const tree = (dir: string) => (fs.readdirSync(dir, { recursive: true }) as string[]).sort();
     expect(tree(w.outDir)).toEqual(tree(n.outDir));
     const strip = (r: TranscodeResult) => ({
@@ -202,7 +202,7 @@ describe.skipIf(!native)('wasm and native agree', () => {
       renditions: r.renditions.map((x) => ({ ...x, download: x.download && { ...x.download, sizeBytes: 0, password: !!x.download.password } })),
     });
     expect(strip(w.result)).toEqual(strip(n.result));
-    expect(read(w, 'hls/master.m3u8')).toBe(read(n, 'hls/master.m3u8'));
+    expect(read(w, "hls/master.m3u8")).toBe(read(n, "hls/master.m3u8"));
     for (const r of w.result.renditions) {
       const shape = (text: string) => text.replace(/^#EXTINF:([\d.]+),/gm, (_, d) => `#EXTINF:${Number(d).toFixed(1)},`);
       expect(shape(read(w, r.playlist))).toBe(shape(read(n, r.playlist)));

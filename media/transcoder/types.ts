@@ -1,6 +1,6 @@
 /** Public shapes of the transcoder. See README.md for the decisions behind them. */
 
-export type Backend = 'wasm' | 'native';
+export type Backend = "wasm" | "native";
 
 export interface Rung {
   /** Quality label, e.g. '360p'; becomes the rendition's directory name. */
@@ -10,7 +10,7 @@ export interface Rung {
   audioBitrateKbps: number;
 }
 
-export type DownloadFormat = 'mkv' | 'mp4-encrypted';
+export type DownloadFormat = "mkv" | "mp4-encrypted";
 
 export interface DownloadSpec {
   /** Rung name the download is made from. */
@@ -104,7 +104,7 @@ export type TranscoderLogger = (obj: Record<string, unknown>) => void;
 
 export interface CreateTranscoderOptions {
   /** 'auto' (default) prefers native when ffmpeg and ffprobe are on PATH. */
-  backend?: 'auto' | Backend;
+  backend?: "auto" | Backend;
   /** wasm pool size; default navigator.hardwareConcurrency. */
   workers?: number;
   logger?: TranscoderLogger;

@@ -78,7 +78,17 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
   function toRecord(row: typeof actors.$inferSelect): ActorRecord {
     const st = row.state as Persisted;
     const open = kinds[row.kind]?.open;
-    return { id: row.id, kind: row.kind, orgId: row.orgId, status: row.status, value: st.value, context: open ? open(st.context, row.id) : st.context, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+    return {
+      id: row.id,
+      kind: row.kind,
+      orgId: row.orgId,
+      status: row.status,
+      value: st.value,
+      context: open ? open(st.context, row.id) : st.context,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      version: row.version,
+    };
   }
 
   function stored(kind: string, id: string, state: Persisted): Persisted {
@@ -130,7 +140,9 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
         const now = Date.now();
         const status = statusOf(snapshot.value);
         const state: Persisted = { value: snapshot.value, context: snapshot.context };
-        await tx.insert(actors).values({ id: input.id, kind, orgId: input.orgId, status, state: stored(kind, input.id, state), dedupeKey: options.dedupeKey ?? null, version: 1, createdAt: now, updatedAt: now });
+        await tx
+          .insert(actors)
+          .values({ id: input.id, kind, orgId: input.orgId, status, state: stored(kind, input.id, state), dedupeKey: options.dedupeKey ?? null, version: 1, createdAt: now, updatedAt: now });
         const events = emittedEvents(actions as never);
         await writeOutbox(tx, input.orgId, input.id, events, now);
         const record: ActorRecord = { id: input.id, kind, orgId: input.orgId, status, value: snapshot.value, context: snapshot.context, createdAt: now, updatedAt: now, version: 1 };
@@ -143,10 +155,19 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     },
 
     /** Sends an event; returns null when the actor does not exist. Unhandled events change nothing. */
-    async send<C = any>(kind: string, id: string, event: { type: string; [key: string]: unknown }, options: { within?: (tx: Tx, result: TransitionResult<C>) => Promise<void> } = {}): Promise<TransitionResult<C> | null> {
+    async send<C = any>(
+      kind: string,
+      id: string,
+      event: { type: string; [key: string]: unknown },
+      options: { within?: (tx: Tx, result: TransitionResult<C>) => Promise<void> } = {},
+    ): Promise<TransitionResult<C> | null> {
       const { machine, statusOf } = spec(kind);
       const result = await database.write(async (tx) => {
-        const rows = await tx.select().from(actors).where(and(eq(actors.id, id), eq(actors.kind, kind))).limit(1);
+        const rows = await tx
+          .select()
+          .from(actors)
+          .where(and(eq(actors.id, id), eq(actors.kind, kind)))
+          .limit(1);
         const row = rows[0];
         if (!row) return null;
         const before = toRecord(row);
@@ -174,7 +195,11 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
 
     /** Reads an actor of one organization: another organization's id is simply absent. */
     async get<C = any>(kind: string, id: string, orgId?: string): Promise<ActorRecord<C> | null> {
-      const rows = await database.db.select().from(actors).where(and(eq(actors.id, id), eq(actors.kind, kind), isNull(actors.deletedAt))).limit(1);
+      const rows = await database.db
+        .select()
+        .from(actors)
+        .where(and(eq(actors.id, id), eq(actors.kind, kind), isNull(actors.deletedAt)))
+        .limit(1);
       const row = rows[0];
       if (!row || (orgId !== undefined && row.orgId !== orgId)) return null;
       return toRecord(row);

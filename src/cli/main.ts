@@ -89,7 +89,12 @@ async function run(argv: string[]): Promise<number> {
         const keys = (await orgs.listKeys(orgId)).map(keyView);
         if (json) console.log(JSON.stringify({ org_id: orgId, keys }));
         else if (keys.length === 0) console.log("no keys");
-        else console.log(keys.map((k) => `sk_live_${k.prefix}_…\t${k.status}\t${k.name}\tcreated ${k.created_at}${k.expires_at ? `\texpires ${k.expires_at}` : ""}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ""}`).join("\n"));
+        else
+          console.log(
+            keys
+              .map((k) => `sk_live_${k.prefix}_…\t${k.status}\t${k.name}\tcreated ${k.created_at}${k.expires_at ? `\texpires ${k.expires_at}` : ""}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ""}`)
+              .join("\n"),
+          );
         return 0;
       }
       case "key revoke": {

@@ -35,7 +35,10 @@ export function applyOrgSet(settings: OrgSettings, options: Record<string, strin
     next.transcoding = onOff("transcoding", transcoding) ? (next.transcoding ?? { ladder: ["360p", "720p", "1080p"].map(rung) }) : null;
   }
   if (ladderArg !== undefined) {
-    const ladder = ladderArg.split(",").map((s) => rung(s.trim())).sort((a, b) => a.height - b.height);
+    const ladder = ladderArg
+      .split(",")
+      .map((s) => rung(s.trim()))
+      .sort((a, b) => a.height - b.height);
     if (ladder.length === 0) throw new CliUsageError("--ladder needs at least one rung");
     next.transcoding = { ladder };
   }

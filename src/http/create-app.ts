@@ -85,7 +85,9 @@ export function createApp(deps: AppDeps) {
         exclude: { paths: ["/openapi/scalar.js"] },
       }),
     )
-    .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), { detail: { hide: true } })
+    .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), {
+      detail: { hide: true },
+    })
     .onRequest(async ({ request }) => {
       // The path Elysia routes (see canonical-request.ts), so this hook always judges the routed path.
       const path = routedPath(request.url);

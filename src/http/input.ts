@@ -68,7 +68,13 @@ export function integer(opts: { min: number; max?: number; description?: string;
 
 export function oneOf<const V extends string>(values: readonly V[], description?: string): Field<V> & { optional: false } {
   const error = `must be one of: ${values.join(", ")}`;
-  return field(t.Union(values.map((v) => t.Literal(v)), { description }), (v) => (typeof v === "string" && (values as readonly string[]).includes(v) ? ok(v as V) : bad(error)));
+  return field(
+    t.Union(
+      values.map((v) => t.Literal(v)),
+      { description },
+    ),
+    (v) => (typeof v === "string" && (values as readonly string[]).includes(v) ? ok(v as V) : bad(error)),
+  );
 }
 
 // ---- tags: one rule for videos and live streams --------------------------------
@@ -137,10 +143,7 @@ export interface BodyInput<F extends FieldMap> {
 }
 
 export function bodyInput<F extends FieldMap>(fields: F, opts: { description?: string } = {}): BodyInput<F> {
-  const schema = t.Object(
-    Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f.schema])),
-    { additionalProperties: false, description: opts.description },
-  );
+  const schema = t.Object(Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f.schema])), { additionalProperties: false, description: opts.description });
   return {
     fields,
     schema,
@@ -218,10 +221,7 @@ export interface QueryInput<F extends Record<string, QueryField<any>>> {
 }
 
 export function queryInput<F extends Record<string, QueryField<any>>>(fields: F): QueryInput<F> {
-  const schema = t.Object(
-    Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, t.Optional(f.schema)])),
-    { additionalProperties: true },
-  );
+  const schema = t.Object(Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, t.Optional(f.schema)])), { additionalProperties: true });
   return {
     schema,
     parse(url) {

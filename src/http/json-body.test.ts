@@ -19,7 +19,7 @@ test("the byte scan agrees with the parsed depth on arbitrary JSON (strings full
     { numRuns: 500 },
   );
   expect(exceedsDepth(bytes('{"a":"[[[[\\"[[[["}'), 1)).toBe(false);
-  expect(exceedsDepth(bytes("[".repeat(MAX_JSON_DEPTH))) ).toBe(false);
+  expect(exceedsDepth(bytes("[".repeat(MAX_JSON_DEPTH)))).toBe(false);
   expect(exceedsDepth(bytes("[".repeat(MAX_JSON_DEPTH + 1)))).toBe(true);
 });
 

@@ -10,7 +10,6 @@ export interface LimitCheck {
 
 export type LimitResult = { ok: true } | { ok: false; retryAfterSeconds: number; key: string };
 
-
 /**
  * Fixed one-minute windows that open on a key's first request, so Retry-After
  * (the time until the window closes) is exactly enough to wait. Counting is in

@@ -55,8 +55,7 @@ export function createJobQueue(opts: { database: Database; workerId: string; lea
      */
     async claim(type: string, claimOpts: { perOrgLimit?: number } = {}): Promise<JobRow | null> {
       const perOrgLimit = claimOpts.perOrgLimit ?? Infinity;
-      const runnable = (t: number) =>
-        and(eq(jobs.type, type), inArray(jobs.status, ["queued", "running"]), lte(jobs.runAfter, t), or(eq(jobs.status, "queued"), lte(jobs.leaseUntil, t)));
+      const runnable = (t: number) => and(eq(jobs.type, type), inArray(jobs.status, ["queued", "running"]), lte(jobs.runAfter, t), or(eq(jobs.status, "queued"), lte(jobs.leaseUntil, t)));
       // A read first: an idle poll should not take the write lock every second.
       const any = await database.db.select({ id: jobs.id }).from(jobs).where(runnable(now())).limit(1);
       if (any.length === 0) return null;
@@ -132,13 +131,21 @@ export function createJobQueue(opts: { database: Database; workerId: string; lea
     },
 
     async finish(id: string, status: "done" | "failed", error?: string): Promise<void> {
-      await database.write((tx) => tx.update(jobs).set({ status, lastError: error ?? null, leaseUntil: null, updatedAt: now() }).where(eq(jobs.id, id)));
+      await database.write((tx) =>
+        tx
+          .update(jobs)
+          .set({ status, lastError: error ?? null, leaseUntil: null, updatedAt: now() })
+          .where(eq(jobs.id, id)),
+      );
     },
 
     /** Gives a job back for another attempt after `delayMs`. */
     async retry(id: string, delayMs: number, error: string): Promise<void> {
       await database.write((tx) =>
-        tx.update(jobs).set({ status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error, updatedAt: now() }).where(eq(jobs.id, id)),
+        tx
+          .update(jobs)
+          .set({ status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error, updatedAt: now() })
+          .where(eq(jobs.id, id)),
       );
     },
 
@@ -157,7 +164,10 @@ export function createJobQueue(opts: { database: Database; workerId: string; lea
     },
 
     async countActive(): Promise<number> {
-      const rows = await database.db.select({ n: sql<number>`count(*)` }).from(jobs).where(inArray(jobs.status, ["queued", "running"]));
+      const rows = await database.db
+        .select({ n: sql<number>`count(*)` })
+        .from(jobs)
+        .where(inArray(jobs.status, ["queued", "running"]));
       return Number(rows[0]?.n ?? 0);
     },
   };

@@ -58,17 +58,20 @@ export function createJobRunner(opts: { queue: JobQueue; handlers: JobHandler[];
     const abort = new AbortController();
     running.set(job.id, { job, abort });
     const log = logger.child({ job_id: job.id, job_type: job.type, entity_id: job.entityId, org_id: job.orgId, attempt: job.attempts });
-    const beat = setInterval(() => {
-      queue
-        .heartbeat(job.id)
-        .then((mine) => {
-          if (!mine && !abort.signal.aborted) {
-            log.warn("Job lease lost; aborting", {});
-            abort.abort(new PermanentJobError("CANCELLED", "The job was cancelled."));
-          }
-        })
-        .catch((err) => log.error("Cannot renew job lease", { err }));
-    }, Math.max(100, Math.floor(queue.leaseMs / 3)));
+    const beat = setInterval(
+      () => {
+        queue
+          .heartbeat(job.id)
+          .then((mine) => {
+            if (!mine && !abort.signal.aborted) {
+              log.warn("Job lease lost; aborting", {});
+              abort.abort(new PermanentJobError("CANCELLED", "The job was cancelled."));
+            }
+          })
+          .catch((err) => log.error("Cannot renew job lease", { err }));
+      },
+      Math.max(100, Math.floor(queue.leaseMs / 3)),
+    );
     try {
       log.info("Job started", {});
       const result = await handler.run(job, { signal: abort.signal, logger: log });

@@ -110,7 +110,10 @@ export function createLiveIngest(deps: {
    * earlier) until the recording was last written.
    */
   async function recoveredDuration(ctx: StreamContext, mediaSeconds: number): Promise<number | null> {
-    const written = await stat(flvPath(ctx.id)).then((s) => s.mtimeMs, () => null);
+    const written = await stat(flvPath(ctx.id)).then(
+      (s) => s.mtimeMs,
+      () => null,
+    );
     if (written === null) return null;
     const observed = ctx.startedAt ? Date.parse(ctx.startedAt) : Infinity;
     return Math.max(0, Math.round((written - Math.min(observed, written - mediaSeconds * 1000)) / 1000));
@@ -144,7 +147,12 @@ export function createLiveIngest(deps: {
         entry = {
           ctx,
           observed: record.status === "LIVE",
-          broadcast: createBroadcast({ streamId: ctx.id, latency: ctx.latency, flvPath: flvPath(ctx.id), hlsDir: hlsDir(ctx.id), logger,
+          broadcast: createBroadcast({
+            streamId: ctx.id,
+            latency: ctx.latency,
+            flvPath: flvPath(ctx.id),
+            hlsDir: hlsDir(ctx.id),
+            logger,
             onSegment: (info) => {
               startPlayer(entry!);
               deps.onSegment?.(ctx.id, info, entry!.broadcast.segmentSeconds);
@@ -184,10 +192,12 @@ export function createLiveIngest(deps: {
       const durationSeconds = entry ? entry.broadcast.durationSeconds() : null;
       await runtime.send("livestream", ctx.id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds });
       if (entry) {
-        entry.ending ??= Promise.resolve().then(() => {
-          deps.kick(ctx.streamKey);
-          return finish(ctx, "explicit", entry);
-        }).catch((err) => logger.error("Cannot end live broadcast", { err, stream_id: ctx.id }));
+        entry.ending ??= Promise.resolve()
+          .then(() => {
+            deps.kick(ctx.streamKey);
+            return finish(ctx, "explicit", entry);
+          })
+          .catch((err) => logger.error("Cannot end live broadcast", { err, stream_id: ctx.id }));
       }
     },
 

@@ -73,9 +73,7 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
     const stream = rec.context.stream;
     if (!stream) return;
     const playbackUrl = rec.status === "COMPLETED" ? (rec.context.outcome?.url ?? null) : null;
-    runtime
-      .send("livestream", stream.id, { type: "RECORDING_TRANSCODED", playbackUrl })
-      .catch((err) => logger.error("Cannot record the stream's recording state", { err, stream_id: stream.id }));
+    runtime.send("livestream", stream.id, { type: "RECORDING_TRANSCODED", playbackUrl }).catch((err) => logger.error("Cannot record the stream's recording state", { err, stream_id: stream.id }));
   });
 
   const hlsRoutes = new Elysia({ name: "live-hls-routes" }).get(

@@ -25,7 +25,11 @@ const createStreamInput = bodyInput(streamFields);
 const scheduleStreamInput = bodyInput({
   ...streamFields,
   scheduled_at: field(
-    t.String({ format: "date-time", description: "When the broadcast starts: ISO 8601 with a time zone (Z or ±HH:MM), a real calendar date, in the future and at most one year ahead.", examples: ["2030-01-31T18:00:00Z"] }),
+    t.String({
+      format: "date-time",
+      description: "When the broadcast starts: ISO 8601 with a time zone (Z or ±HH:MM), a real calendar date, in the future and at most one year ahead.",
+      examples: ["2030-01-31T18:00:00Z"],
+    }),
     (v) => {
       const r = parseScheduledAt(v);
       return r.ok ? { ok: true as const, value: v as string } : r;
@@ -62,7 +66,12 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
           body: createStreamInput.schema,
           tags,
           summary: "Create a live stream, ready now",
-          description: "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.", ok: 201, data: "`stream`: the full shape with `rtmp_url`.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE", "NO_SLOTS_AVAILABLE"] }),
+          description:
+            "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.",
+          ok: 201,
+          data: "`stream`: the full shape with `rtmp_url`.",
+          errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE", "NO_SLOTS_AVAILABLE"],
+        }),
       },
     )
     .post(
@@ -75,7 +84,16 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       },
       {
         permission: "livestreams.create",
-        detail: doc({ body: scheduleStreamInput.schema, tags, summary: "Book a live stream for later", description: "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now. Counts in the same 10/min per-organization limit as POST /livestreams/.", ok: 201, data: "`stream`: the full shape, status SCHEDULED.", errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"] }),
+        detail: doc({
+          body: scheduleStreamInput.schema,
+          tags,
+          summary: "Book a live stream for later",
+          description:
+            "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now. Counts in the same 10/min per-organization limit as POST /livestreams/.",
+          ok: 201,
+          data: "`stream`: the full shape, status SCHEDULED.",
+          errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"],
+        }),
       },
     )
     .get(
@@ -102,7 +120,13 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
     .get("/livestreams/:id/", async ({ auth, params }) => success({ stream: view(await load(auth.org.id, params.id)) }), {
       permission: "livestreams.read",
       params: idParams,
-      detail: doc({ tags, summary: "Get a live stream", description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.", data: "`stream`.", errors: ["NOT_FOUND"] }),
+      detail: doc({
+        tags,
+        summary: "Get a live stream",
+        description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.",
+        data: "`stream`.",
+        errors: ["NOT_FOUND"],
+      }),
     })
     .post(
       "/livestreams/:id/end/",
@@ -114,7 +138,13 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.end",
         params: idParams,
-        detail: doc({ tags, summary: "End a live stream", description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.", data: "`stream`, status ENDED.", errors: ["NOT_FOUND"] }),
+        detail: doc({
+          tags,
+          summary: "End a live stream",
+          description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.",
+          data: "`stream`, status ENDED.",
+          errors: ["NOT_FOUND"],
+        }),
       },
     )
     .delete(
@@ -132,7 +162,13 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       {
         permission: "livestreams.delete",
         params: idParams,
-        detail: doc({ tags, summary: "Delete a live stream", description: "Ends it first if on air. Its recording stays in the library as a video.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }),
+        detail: doc({
+          tags,
+          summary: "Delete a live stream",
+          description: "Ends it first if on air. Its recording stays in the library as a video.",
+          data: "`id`, `deleted: true`.",
+          errors: ["NOT_FOUND"],
+        }),
       },
     );
 }

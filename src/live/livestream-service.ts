@@ -69,7 +69,8 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
     if (!rec?.transcoding) return record;
     const video = await runtime.get<VideoContext>("video", rec.asset_id, record.orgId);
     let playbackUrl: string | null;
-    if (!video) playbackUrl = null; // the recording was deleted: nothing is transcoding
+    if (!video)
+      playbackUrl = null; // the recording was deleted: nothing is transcoding
     else if (video.status === "COMPLETED") playbackUrl = video.context.outcome?.url ?? null;
     else if (video.status === "ERROR") playbackUrl = null;
     else return record;
@@ -128,11 +129,16 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
      */
     async makeReady(id: string): Promise<void> {
       try {
-        await runtime.send<StreamContext>("livestream", id, { type: "READY" }, {
-          within: async (tx, result) => {
-            if (result.record.status === "READY_TO_STREAM") await checkSlots(tx, result.record.orgId, id);
+        await runtime.send<StreamContext>(
+          "livestream",
+          id,
+          { type: "READY" },
+          {
+            within: async (tx, result) => {
+              if (result.record.status === "READY_TO_STREAM") await checkSlots(tx, result.record.orgId, id);
+            },
           },
-        });
+        );
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         await runtime.send("livestream", id, { type: "FAIL", at: new Date().toISOString(), error: { code: err.code, message: "No live stream slot was free at the booked time." } });
@@ -149,11 +155,26 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
     },
 
     async remove(id: string): Promise<void> {
-      await runtime.send("livestream", id, { type: "DELETE" }, { within: (tx) => tx.delete(streamKeys).where(eq(streamKeys.streamId, id)).then(() => undefined) });
+      await runtime.send(
+        "livestream",
+        id,
+        { type: "DELETE" },
+        {
+          within: (tx) =>
+            tx
+              .delete(streamKeys)
+              .where(eq(streamKeys.streamId, id))
+              .then(() => undefined),
+        },
+      );
     },
 
     async byStreamKey(streamKey: string): Promise<ActorRecord<StreamContext> | null> {
-      const rows = await runtime.database.db.select().from(streamKeys).where(eq(streamKeys.digest, urls.keyDigest(streamKey))).limit(1);
+      const rows = await runtime.database.db
+        .select()
+        .from(streamKeys)
+        .where(eq(streamKeys.digest, urls.keyDigest(streamKey)))
+        .limit(1);
       if (!rows[0]) return null;
       return runtime.get<StreamContext>("livestream", rows[0].streamId);
     },

@@ -7,6 +7,19 @@ export async function probeRecording(path: string): Promise<FlvProbe & { hasMedi
     return { ...p, hasMedia: p.hasVideo || p.hasAudio };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    return { width: null, height: null, resolution: null, videoCodec: null, audioCodec: null, audioSampleRate: null, audioChannels: null, hasVideo: false, hasAudio: false, durationSeconds: 0, tags: 0, hasMedia: false };
+    return {
+      width: null,
+      height: null,
+      resolution: null,
+      videoCodec: null,
+      audioCodec: null,
+      audioSampleRate: null,
+      audioChannels: null,
+      hasVideo: false,
+      hasAudio: false,
+      durationSeconds: 0,
+      tags: 0,
+      hasMedia: false,
+    };
   }
 }

@@ -11,7 +11,22 @@ test("private, loopback, link-local and reserved IPv4 addresses are refused", ()
 });
 
 test("IPv6: loopback, unspecified, ULA, link-local, multicast and mapped private IPv4 are refused", () => {
-  for (const ip of ["::1", "::", "[::1]", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2001:db8::1"]) {
+  for (const ip of [
+    "::1",
+    "::",
+    "[::1]",
+    "fc00::1",
+    "fd12:3456::1",
+    "fe80::1",
+    "fe80::1%eth0",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:10.0.0.1",
+    "64:ff9b::a9fe:a9fe",
+    "2002:7f00:1::1",
+    "2001:db8::1",
+  ]) {
     expect([ip, isPrivateAddress(ip)]).toEqual([ip, true]);
   }
   for (const ip of ["2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "::ffff:8.8.8.8"]) {
@@ -55,13 +70,23 @@ describe("IPv6 forms that embed an IPv4 address", () => {
 
   test("the URL forms the guard sees (hostnames come normalised to hex) are refused before any request", async () => {
     const lookup = async () => ["93.184.216.34"];
-    for (const host of ["[::ffff:0:127.0.0.1]", "[::127.0.0.1]", "[::ffff:0:a9fe:a9fe]", "[64:ff9b::10.0.0.1]", "[64:ff9b:1::a00:1]", "[2002:c0a8:101::1]", "[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "[::a00:1]"]) {
+    for (const host of [
+      "[::ffff:0:127.0.0.1]",
+      "[::127.0.0.1]",
+      "[::ffff:0:a9fe:a9fe]",
+      "[64:ff9b::10.0.0.1]",
+      "[64:ff9b:1::a00:1]",
+      "[2002:c0a8:101::1]",
+      "[2001:0:4136:e378:8000:63bf:3fff:fdd2]",
+      "[::a00:1]",
+    ]) {
       await expect(assertPublicUrl(`https://${host}/hook`, { allowPrivate: false, lookup })).rejects.toBeInstanceOf(OutboundRefusedError);
     }
     await assertPublicUrl("https://[::ffff:0:8.8.8.8]/hook", { allowPrivate: false, lookup });
     await assertPublicUrl("https://[64:ff9b::8.8.8.8]/hook", { allowPrivate: false, lookup });
     // A name whose AAAA answer is one of these forms is refused the same way.
-    const aaaa = async (host: string) => ({ "translated.example": ["::ffff:0:a00:1"], "nat64.example": ["64:ff9b::a9fe:a9fe"], "teredo.example": ["2001:0:4136:e378:8000:63bf:3fff:fdd2"] })[host] ?? [];
+    const aaaa = async (host: string) =>
+      ({ "translated.example": ["::ffff:0:a00:1"], "nat64.example": ["64:ff9b::a9fe:a9fe"], "teredo.example": ["2001:0:4136:e378:8000:63bf:3fff:fdd2"] })[host] ?? [];
     for (const host of ["translated.example", "nat64.example", "teredo.example"]) {
       await expect(assertPublicUrl(`https://${host}/`, { allowPrivate: false, lookup: aaaa })).rejects.toThrow("non-public");
     }

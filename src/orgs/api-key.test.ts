@@ -8,7 +8,12 @@ test("a generated key parses back to its prefix and a secret that matches the st
   expect(parsed.prefix).toBe(prefix);
   expect(secretHash).not.toContain(parsed.secret);
   expect(secretMatches(parsed.secret, secretHash)).toBe(true);
-  expect(secretMatches(parsed.secret.replace(/.$/, (c) => (c === "a" ? "b" : "a")), secretHash)).toBe(false);
+  expect(
+    secretMatches(
+      parsed.secret.replace(/.$/, (c) => (c === "a" ? "b" : "a")),
+      secretHash,
+    ),
+  ).toBe(false);
 });
 
 test("malformed keys do not parse", () => {

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
@@ -29,7 +29,12 @@ export function organizationRoutes() {
     },
     {
       permission: "organization.read",
-      detail: doc({ summary: "The calling organization", description: "Returns the organization the API key belongs to, with its features, limits and permissions.", tags: ["Organization"], data: "`organization`: id, name, features, transcoding, downloads, limits, permissions." }),
+      detail: doc({
+        summary: "The calling organization",
+        description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
+        tags: ["Organization"],
+        data: "`organization`: id, name, features, transcoding, downloads, limits, permissions.",
+      }),
     },
   );
 }

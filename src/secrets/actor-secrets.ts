@@ -95,11 +95,7 @@ export function createActorSealers(secret: ServerSecret): { livestream: ContextS
  * had them). One write transaction; a
  * no-op read when there is nothing to upgrade. Returns how many rows changed.
  */
-export async function sealLegacyActorSecrets(
-  database: Database,
-  sealers: { livestream: ContextSealer; video: ContextSealer },
-  keyDigest: (streamKey: string) => string,
-): Promise<number> {
+export async function sealLegacyActorSecrets(database: Database, sealers: { livestream: ContextSealer; video: ContextSealer }, keyDigest: (streamKey: string) => string): Promise<number> {
   const legacy = (kind: string, needle: string, path: string) =>
     database.db
       .select()
@@ -116,14 +112,23 @@ export async function sealLegacyActorSecrets(
   await database.write(async (tx) => {
     for (const row of streams) {
       const st = row.state as { value: unknown; context: { streamKey: string } };
-      await tx.update(actors).set({ state: { value: st.value, context: sealers.livestream.seal(st.context, row.id) } }).where(eq(actors.id, row.id));
+      await tx
+        .update(actors)
+        .set({ state: { value: st.value, context: sealers.livestream.seal(st.context, row.id) } })
+        .where(eq(actors.id, row.id));
       if (row.deletedAt === null) {
-        await tx.insert(streamKeys).values({ digest: keyDigest(st.context.streamKey), streamId: row.id, orgId: row.orgId, createdAt: row.createdAt }).onConflictDoNothing();
+        await tx
+          .insert(streamKeys)
+          .values({ digest: keyDigest(st.context.streamKey), streamId: row.id, orgId: row.orgId, createdAt: row.createdAt })
+          .onConflictDoNothing();
       }
     }
     for (const row of videos) {
       const st = row.state as { value: unknown; context: unknown };
-      await tx.update(actors).set({ state: { value: st.value, context: sealers.video.seal(st.context, row.id) } }).where(eq(actors.id, row.id));
+      await tx
+        .update(actors)
+        .set({ state: { value: st.value, context: sealers.video.seal(st.context, row.id) } })
+        .where(eq(actors.id, row.id));
     }
   });
   return streams.length + videos.length;

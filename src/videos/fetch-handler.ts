@@ -35,11 +35,14 @@ export function createFetchHandler(deps: {
 
     async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
       const record = await runtime.get<VideoContext>("video", job.entityId);
-      if (!record || record.status !== "TRANSCODING") return;
+      if (record?.status !== "TRANSCODING") return;
       const ctx = record.context;
       if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
       const workDir = await store.ensure(store.workDir(ctx.id));
-      const ext = extname(new URL(ctx.sourceUrl).pathname).replace(/[^.\w]/g, "").slice(0, 8) || ".bin";
+      const ext =
+        extname(new URL(ctx.sourceUrl).pathname)
+          .replace(/[^.\w]/g, "")
+          .slice(0, 8) || ".bin";
       const dest = join(workDir, `source${ext}`);
       const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard });
       logger.info("Source fetched", { video_id: ctx.id, bytes });

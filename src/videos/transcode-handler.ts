@@ -7,7 +7,7 @@ import type { JobRow } from "../jobs/job-queue.ts";
 import { exponentialBackoffMs, PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
-import { defaultOrgSettings, type Rung } from "../orgs/org-settings.ts";
+import { defaultOrgSettings } from "../orgs/org-settings.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
 import type { UploadStore } from "./upload-store.ts";
@@ -66,7 +66,7 @@ export function createTranscodeHandler(deps: {
 
     async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
       const record = await runtime.get<VideoContext>("video", job.entityId);
-      if (!record || record.status !== "TRANSCODING") return;
+      if (record?.status !== "TRANSCODING") return;
       const ctx = record.context;
       const source = await localSource(job);
       if (!source) {
@@ -79,7 +79,7 @@ export function createTranscodeHandler(deps: {
       const sourceBytes = (await stat(source)).size;
 
       const transcoder = await deps.transcoder();
-      let probe;
+      let probe: Awaited<ReturnType<Transcoder["probe"]>>;
       try {
         probe = await transcoder.probe(source, { signal });
       } catch (err) {
@@ -107,20 +107,20 @@ export function createTranscodeHandler(deps: {
       let lastPercent = 0;
       const result = await transcoder
         .transcode(
-        { input: source, outDir, ladder, downloads },
-        {
-          signal,
-          timeoutMs: deps.timeoutMs,
-          onProgress: (percent) => {
-            const now = Date.now();
-            if (percent < 100 && now - lastSent < 1000) return;
-            if (Math.floor(percent) <= lastPercent) return;
-            lastSent = now;
-            lastPercent = Math.floor(percent);
-            logger.info("Transcode progress", { video_id: ctx.id, percent: lastPercent });
-            runtime.send("video", ctx.id, { type: "PROGRESS", percent: lastPercent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: ctx.id }));
+          { input: source, outDir, ladder, downloads },
+          {
+            signal,
+            timeoutMs: deps.timeoutMs,
+            onProgress: (percent) => {
+              const now = Date.now();
+              if (percent < 100 && now - lastSent < 1000) return;
+              if (Math.floor(percent) <= lastPercent) return;
+              lastSent = now;
+              lastPercent = Math.floor(percent);
+              logger.info("Transcode progress", { video_id: ctx.id, percent: lastPercent });
+              runtime.send("video", ctx.id, { type: "PROGRESS", percent: lastPercent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: ctx.id }));
+            },
           },
-        },
         )
         .catch((err) => {
           throw asJobError(err);

@@ -19,7 +19,7 @@ const MAX_MESSAGE = 500;
  * whitespace, a quote, a bracket, a comma, or a `:` that ends the path
  * (`/data/work/x/source.mp4: Invalid data`).
  */
-const ABSOLUTE_PATH = /(?<![\w:/.%~-])\/[^\s'"`()<>\[\]{}]+/g;
+const ABSOLUTE_PATH = /(?<![\w:/.%~-])\/[^\s'"`()<>[\]{}]+/g;
 
 /**
  * Removes server paths from a failure message: the service's own directories
@@ -47,7 +47,7 @@ export function sanitizeFailureMessage(message: string, roots: string[] = []): s
  */
 export function videoFailure(err: unknown, roots: string[] = []): { code: string; message: string } {
   let code = "TRANSCODE_FAILED";
-  let message: string = String((err as Error)?.message ?? err ?? "") || "Transcoding failed.";
+  const message: string = String((err as Error)?.message ?? err ?? "") || "Transcoding failed.";
   if (err instanceof PermanentJobError) code = err.code;
   else if (isTranscodeError(err)) code = TRANSCODER_CODES[err.code] ?? "TRANSCODE_FAILED";
   return { code, message: sanitizeFailureMessage(message, roots) || "Transcoding failed." };

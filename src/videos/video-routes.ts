@@ -33,7 +33,11 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           tags,
           summary: "Register a video",
           description:
-            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).", ok: 201, data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.", errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"] }),
+            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
+          ok: 201,
+          data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.",
+          errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"],
+        }),
       },
     )
     .post(
@@ -50,7 +54,11 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           bodyRequired: false,
           tags,
           summary: "Presign an upload",
-          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.", ok: 201, data: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.", errors: ["VALIDATION_ERROR"] }),
+          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
+          ok: 201,
+          data: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.",
+          errors: ["VALIDATION_ERROR"],
+        }),
       },
     )
     .get(
@@ -81,7 +89,17 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         if (!record) throw ApiError.notFound();
         return success(videoResource(record));
       },
-      { permission: "videos.read", params: idParams, detail: doc({ tags, summary: "Get a video", description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding.", data: "`video`, `renditions`, `error`, `storage`, `stream`.", errors: ["NOT_FOUND"] }) },
+      {
+        permission: "videos.read",
+        params: idParams,
+        detail: doc({
+          tags,
+          summary: "Get a video",
+          description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding.",
+          data: "`video`, `renditions`, `error`, `storage`, `stream`.",
+          errors: ["NOT_FOUND"],
+        }),
+      },
     )
     .delete(
       "/videos/:id/",
@@ -89,6 +107,10 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         await videos.remove(auth.org.id, params.id, deps.cancelRunning);
         return success({ id: params.id, deleted: true }, "Video deleted.");
       },
-      { permission: "videos.delete", params: idParams, detail: doc({ tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }) },
+      {
+        permission: "videos.delete",
+        params: idParams,
+        detail: doc({ tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }),
+      },
     );
 }

@@ -51,7 +51,7 @@ export function createVideoService(deps: {
   async function create(ctx: VideoContext, dedupeKey: string | undefined, type: string, payload: Record<string, unknown>) {
     // A recording must enter the library whatever the queue's length: the broadcast already happened.
     if (ctx.kind === "UPLOAD") await enqueueGuard();
-    let result;
+    let result: Awaited<ReturnType<typeof runtime.create<VideoContext>>>;
     try {
       result = await runtime.create<VideoContext>("video", ctx, {
         dedupeKey,

@@ -42,11 +42,7 @@ const CHUNK = 400;
 
 /** Pending, due by `now`, and held by nobody (never claimed, released, or the lease ran out). */
 const claimable = (now: number) =>
-  and(
-    eq(webhookDeliveries.status, "pending"),
-    lte(webhookDeliveries.nextAttemptAt, now),
-    or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
-  );
+  and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)));
 
 function chunks<T>(list: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -67,7 +63,22 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
   const { database, endpoints } = deps;
 
   function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean, claim: Claim | null): DeliveryRow {
-    return { id: newId("dlv"), endpointId: endpoint.id, orgId: endpoint.orgId, eventId, event, body, test, status: "pending", attempts: 0, nextAttemptAt: now, claimedBy: claim?.by ?? null, leaseUntil: claim?.until ?? null, createdAt: now, updatedAt: now };
+    return {
+      id: newId("dlv"),
+      endpointId: endpoint.id,
+      orgId: endpoint.orgId,
+      eventId,
+      event,
+      body,
+      test,
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: now,
+      claimedBy: claim?.by ?? null,
+      leaseUntil: claim?.until ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
   }
 
   return {
@@ -105,7 +116,12 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         await tx
           .update(outbox)
           .set({ fannedOutAt: now })
-          .where(inArray(outbox.seq, rows.map((r) => r.seq)));
+          .where(
+            inArray(
+              outbox.seq,
+              rows.map((r) => r.seq),
+            ),
+          );
         return { deliveries: deliveries.filter((d) => inserted.has(d.id)), endpoints: active, events: rows.length };
       });
     },
@@ -256,12 +272,7 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
       return database.db
         .select()
         .from(webhookDeliveries)
-        .where(
-          and(
-            eq(webhookDeliveries.endpointId, endpointId),
-            olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.cursor),
-          ),
-        )
+        .where(and(eq(webhookDeliveries.endpointId, endpointId), olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.cursor)))
         .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
         .limit(page.limit);
     },

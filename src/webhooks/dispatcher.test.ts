@@ -9,7 +9,19 @@ import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
  * A dispatcher over in-memory stores and a deliver() the test answers by hand.
  * An endpoint id "A:x" belongs to organization org_A; a plain id to org_1.
  */
-function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; ceiling?: number; maxPerOrg?: number; maxQueued?: number; maxQueuedPerOrg?: number; schedule?: number[]; leaseMs?: number; pollMs?: number } = {}) {
+function harness(
+  opts: {
+    maxPerEndpoint?: number;
+    maxInFlight?: number;
+    ceiling?: number;
+    maxPerOrg?: number;
+    maxQueued?: number;
+    maxQueuedPerOrg?: number;
+    schedule?: number[];
+    leaseMs?: number;
+    pollMs?: number;
+  } = {},
+) {
   const rows = new Map<string, DeliveryRow>();
   const recorded: AttemptResult[][] = [];
   const released: string[][] = [];
@@ -25,7 +37,22 @@ function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; ceiling?
   const deliveries = {
     fanOut: async () => ({ deliveries: [], endpoints: [], events: 0 }),
     insertOne: async (ep: SendableEndpoint, event: string) => {
-      const row: DeliveryRow = { id: `dlv_${++n}`, endpointId: ep.id, orgId: ep.orgId, eventId: `evt_${n}`, event, body: `{"n":${n}}`, test: false, status: "pending", attempts: 0, nextAttemptAt: Date.now(), claimedBy: "me", leaseUntil: Date.now() + 30_000, createdAt: Date.now(), updatedAt: Date.now() };
+      const row: DeliveryRow = {
+        id: `dlv_${++n}`,
+        endpointId: ep.id,
+        orgId: ep.orgId,
+        eventId: `evt_${n}`,
+        event,
+        body: `{"n":${n}}`,
+        test: false,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: Date.now(),
+        claimedBy: "me",
+        leaseUntil: Date.now() + 30_000,
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      };
       rows.set(row.id, row);
       return row;
     },
@@ -55,7 +82,22 @@ function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; ceiling?
       calls.push({ req, answer: (ok) => resolve(outcome(ok)) });
     });
   const { maxPerEndpoint, maxInFlight, ceiling, maxPerOrg, maxQueued, maxQueuedPerOrg } = opts;
-  const dispatcher = createDispatcher({ deliveries, endpoints, deliver, logger: silentLogger, retrySchedule: opts.schedule ?? [3600], stopGraceMs: 0, maxPerEndpoint, maxInFlight, ceiling, maxPerOrg, maxQueued, maxQueuedPerOrg, pollMs: opts.pollMs ?? 60_000, leaseMs: opts.leaseMs });
+  const dispatcher = createDispatcher({
+    deliveries,
+    endpoints,
+    deliver,
+    logger: silentLogger,
+    retrySchedule: opts.schedule ?? [3600],
+    stopGraceMs: 0,
+    maxPerEndpoint,
+    maxInFlight,
+    ceiling,
+    maxPerOrg,
+    maxQueued,
+    maxQueuedPerOrg,
+    pollMs: opts.pollMs ?? 60_000,
+    leaseMs: opts.leaseMs,
+  });
   const inflightTo = (ep: string) => calls.filter((c) => c.req.url.endsWith(`/${ep}`) && !(c as { done?: boolean }).done).length;
   const answer = (ep: string, ok: boolean, count = Infinity) => {
     for (const c of calls) {
@@ -73,7 +115,23 @@ function harness(opts: { maxPerEndpoint?: number; maxInFlight?: number; ceiling?
   };
   /** A pending, unclaimed delivery in the "database", found by the next load of due work. */
   const park = (ep: string, count: number) => {
-    for (let i = 0; i < count; i++) due.push({ id: `dlv_${++n}`, endpointId: ep, orgId: orgOf(ep), eventId: `evt_${n}`, event: "VIDEO_UPLOADED", body: `{"n":${n}}`, test: false, status: "pending", attempts: 0, nextAttemptAt: 0, claimedBy: null, leaseUntil: null, createdAt: 0, updatedAt: 0 });
+    for (let i = 0; i < count; i++)
+      due.push({
+        id: `dlv_${++n}`,
+        endpointId: ep,
+        orgId: orgOf(ep),
+        eventId: `evt_${n}`,
+        event: "VIDEO_UPLOADED",
+        body: `{"n":${n}}`,
+        test: false,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: 0,
+        claimedBy: null,
+        leaseUntil: null,
+        createdAt: 0,
+        updatedAt: 0,
+      });
   };
   const sentTo = (ep: string) => calls.filter((c) => c.req.url.endsWith(`/${ep}`)).length;
   return { dispatcher, calls, recorded, released, takenOver, inflightTo, answer, send, park, due, claims, sentTo };

@@ -264,7 +264,8 @@ export function createDispatcher(opts: DispatcherOptions) {
     job.abort = new AbortController();
     lanes.begin(lane);
     counters.sent++;
-    const attempt = endpoint.secret === null ? unsignable(endpoint) : deliver({ url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body }, job.abort.signal);
+    const attempt =
+      endpoint.secret === null ? unsignable(endpoint) : deliver({ url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body }, job.abort.signal);
     attempt
       .catch((err): AttemptOutcome => {
         log.error("Cannot deliver a webhook", { err, ...tagsOf(job.row) });

@@ -92,13 +92,7 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
       return database.db
         .select()
         .from(webhookEndpoints)
-        .where(
-          and(
-            eq(webhookEndpoints.orgId, orgId),
-            isNull(webhookEndpoints.deletedAt),
-            olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, page.cursor),
-          ),
-        )
+        .where(and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt), olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, page.cursor)))
         .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
         .limit(page.limit);
     },

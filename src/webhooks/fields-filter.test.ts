@@ -38,7 +38,17 @@ test("dot-path syntax", () => {
 });
 
 describe("hostile paths cannot reach a shared prototype", () => {
-  const HOSTILE = ["__proto__.cursor", "constructor.prototype.cursor", "video.__proto__.cursor", "video.constructor.prototype.cursor", "renditions.__proto__.cursor", "renditions.constructor.prototype.cursor", "__proto__", "constructor", "prototype.cursor"];
+  const HOSTILE = [
+    "__proto__.cursor",
+    "constructor.prototype.cursor",
+    "video.__proto__.cursor",
+    "video.constructor.prototype.cursor",
+    "renditions.__proto__.cursor",
+    "renditions.constructor.prototype.cursor",
+    "__proto__",
+    "constructor",
+    "prototype.cursor",
+  ];
   afterEach(() => {
     // Only does anything if a test failed: keeps the pollution from leaking into the next ones.
     for (const proto of [Object.prototype, Array.prototype, Function.prototype]) delete (proto as any).cursor;

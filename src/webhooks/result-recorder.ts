@@ -35,7 +35,11 @@ export function createResultRecorder<E extends { result: AttemptResult }>(opts: 
     releases = [];
     if (batch.length === 0 && freed.length === 0) return;
     try {
-      await deliveries.record(batch.map((b) => b.result), opts.claim(), freed);
+      await deliveries.record(
+        batch.map((b) => b.result),
+        opts.claim(),
+        freed,
+      );
     } catch (err) {
       log.error("Cannot record webhook attempts", { err, count: batch.length, delivery_ids: batch.slice(0, 20).map((b) => b.result.deliveryId) });
       results = batch.concat(results);

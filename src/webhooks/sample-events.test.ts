@@ -15,7 +15,12 @@ const opts = { baseUrl: "https://video.example.com" };
 function shape(value: unknown, key?: string): unknown {
   if (key === "tags") return "tags";
   if (Array.isArray(value)) return [...new Set(value.map((v) => JSON.stringify(shape(v))))].sort().map((s) => JSON.parse(s));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.keys(value).sort().map((k) => [k, shape((value as Record<string, unknown>)[k], k)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, shape((value as Record<string, unknown>)[k], k)]),
+    );
   return "leaf";
 }
 
@@ -35,11 +40,17 @@ function machineRun(): Map<string, Record<string, unknown>> {
     renditions: [{ quality: "360p", url: "u", width: 640, height: 360, download_url: "d", download_size_bytes: "5", download_password: null }],
     storage: { total_bytes: "1", hls_bytes: "1", download_bytes: "0", original_bytes: "0" },
   };
-  run(videoMachine, videoInput(), [{ type: "TRANSCODING_STARTED", transcoderId: "native-x" }, { type: "TRANSCODING_COMPLETED", outcome }]);
+  run(videoMachine, videoInput(), [
+    { type: "TRANSCODING_STARTED", transcoderId: "native-x" },
+    { type: "TRANSCODING_COMPLETED", outcome },
+  ]);
   run(videoMachine, videoInput(), [{ type: "TRANSCODING_FAILED", error: { code: "SOURCE_NOT_FOUND", message: "m" } }]);
   run(livestreamMachine, streamInput({ scheduledAt: "2099-01-01T00:00:00.000Z", tags: { a: 1 } }), []);
   const recording = { asset_id: "vid_r", transcoding: true, duration_seconds: 6, resolution: "640x360", width: 640, height: 360 };
-  run(livestreamMachine, streamInput({ tags: { a: 1 } }), [{ type: "MEDIA_OBSERVED", at: "t" }, { type: "PIPELINE_ENDED", at: "t", durationSeconds: 6, transcodingInSecs: null, recording }]);
+  run(livestreamMachine, streamInput({ tags: { a: 1 } }), [
+    { type: "MEDIA_OBSERVED", at: "t" },
+    { type: "PIPELINE_ENDED", at: "t", durationSeconds: 6, transcodingInSecs: null, recording },
+  ]);
   return out;
 }
 

@@ -25,12 +25,7 @@ function bytesOf(body: string | Uint8Array | ArrayBuffer): Uint8Array {
 }
 
 /** Like `verifyWebhook`, but says why a delivery was refused. */
-export function checkWebhook(
-  secret: string,
-  signatureHeader: string | null | undefined,
-  rawBody: string | Uint8Array | ArrayBuffer,
-  opts: VerifyOptions = {},
-): WebhookCheck {
+export function checkWebhook(secret: string, signatureHeader: string | null | undefined, rawBody: string | Uint8Array | ArrayBuffer, opts: VerifyOptions = {}): WebhookCheck {
   if (!signatureHeader) return { valid: false, reason: "missing" };
   let t: string | undefined;
   const candidates: string[] = [];
@@ -63,11 +58,6 @@ export function checkWebhook(
  * is a valid signature of `rawBody` under `secret` and `t` is within
  * `toleranceSeconds` (default 300) of now. Constant-time comparison.
  */
-export function verifyWebhook(
-  secret: string,
-  signatureHeader: string | null | undefined,
-  rawBody: string | Uint8Array | ArrayBuffer,
-  opts: VerifyOptions = {},
-): boolean {
+export function verifyWebhook(secret: string, signatureHeader: string | null | undefined, rawBody: string | Uint8Array | ArrayBuffer, opts: VerifyOptions = {}): boolean {
   return checkWebhook(secret, signatureHeader, rawBody, opts).valid;
 }

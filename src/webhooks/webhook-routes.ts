@@ -18,14 +18,22 @@ const tags = ["Webhooks"];
 const EVENTS_TEXT = EVENT_NAMES.map((e) => `\`${e}\``).join(", ");
 
 const DELIVERY_RULES =
-  "Each delivery is an HTTPS POST of `{event, created_at, data}` with headers `X-Service-Event`, `X-Service-Delivery` (unique per delivery, reused by every retry), `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with signing_secret>` and `Content-Type: application/json`. Any 2xx acknowledges; anything else, or no answer within 10 s, is retried after about 1 min, 5 min, 25 min, 2 h, 10 h and 10 h (±10%), then abandoned. Redirects are not followed. The `fields` filter is applied once, when the delivery is built, so a retry sends the same bytes.";
+  'Each delivery is an HTTPS POST of `{event, created_at, data}` with headers `X-Service-Event`, `X-Service-Delivery` (unique per delivery, reused by every retry), `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with signing_secret>` and `Content-Type: application/json`. Any 2xx acknowledges; anything else, or no answer within 10 s, is retried after about 1 min, 5 min, 25 min, 2 h, 10 h and 10 h (±10%), then abandoned. Redirects are not followed. The `fields` filter is applied once, when the delivery is built, so a retry sends the same bytes.';
 
 // For the OpenAPI document: the body is checked by parseEndpointInput (and unknown fields refused), not by Elysia.
 const endpointBody = t.Object(
   {
-    url: t.String({ description: "https URL of the receiver. http is rejected, and so are hosts that resolve to private, loopback or link-local addresses.", examples: ["https://example.com/hooks/video"] }),
+    url: t.String({
+      description: "https URL of the receiver. http is rejected, and so are hosts that resolve to private, loopback or link-local addresses.",
+      examples: ["https://example.com/hooks/video"],
+    }),
     events: t.Array(t.String(), { description: `At least one of: ${EVENTS_TEXT}.`, examples: [["VIDEO_TRANSCODING_COMPLETED", "VIDEO_TRANSCODING_FAILED"]] }),
-    fields: t.Optional(t.Union([t.Array(t.String()), t.Null()], { description: "Dot-paths to keep in `data` (e.g. `video.id`, `video.status`). Omitted, null or empty: the whole payload.", examples: [["video.id", "video.status"]] })),
+    fields: t.Optional(
+      t.Union([t.Array(t.String()), t.Null()], {
+        description: "Dot-paths to keep in `data` (e.g. `video.id`, `video.status`). Omitted, null or empty: the whole payload.",
+        examples: [["video.id", "video.status"]],
+      }),
+    ),
     description: t.Optional(t.Union([t.String(), t.Null()], { description: `For your reference, at most ${MAX_DESCRIPTION} characters.` })),
   },
   { additionalProperties: false },
@@ -115,15 +123,15 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         },
       },
     )
-    .get(
-      "/webhooks/",
-      async ({ auth, request }) => success(await paginate(pageQuery.parse(request.url), (page) => endpoints.list(auth.org.id, page), endpointView)),
-      {
-        permission: "webhooks.manage",
-        query: pageQuery.schema,
-        detail: { tags, summary: "List webhook endpoints", description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed." },
+    .get("/webhooks/", async ({ auth, request }) => success(await paginate(pageQuery.parse(request.url), (page) => endpoints.list(auth.org.id, page), endpointView)), {
+      permission: "webhooks.manage",
+      query: pageQuery.schema,
+      detail: {
+        tags,
+        summary: "List webhook endpoints",
+        description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed.",
       },
-    )
+    })
     .get("/webhooks/:endpoint_id/", async ({ auth, params }) => success({ endpoint: endpointView(await mustGetEndpoint(auth.org.id, params.endpoint_id)) }), {
       permission: "webhooks.manage",
       params: endpointParams,
@@ -143,7 +151,8 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         detail: {
           tags,
           summary: "Remove a webhook endpoint",
-          description: "Stops future deliveries and drops every delivery queued for retry, including one whose retry is already scheduled. Answers `data.id`, `data.deleted` and `data.dropped_deliveries`. 404 NOT_FOUND for an unknown id or another organization's.",
+          description:
+            "Stops future deliveries and drops every delivery queued for retry, including one whose retry is already scheduled. Answers `data.id`, `data.deleted` and `data.dropped_deliveries`. 404 NOT_FOUND for an unknown id or another organization's.",
         },
       },
     )
@@ -152,7 +161,11 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       async ({ auth, params, request }) => {
         const query = pageQuery.parse(request.url);
         await mustGetEndpoint(auth.org.id, params.endpoint_id);
-        const page = await paginate(query, (p) => deliveries.list(params.endpoint_id, p), (d) => d);
+        const page = await paginate(
+          query,
+          (p) => deliveries.list(params.endpoint_id, p),
+          (d) => d,
+        );
         const attempts = await deliveries.attemptsOf(page.items.map((d) => d.id));
         return success({ items: page.items.map((d) => deliveryView(d, attempts.get(d.id) ?? [])), next_cursor: page.next_cursor });
       },

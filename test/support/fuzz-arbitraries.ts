@@ -50,7 +50,13 @@ export const good: Record<string, fc.Arbitrary<J>> = {
   tags: fc.oneof(
     fc.constant(null),
     fc
-      .uniqueArray(fc.tuple(fc.string({ minLength: 1, maxLength: 20 }).filter((k) => k !== "__proto__"), fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.boolean(), fc.constant(null))), { maxLength: 6, selector: ([k]) => k })
+      .uniqueArray(
+        fc.tuple(
+          fc.string({ minLength: 1, maxLength: 20 }).filter((k) => k !== "__proto__"),
+          fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.boolean(), fc.constant(null)),
+        ),
+        { maxLength: 6, selector: ([k]) => k },
+      )
       .map(obj),
   ),
   latency: fc.constantFrom("NORMAL", "LOW", null),
@@ -76,16 +82,27 @@ export function bodyFor(fields: string[]): fc.Arbitrary<string | undefined> {
     { weight: 1, arbitrary: fc.tuple(anyKey, anyJson) },
   );
   const objectBody = fc.array(entry, { maxLength: fields.length + 2 }).map((entries) => ser({ entries }));
-  const complete = fc
-    .record(Object.fromEntries(fields.map((f) => [f, good[f]!])) as Record<string, fc.Arbitrary<J>>)
-    .map((r) => ser({ entries: Object.entries(r) as Array<[string, J]> }));
+  const complete = fc.record(Object.fromEntries(fields.map((f) => [f, good[f]!])) as Record<string, fc.Arbitrary<J>>).map((r) => ser({ entries: Object.entries(r) as Array<[string, J]> }));
   return fc.oneof(
     { weight: 8, arbitrary: objectBody },
     { weight: 3, arbitrary: complete },
     { weight: 1, arbitrary: anyJson.map(ser) },
     { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
     { weight: 1, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom("{", "[", "null", '{"a":', "{}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "[".repeat(50_000), `{"__proto__":{"polluted":1}}`, `{"constructor":{"prototype":{"polluted":1}}}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "{",
+        "[",
+        "null",
+        '{"a":',
+        "{}",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        "[".repeat(50_000),
+        `{"__proto__":{"polluted":1}}`,
+        `{"constructor":{"prototype":{"polluted":1}}}`,
+      ),
+    },
     { weight: 1, arbitrary: fc.constant(`{"title":"${"x".repeat(1024 * 1024 + 16)}"}`) },
   );
 }

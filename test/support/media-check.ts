@@ -2,7 +2,10 @@ import { ALL_FORMATS, BufferSource, Input } from "mediabunny";
 
 /** Parses an m3u8 into its tags and URIs (enough for assertions). */
 export function parsePlaylist(text: string) {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const uris: string[] = [];
   const streams: Array<{ attrs: string; uri: string }> = [];
   const durations: number[] = [];

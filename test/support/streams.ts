@@ -8,8 +8,11 @@ export async function getStream(t: TestService, id: string) {
 
 /** Polls GET /livestreams/{id}/ until the stream is in one of `statuses`; resolves with it. */
 export function streamIn(t: TestService, id: string, statuses: string[], timeoutMs = 30_000) {
-  return waitFor(async () => {
-    const s = await getStream(t, id);
-    return statuses.includes(s?.status) ? s : undefined;
-  }, { timeoutMs, what: `stream ${id} in ${statuses}` });
+  return waitFor(
+    async () => {
+      const s = await getStream(t, id);
+      return statuses.includes(s?.status) ? s : undefined;
+    },
+    { timeoutMs, what: `stream ${id} in ${statuses}` },
+  );
 }

@@ -23,7 +23,9 @@ export interface TestService {
  * Starts the real service (real database file in a temp DATA_DIR, real HTTP on
  * a random port). Pass `dataDir` to restart on the same files.
  */
-export async function startTestService(opts: { env?: Record<string, string>; dataDir?: string; listen?: boolean; org?: { orgId: string; apiKey: string }; logger?: Logger } = {}): Promise<TestService> {
+export async function startTestService(
+  opts: { env?: Record<string, string>; dataDir?: string; listen?: boolean; org?: { orgId: string; apiKey: string }; logger?: Logger } = {},
+): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-"));
   const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...opts.env });
   const service = await createService(config, { logger: opts.logger ?? (process.env.TEST_LOGS ? undefined : silentLogger) });

@@ -53,17 +53,19 @@ export async function newOrg(t: TestService, settings?: OrgSettings): Promise<Or
       return ((await res.json()) as any).data.items;
     },
     waitDeliveries(endpointId, ready, timeoutMs = 5000) {
-      return waitFor(async () => {
-        const list = await handle.deliveries(endpointId);
-        return ready(list) && list;
-      }, { timeoutMs, intervalMs: 20, what: `deliveries of ${endpointId}` });
+      return waitFor(
+        async () => {
+          const list = await handle.deliveries(endpointId);
+          return ready(list) && list;
+        },
+        { timeoutMs, intervalMs: 20, what: `deliveries of ${endpointId}` },
+      );
     },
   };
   return handle;
 }
 
-export const statusOf = async (t: TestService, deliveryId: string) =>
-  (await t.service.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)))[0]?.status;
+export const statusOf = async (t: TestService, deliveryId: string) => (await t.service.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)))[0]?.status;
 
 /**
  * The service a test file's webhook tests share (started with WEBHOOK_ENV

@@ -1,9 +1,9 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import type { Rung } from '../types.ts';
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Rung } from "../types.ts";
 
-export const FIXTURES = path.resolve(import.meta.dir, '../../../fixtures');
+export const FIXTURES = path.resolve(import.meta.dir, "../../../fixtures");
 export const fixture = (name: string) => path.join(FIXTURES, name);
 
 /** Low bitrates keep test encodes fast; heights mirror a real ladder. */

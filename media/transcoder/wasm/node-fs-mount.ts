@@ -10,8 +10,8 @@
  * (createNode, hash table), which are stable across the 3.1.x toolchain that
  * built @ffmpeg/core 0.12.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 /** The parts of emscripten's FS object this mount relies on. */
 export interface EmscriptenFs {
@@ -46,16 +46,31 @@ interface EmStream {
 
 // emscripten (musl-on-wasm) errno numbers differ from Linux; ffmpeg only sees these.
 const EM_ERRNO: Record<string, number> = {
-  EACCES: 2, EBADF: 8, EBUSY: 10, EEXIST: 20, EFBIG: 22, EINVAL: 28, EIO: 29,
-  EISDIR: 31, ELOOP: 32, EMFILE: 33, ENAMETOOLONG: 37, ENOENT: 44, ENOSPC: 51,
-  ENOTDIR: 54, ENOTEMPTY: 55, EPERM: 63, EROFS: 69, EXDEV: 75,
+  EACCES: 2,
+  EBADF: 8,
+  EBUSY: 10,
+  EEXIST: 20,
+  EFBIG: 22,
+  EINVAL: 28,
+  EIO: 29,
+  EISDIR: 31,
+  ELOOP: 32,
+  EMFILE: 33,
+  ENAMETOOLONG: 37,
+  ENOENT: 44,
+  ENOSPC: 51,
+  ENOTDIR: 54,
+  ENOTEMPTY: 55,
+  EPERM: 63,
+  EROFS: 69,
+  EXDEV: 75,
 };
 const O_ACCMODE = 3;
 
 export function createNodeFsMount(FS: EmscriptenFs) {
   const fail = (e: unknown): never => {
     if (e instanceof FS.ErrnoError) throw e;
-    const code = (e as { code?: string } | null)?.code ?? '';
+    const code = (e as { code?: string } | null)?.code ?? "";
     throw new FS.ErrnoError(EM_ERRNO[code] ?? EM_ERRNO.EIO!);
   };
   const guard = <T>(fn: () => T): T => {
@@ -77,16 +92,26 @@ export function createNodeFsMount(FS: EmscriptenFs) {
   };
 
   const toStat = (s: fs.Stats) => ({
-    dev: s.dev, ino: s.ino, mode: s.mode, nlink: s.nlink, uid: s.uid, gid: s.gid,
-    rdev: s.rdev, size: s.size, atime: s.atime, mtime: s.mtime, ctime: s.ctime,
-    blksize: s.blksize, blocks: s.blocks,
+    dev: s.dev,
+    ino: s.ino,
+    mode: s.mode,
+    nlink: s.nlink,
+    uid: s.uid,
+    gid: s.gid,
+    rdev: s.rdev,
+    size: s.size,
+    atime: s.atime,
+    mtime: s.mtime,
+    ctime: s.ctime,
+    blksize: s.blksize,
+    blocks: s.blocks,
   });
 
   const mountType = {
     mount(mount: { opts: { root: string } }): EmNode {
       const mode = guard(() => fs.statSync(mount.opts.root).mode);
       if (!FS.isDir(mode)) throw new FS.ErrnoError(EM_ERRNO.ENOTDIR!);
-      return createNode(null, '/', mode);
+      return createNode(null, "/", mode);
     },
   };
 
@@ -114,7 +139,7 @@ export function createNodeFsMount(FS: EmscriptenFs) {
       const p = path.join(realPath(parent), name);
       guard(() => {
         if (FS.isDir(mode)) fs.mkdirSync(p, { mode: mode & 0o7777 });
-        else fs.writeFileSync(p, '', { mode: mode & 0o7777 });
+        else fs.writeFileSync(p, "", { mode: mode & 0o7777 });
       });
       return createNode(parent, name, mode);
     },
@@ -136,9 +161,8 @@ export function createNodeFsMount(FS: EmscriptenFs) {
     },
     unlink: (parent: EmNode, name: string) => guard(() => fs.unlinkSync(path.join(realPath(parent), name))),
     rmdir: (parent: EmNode, name: string) => guard(() => fs.rmdirSync(path.join(realPath(parent), name))),
-    readdir: (node: EmNode) => ['.', '..', ...guard(() => fs.readdirSync(realPath(node)))],
-    symlink: (parent: EmNode, newName: string, oldPath: string) =>
-      guard(() => fs.symlinkSync(oldPath, path.join(realPath(parent), newName))),
+    readdir: (node: EmNode) => [".", "..", ...guard(() => fs.readdirSync(realPath(node)))],
+    symlink: (parent: EmNode, newName: string, oldPath: string) => guard(() => fs.symlinkSync(oldPath, path.join(realPath(parent), newName))),
     readlink: (node: EmNode) => guard(() => fs.readlinkSync(realPath(node))),
   };
 

@@ -1,14 +1,14 @@
-import * as path from 'node:path';
-import { abortReason } from '../abort-reason.ts';
-import type { FfmpegRunner, RunOutcome, RunRequest } from '../ffmpeg-runner.ts';
-import type { WasmLease, WasmRunRequest, WasmWorkerPool } from './wasm-worker-pool.ts';
-import type { HostMount } from './worker-protocol.ts';
+import * as path from "node:path";
+import { abortReason } from "../abort-reason.ts";
+import type { FfmpegRunner, RunOutcome, RunRequest } from "../ffmpeg-runner.ts";
+import type { WasmLease, WasmRunRequest, WasmWorkerPool } from "./wasm-worker-pool.ts";
+import type { HostMount } from "./worker-protocol.ts";
 
 /** Mount points inside the core: the input's directory and the job's outDir. */
-export const WASM_IN = '/in';
-export const WASM_OUT = '/out';
+export const WASM_IN = "/in";
+export const WASM_OUT = "/out";
 
-const toolPaths: FfmpegRunner['toolPaths'] = (files) => ({
+const toolPaths: FfmpegRunner["toolPaths"] = (files) => ({
   input: path.posix.join(WASM_IN, path.basename(files.input)),
   outDir: WASM_OUT,
 });
@@ -26,7 +26,7 @@ function toWasmRequest(req: RunRequest): WasmRunRequest {
 
 /** Runs commands one after the other on a leased worker (probes). */
 export function createWasmRunner(lease: WasmLease): FfmpegRunner {
-  return { backend: 'wasm', toolPaths, run: (req) => lease.run(toWasmRequest(req)) };
+  return { backend: "wasm", toolPaths, run: (req) => lease.run(toWasmRequest(req)) };
 }
 
 interface Task {
@@ -53,7 +53,7 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
 
   const take = (): Task | undefined => {
     const task = queue.shift();
-    task?.req.signal.removeEventListener('abort', task.onAbort);
+    task?.req.signal.removeEventListener("abort", task.onAbort);
     return task;
   };
   const execute = (lease: WasmLease, task: Task) => lease.run(toWasmRequest(task.req)).then(task.resolve, task.reject);
@@ -89,7 +89,7 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
   }
 
   return {
-    backend: 'wasm',
+    backend: "wasm",
     toolPaths,
     run(req) {
       if (req.signal.aborted) return Promise.reject(abortReason(req.signal));
@@ -105,7 +105,7 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
             reject(abortReason(req.signal));
           },
         };
-        req.signal.addEventListener('abort', task.onAbort, { once: true });
+        req.signal.addEventListener("abort", task.onAbort, { once: true });
         queue.push(task);
         pump();
       });
@@ -113,7 +113,7 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
     dispose() {
       disposed.abort();
       for (const task of queue.splice(0)) {
-        task.req.signal.removeEventListener('abort', task.onAbort);
+        task.req.signal.removeEventListener("abort", task.onAbort);
         task.reject(abortReason(task.req.signal));
       }
     },

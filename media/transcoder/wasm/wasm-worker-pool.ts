@@ -11,11 +11,11 @@
  * `worker.terminate()`; the slot then gets a fresh worker, loaded at once so
  * the next job does not pay the core's load time.
  */
-import { abortReason } from '../abort-reason.ts';
-import { createTail, type RunOutcome, type Tool } from '../ffmpeg-runner.ts';
-import { TranscodeError } from '../transcode-error.ts';
-import type { TranscoderLogger } from '../types.ts';
-import type { FromWorker, HostMount, ToWorker } from './worker-protocol.ts';
+import { abortReason } from "../abort-reason.ts";
+import { createTail, type RunOutcome, type Tool } from "../ffmpeg-runner.ts";
+import { TranscodeError } from "../transcode-error.ts";
+import type { TranscoderLogger } from "../types.ts";
+import type { FromWorker, HostMount, ToWorker } from "./worker-protocol.ts";
 
 /**
  * A core's wasm heap never shrinks; past this size the worker is replaced
@@ -27,7 +27,7 @@ export interface WasmRunRequest {
   tool: Tool;
   args: string[];
   mounts: HostMount[];
-  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  onLine?: (line: string, stream: "stdout" | "stderr") => void;
   signal: AbortSignal;
 }
 
@@ -49,7 +49,7 @@ export interface WasmWorkerPool {
 
 interface Running {
   id: number;
-  onLine?: WasmRunRequest['onLine'];
+  onLine?: WasmRunRequest["onLine"];
   stdout: string[];
   tail: ReturnType<typeof createTail>;
   resolve(out: RunOutcome & { heapBytes: number }): void;
@@ -78,7 +78,7 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-const WORKER_URL = new URL('./wasm-worker.ts', import.meta.url).href;
+const WORKER_URL = new URL("./wasm-worker.ts", import.meta.url).href;
 
 export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLogger }): WasmWorkerPool {
   const size = Math.max(1, Math.floor(opts.size));
@@ -110,40 +110,40 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     live.ready.catch(() => {});
     worker.onmessage = (ev: MessageEvent<FromWorker>) => {
       const m = ev.data;
-      if (m.type === 'ready') {
-        log({ event: 'wasm.worker_loaded', slot: slot.index, loadMs: m.loadMs });
+      if (m.type === "ready") {
+        log({ event: "wasm.worker_loaded", slot: slot.index, loadMs: m.loadMs });
         if (!live.running) worker.unref();
         markReady();
         return;
       }
-      if (m.type === 'load-failed') {
+      if (m.type === "load-failed") {
         kill(slot, live, `core failed to load: ${m.message}`, false);
-        markFailed(new TranscodeError('FFMPEG_FAILED', `ffmpeg.wasm core failed to load: ${m.message}`));
+        markFailed(new TranscodeError("FFMPEG_FAILED", `ffmpeg.wasm core failed to load: ${m.message}`));
         return;
       }
       const run = live.running;
       if (!run || run.id !== m.id) return;
-      if (m.type === 'line') {
-        if (m.stream === 'stdout') run.stdout.push(m.line);
+      if (m.type === "line") {
+        if (m.stream === "stdout") run.stdout.push(m.line);
         else run.tail.push(m.line);
         run.onLine?.(m.line, m.stream);
-      } else if (m.type === 'done') {
+      } else if (m.type === "done") {
         live.running = null;
-        run.resolve({ exitCode: m.exitCode, stdout: run.stdout.join('\n'), stderrTail: run.tail.lines, heapBytes: m.heapBytes });
-      } else if (m.type === 'failed') {
+        run.resolve({ exitCode: m.exitCode, stdout: run.stdout.join("\n"), stderrTail: run.tail.lines, heapBytes: m.heapBytes });
+      } else if (m.type === "failed") {
         live.running = null;
         // The core threw something other than its normal exit: do not trust it again.
         kill(slot, live, `core crashed: ${m.message}`, false);
-        run.reject(new TranscodeError('FFMPEG_FAILED', `ffmpeg.wasm crashed: ${m.message}`, run.tail.lines));
+        run.reject(new TranscodeError("FFMPEG_FAILED", `ffmpeg.wasm crashed: ${m.message}`, run.tail.lines));
       }
     };
     worker.onerror = (ev) => {
-      const message = (ev as ErrorEvent).message || 'worker error';
+      const message = (ev as ErrorEvent).message || "worker error";
       const run = live.running;
       live.running = null;
       kill(slot, live, message, false);
-      markFailed(new TranscodeError('FFMPEG_FAILED', `wasm worker failed: ${message}`));
-      run?.reject(new TranscodeError('FFMPEG_FAILED', `wasm worker failed: ${message}`, run.tail.lines));
+      markFailed(new TranscodeError("FFMPEG_FAILED", `wasm worker failed: ${message}`));
+      run?.reject(new TranscodeError("FFMPEG_FAILED", `wasm worker failed: ${message}`, run.tail.lines));
     };
     return live;
   }
@@ -158,9 +158,9 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     live.dead = true;
     live.worker.terminate();
     // Anyone still waiting for this worker to load must not wait forever.
-    live.failReady(new TranscodeError(closed ? 'CANCELLED' : 'FFMPEG_FAILED', `wasm worker stopped: ${reason}`));
+    live.failReady(new TranscodeError(closed ? "CANCELLED" : "FFMPEG_FAILED", `wasm worker stopped: ${reason}`));
     if (slot.live === live) slot.live = null;
-    log({ event: 'wasm.worker_terminated', slot: slot.index, reason });
+    log({ event: "wasm.worker_terminated", slot: slot.index, reason });
     if (respawn && !closed) slot.live = spawn(slot);
   }
 
@@ -175,7 +175,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
       slot.leased = false;
       return;
     }
-    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
     slot.leased = true;
     waiter.resolve(slot);
   }
@@ -184,8 +184,8 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     let released = false;
     return {
       async run(req) {
-        if (released) throw new Error('lease already released');
-        if (closed) throw new TranscodeError('CANCELLED', 'transcoder was closed');
+        if (released) throw new Error("lease already released");
+        if (closed) throw new TranscodeError("CANCELLED", "transcoder was closed");
         if (req.signal.aborted) throw abortReason(req.signal);
         const live = liveWorker(slot);
         const onAbort = () => {
@@ -194,19 +194,19 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
           kill(slot, live, `aborted: ${abortReason(req.signal).code}`);
           run?.reject(abortReason(req.signal));
         };
-        req.signal.addEventListener('abort', onAbort, { once: true });
+        req.signal.addEventListener("abort", onAbort, { once: true });
         try {
           await abortable(live.ready, req.signal);
           const runStarted = performance.now();
           const out = await new Promise<RunOutcome & { heapBytes: number }>((resolve, reject) => {
             const id = nextRunId++;
             live.running = { id, onLine: req.onLine, stdout: [], tail: createTail(), resolve, reject };
-            const msg: ToWorker = { type: 'run', id, tool: req.tool, args: req.args, mounts: req.mounts };
+            const msg: ToWorker = { type: "run", id, tool: req.tool, args: req.args, mounts: req.mounts };
             live.worker.ref();
             live.worker.postMessage(msg);
           }).finally(() => live.worker.unref());
           log({
-            event: 'wasm.run_finished',
+            event: "wasm.run_finished",
             slot: slot.index,
             tool: req.tool,
             exitCode: out.exitCode,
@@ -215,10 +215,10 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
           });
           if (out.heapBytes > RECYCLE_HEAP_BYTES) kill(slot, live, `heap grew to ${out.heapBytes} bytes`, false);
           // ffmpeg's error exits are rarely exercised in the wasm build; start clean.
-          else if (req.tool === 'ffmpeg' && out.exitCode !== 0) kill(slot, live, `ffmpeg exited ${out.exitCode}`, false);
+          else if (req.tool === "ffmpeg" && out.exitCode !== 0) kill(slot, live, `ffmpeg exited ${out.exitCode}`, false);
           return { exitCode: out.exitCode, stdout: out.stdout, stderrTail: out.stderrTail };
         } finally {
-          req.signal.removeEventListener('abort', onAbort);
+          req.signal.removeEventListener("abort", onAbort);
         }
       },
       release() {
@@ -231,7 +231,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
   }
 
   function enqueue(queue: Waiter[], signal: AbortSignal | undefined): Promise<WasmLease> {
-    if (closed) return Promise.reject(new TranscodeError('CANCELLED', 'transcoder was closed'));
+    if (closed) return Promise.reject(new TranscodeError("CANCELLED", "transcoder was closed"));
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     // A free slot means nobody is waiting (release hands slots straight on).
     const free = slots.find((s) => !s.leased);
@@ -248,7 +248,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
           if (i >= 0) queue.splice(i, 1);
           reject(abortReason(signal));
         };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
+        signal.addEventListener("abort", waiter.onAbort, { once: true });
       }
       queue.push(waiter);
     });
@@ -262,9 +262,9 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
     async close() {
       if (closed) return;
       closed = true;
-      const err = new TranscodeError('CANCELLED', 'transcoder was closed');
+      const err = new TranscodeError("CANCELLED", "transcoder was closed");
       for (const w of [...waiters.splice(0), ...borrowers.splice(0)]) {
-        if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
+        if (w.onAbort) w.signal?.removeEventListener("abort", w.onAbort);
         w.reject(err);
       }
       for (const slot of slots) {
@@ -272,7 +272,7 @@ export function createWasmWorkerPool(opts: { size: number; logger?: TranscoderLo
         if (!live) continue;
         const run = live.running;
         live.running = null;
-        kill(slot, live, 'pool closed', false);
+        kill(slot, live, "pool closed", false);
         run?.reject(err);
       }
     },
@@ -284,7 +284,7 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }

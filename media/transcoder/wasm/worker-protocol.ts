@@ -8,16 +8,16 @@ export interface HostMount {
 }
 
 export type ToWorker = {
-  type: 'run';
+  type: "run";
   id: number;
-  tool: 'ffmpeg' | 'ffprobe';
+  tool: "ffmpeg" | "ffprobe";
   args: string[];
   mounts: HostMount[];
 };
 
 export type FromWorker =
-  | { type: 'ready'; loadMs: number }
-  | { type: 'load-failed'; message: string }
-  | { type: 'line'; id: number; stream: 'stdout' | 'stderr'; line: string }
-  | { type: 'done'; id: number; exitCode: number; heapBytes: number }
-  | { type: 'failed'; id: number; message: string };
+  | { type: "ready"; loadMs: number }
+  | { type: "load-failed"; message: string }
+  | { type: "line"; id: number; stream: "stdout" | "stderr"; line: string }
+  | { type: "done"; id: number; exitCode: number; heapBytes: number }
+  | { type: "failed"; id: number; message: string };

@@ -13,7 +13,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    orgId: text("org_id").notNull().references(() => organizations.id),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     prefix: text("prefix").notNull(),
     secretHash: text("secret_hash").notNull(),
     name: text("name").notNull(),
