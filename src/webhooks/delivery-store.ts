@@ -3,6 +3,9 @@ import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
+import { chunks, leaseFree, renewLeases, type Claim } from "../work/lease.ts";
+
+export type { Claim };
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
 import { filterFields } from "./fields-filter.ts";
 
@@ -28,27 +31,9 @@ export interface AttemptResult {
   verdict: AttemptVerdict;
 }
 
-/**
- * A dispatcher process's hold on pending deliveries: only the holder attempts
- * them, until `until` (renewed while held); an expired lease is anyone's.
- */
-export interface Claim {
-  /** The process instance, random per dispatcher start. */
-  by: string;
-  until: number;
-}
-
-const CHUNK = 400;
-
 /** Pending, due by `now`, and held by nobody (never claimed, released, or the lease ran out). */
 const claimable = (now: number) =>
   and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, now), or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)));
-
-function chunks<T>(list: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
-}
 
 /** The envelope of spec 2.4, serialised once: these bytes are what every attempt sends. */
 export function deliveryBody(event: string, createdAt: number, data: Record<string, unknown>, fields: readonly string[]): string {
@@ -234,19 +219,8 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
 
     /** Extends the lease of deliveries `claim.by` holds; answers the ids it still holds (pending and not taken by another). */
     async renew(ids: string[], claim: Claim): Promise<Set<string>> {
-      const held = new Set<string>();
-      if (ids.length === 0) return held;
-      await database.write(async (tx) => {
-        for (const part of chunks(ids)) {
-          const rows = await tx
-            .update(webhookDeliveries)
-            .set({ leaseUntil: claim.until })
-            .where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.claimedBy, claim.by), eq(webhookDeliveries.status, "pending")))
-            .returning({ id: webhookDeliveries.id });
-          for (const r of rows) held.add(r.id);
-        }
-      });
-      return held;
+      if (ids.length === 0) return new Set();
+      return database.write((tx) => renewLeases(tx, webhookDeliveries, webhookDeliveries, ids, claim, eq(webhookDeliveries.status, "pending")));
     },
 
     /** When the next pending delivery after `now` falls due, or null. */

@@ -4,7 +4,7 @@ import type { AttemptOutcome, Deliver } from "./deliver.ts";
 import { createDeliveryLanes, type Lane } from "./delivery-lanes.ts";
 import type { AttemptResult, AttemptVerdict, Claim, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
-import { createLeaseRenewer } from "./lease-renewer.ts";
+import { createLeaseRenewer } from "../work/lease-renewer.ts";
 import { createResultRecorder } from "./result-recorder.ts";
 import { nextRetryDelayMs } from "./retry-policy.ts";
 
@@ -162,10 +162,10 @@ export function createDispatcher(opts: DispatcherOptions) {
     settle: (b) => settle(b.job, b.result, b.outcome),
   });
   const renewer = createLeaseRenewer<Job>({
-    deliveries,
+    renew: (ids) => deliveries.renew(ids, claim()),
     leaseMs,
-    claim,
     log,
+    what: "webhook deliveries",
     held: () => [...auto.values()].filter((j) => j.claimed),
     idOf: (job) => job.row.id,
     lost: dropLost,

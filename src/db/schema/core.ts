@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Times are epoch milliseconds: cheap to compare, turned into ISO strings at the edge. */
 export const organizations = sqliteTable("organizations", {
@@ -44,7 +44,10 @@ export const actors = sqliteTable(
     status: text("status").notNull(),
     state: text("state", { mode: "json" }).notNull(),
     dedupeKey: text("dedupe_key"),
+    /** Row version: +1 per stored transition. */
     version: integer("version").notNull(),
+    /** The version of the machine definition the stored state belongs to (ActorKind.version); older rows are migrated on read, newer refused. */
+    machineVersion: integer("machine_version").notNull().default(1),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),
@@ -55,6 +58,23 @@ export const actors = sqliteTable(
     index("actors_kind_status_org").on(t.kind, t.status, t.orgId).where(sql`deleted_at IS NULL`),
     uniqueIndex("actors_dedupe").on(t.orgId, t.kind, t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND deleted_at IS NULL`),
   ],
+);
+
+/**
+ * The XState state tags of each actor's current state (`holdsSlot`, `onAir`,
+ * `settled` …), rewritten in the transaction of every transition that changes
+ * them. Services ask by tag instead of repeating lists of statuses; every
+ * question is one range of the primary key.
+ */
+export const actorTags = sqliteTable(
+  "actor_tags",
+  {
+    kind: text("kind").notNull(),
+    tag: text("tag").notNull(),
+    orgId: text("org_id").notNull(),
+    actorId: text("actor_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.tag, t.orgId, t.actorId] }), index("actor_tags_actor").on(t.actorId)],
 );
 
 /** Domain events written in the same transaction as the state change that caused them. */

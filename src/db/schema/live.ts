@@ -15,3 +15,25 @@ export const streamKeys = sqliteTable(
   },
   (t) => [index("stream_key_digests_stream").on(t.streamId)],
 );
+
+/**
+ * Which process holds a stream's broadcast (its publisher's socket, the open
+ * recording and playlist): the owner renews `lease_until` while it holds the
+ * broadcast. Another process ends a broadcast only when its owner's lease has
+ * lapsed (the owner died); a second process never ends the first's streams.
+ * Deleted when the broadcast is finalized.
+ */
+export const broadcasts = sqliteTable(
+  "broadcasts",
+  {
+    streamId: text("stream_id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    claimedBy: text("claimed_by").notNull(),
+    leaseUntil: integer("lease_until").notNull(),
+    /** First publish of the broadcast: the duration of an explicit end answered by another process. */
+    startedAt: integer("started_at").notNull(),
+    /** When the last publisher left (null while one is publishing). */
+    leftAt: integer("left_at"),
+  },
+  (t) => [index("broadcasts_lease").on(t.leaseUntil)],
+);

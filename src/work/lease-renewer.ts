@@ -1,12 +1,13 @@
 import type { Logger } from "../log.ts";
-import type { Claim, DeliveryStore } from "./delivery-store.ts";
 
 export interface LeaseRenewerOptions<T> {
-  deliveries: Pick<DeliveryStore, "renew">;
+  /** Extends the leases on `ids`; answers those still held. */
+  renew: (ids: string[]) => Promise<Set<string>>;
   /** How long a claim lasts: it is renewed every third of it. */
   leaseMs: number;
-  claim: () => Claim;
   log: Logger;
+  /** What is renewed, for the logs ("webhook deliveries", "work", "broadcasts"). */
+  what: string;
   /** What this process holds a lease on right now. */
   held: () => T[];
   idOf: (item: T) => string;
@@ -15,7 +16,8 @@ export interface LeaseRenewerOptions<T> {
 }
 
 /**
- * Keeps the leases of everything held in memory alive. Renewing thrice per
+ * Keeps the leases of everything a process holds in memory alive, in one
+ * batched write per period whatever the number held. Renewing thrice per
  * lease lets a process miss a renewal or two (a stalled event loop) before
  * another process may take its work over.
  */
@@ -26,21 +28,21 @@ export function createLeaseRenewer<T>(opts: LeaseRenewerOptions<T>) {
   let timer: ReturnType<typeof setInterval> | undefined;
 
   /**
-   * A delivery found no longer ours (our lease ran out while the process
-   * stalled and another claimed it, or it is no longer pending) is handed to
-   * `lost`, which drops it unless it is under way.
+   * Something found no longer ours (our lease ran out while the process
+   * stalled and another claimed it, or it was finished or cancelled
+   * elsewhere) is handed to `lost`.
    */
   function renew(): void {
     if (!running || renewing) return;
     const held = opts.held();
     if (held.length === 0) return;
-    renewing = opts.deliveries
-      .renew(held.map(opts.idOf), opts.claim())
+    renewing = opts
+      .renew(held.map(opts.idOf))
       .then((kept) => {
         const lost = opts.lost(held.filter((item) => !kept.has(opts.idOf(item))));
-        if (lost > 0) opts.log.warn("Webhook deliveries held in memory were taken over or finished elsewhere; dropped here", { count: lost });
+        if (lost > 0) opts.log.warn(`Leases on ${opts.what} were taken over or finished elsewhere; dropped here`, { count: lost });
       })
-      .catch((err) => opts.log.error("Cannot renew webhook delivery leases", { err, count: held.length }))
+      .catch((err) => opts.log.error(`Cannot renew leases on ${opts.what}`, { err, count: held.length }))
       .finally(() => {
         renewing = null;
       });

@@ -1,0 +1,227 @@
+import { and, asc, eq, gt, inArray, lte, or, sql } from "drizzle-orm";
+import type { Database, Tx } from "../db/create-database.ts";
+import { work, workTurns } from "../db/schema/index.ts";
+import { newId } from "../ids.ts";
+import { heldBy, leaseFree, renewLeases, type Claim } from "./lease.ts";
+import type { WorkPayloads, WorkRequest, WorkType } from "./work-types.ts";
+
+type Row = typeof work.$inferSelect;
+/** A work row with its payload typed by its type. */
+export type WorkRow<T extends WorkType = WorkType> = Omit<Row, "type" | "payload"> & { type: T; payload: WorkPayloads[T] };
+
+export type EnqueueInput = WorkRequest & {
+  orgId: string;
+  entityId: string;
+  maxAttempts: number;
+  /** Not before this time (epoch ms); now by default. */
+  runAfter?: number;
+  /** At most one open row per key: a second enqueue with an open key replaces the first's schedule and payload. */
+  dedupeKey?: string;
+};
+
+const OPEN = ["queued", "running"];
+
+/**
+ * The work ledger (table `work`): enqueue in the caller's transaction, claim
+ * fairly under a lease, and finish, retry, defer or advance only while the
+ * claim is still ours. A process that lost its lease (stalled, and the row
+ * was reclaimed; or the row was cancelled) changes nothing by finishing.
+ */
+export function createWorkLedger(opts: { database: Database; holder: string; leaseMs: number; now?: () => number }) {
+  const { database, holder, leaseMs } = opts;
+  const now = opts.now ?? Date.now;
+  const mine = (id: string) => and(eq(work.id, id), heldBy(work, holder), eq(work.status, "running"));
+  const claim = (): Claim => ({ by: holder, until: now() + leaseMs });
+
+  /** Queued and due, or running under a lapsed lease. */
+  const runnable = (type: WorkType, t: number) => and(eq(work.type, type), inArray(work.status, OPEN), lte(work.runAfter, t), or(eq(work.status, "queued"), leaseFree(work, t)));
+
+  async function settle(id: string, set: Partial<Row>): Promise<boolean> {
+    return database.write(async (tx) => {
+      const res = await tx
+        .update(work)
+        .set({ ...set, updatedAt: now() })
+        .where(mine(id))
+        .returning({ id: work.id });
+      return res.length > 0;
+    });
+  }
+
+  return {
+    holder,
+    leaseMs,
+
+    async enqueue(tx: Tx, input: EnqueueInput): Promise<string> {
+      const t = now();
+      const id = newId("wrk");
+      const values = {
+        id,
+        type: input.type,
+        orgId: input.orgId,
+        entityId: input.entityId,
+        payload: input.payload,
+        status: "queued",
+        attempts: 0,
+        maxAttempts: input.maxAttempts,
+        runAfter: input.runAfter ?? t,
+        dedupeKey: input.dedupeKey ?? null,
+        createdAt: t,
+        updatedAt: t,
+      };
+      if (!input.dedupeKey) {
+        await tx.insert(work).values(values);
+        return id;
+      }
+      // One open row per key: an earlier queued one is rescheduled instead (a re-armed timer).
+      const open = await tx
+        .select({ id: work.id, status: work.status })
+        .from(work)
+        .where(and(eq(work.dedupeKey, input.dedupeKey), inArray(work.status, OPEN)))
+        .limit(1);
+      if (open[0]?.status === "queued") {
+        await tx.update(work).set({ payload: input.payload, runAfter: values.runAfter, updatedAt: t }).where(eq(work.id, open[0].id));
+        return open[0].id;
+      }
+      if (open[0]) return open[0].id;
+      await tx.insert(work).values(values);
+      return id;
+    },
+
+    /** Deletes a queued row by its key (a cancelled timer); a running one is left to finish. */
+    async cancelKey(tx: Tx, dedupeKey: string): Promise<void> {
+      await tx.delete(work).where(and(eq(work.dedupeKey, dedupeKey), eq(work.status, "queued")));
+    },
+
+    /** Cancels an entity's open work of the given types (all types by default); its holder sees the lease gone. */
+    async cancelForEntity(tx: Tx, entityId: string, types?: WorkType[]): Promise<number> {
+      const t = now();
+      const res = await tx
+        .update(work)
+        .set({ status: "cancelled", leaseUntil: null, finishedAt: t, updatedAt: t })
+        .where(and(eq(work.entityId, entityId), inArray(work.status, OPEN), types ? inArray(work.type, types) : undefined))
+        .returning({ id: work.id });
+      return res.length;
+    },
+
+    /**
+     * Claims a runnable row of `type` fairly between organizations: among
+     * organizations with work and fewer than `perOrgLimit` rows of this type
+     * running, the one with the fewest running, then the one served longest
+     * ago (round-robin, remembered in `work_turns` so every process takes
+     * turns in the same order), then the one whose oldest row waited longest;
+     * within it, oldest first.
+     */
+    async claim<T extends WorkType>(type: T, claimOpts: { perOrgLimit?: number } = {}): Promise<WorkRow<T> | null> {
+      const perOrgLimit = claimOpts.perOrgLimit ?? Number.POSITIVE_INFINITY;
+      // A read first: an idle poll should not take the write lock.
+      const any = await database.db.select({ id: work.id }).from(work).where(runnable(type, now())).limit(1);
+      if (any.length === 0) return null;
+      return database.write(async (tx) => {
+        const t = now();
+        const waiting = await tx
+          .select({ orgId: work.orgId, first: sql<number>`min(${work.runAfter})` })
+          .from(work)
+          .where(runnable(type, t))
+          .groupBy(work.orgId);
+        if (waiting.length === 0) return null;
+        const runningRows = await tx
+          .select({ orgId: work.orgId, n: sql<number>`count(*)` })
+          .from(work)
+          .where(and(eq(work.type, type), eq(work.status, "running"), gt(work.leaseUntil, t)))
+          .groupBy(work.orgId);
+        const running = new Map(runningRows.map((r) => [r.orgId, Number(r.n)]));
+        const turnRows = await tx.select().from(workTurns).where(eq(workTurns.type, type));
+        const served = new Map(turnRows.map((r) => [r.orgId, r.servedSeq]));
+        const order = waiting
+          .map((w) => ({ orgId: w.orgId, first: Number(w.first), running: running.get(w.orgId) ?? 0, served: served.get(w.orgId) ?? 0 }))
+          .filter((o) => o.running < perOrgLimit)
+          .sort((a, b) => a.running - b.running || a.served - b.served || a.first - b.first);
+        const pick = order[0];
+        if (!pick) return null;
+        const rows = await tx
+          .select()
+          .from(work)
+          .where(and(runnable(type, t), eq(work.orgId, pick.orgId)))
+          .orderBy(asc(work.runAfter), asc(work.createdAt))
+          .limit(1);
+        const row = rows[0];
+        if (!row) return null;
+        const claimed = { status: "running", claimedBy: holder, leaseUntil: t + leaseMs, attempts: row.attempts + 1, updatedAt: t };
+        await tx.update(work).set(claimed).where(eq(work.id, row.id));
+        const seq = Math.max(0, ...turnRows.map((r) => r.servedSeq)) + 1;
+        await tx
+          .insert(workTurns)
+          .values({ type, orgId: row.orgId, servedSeq: seq })
+          .onConflictDoUpdate({ target: [workTurns.type, workTurns.orgId], set: { servedSeq: seq } });
+        return { ...row, ...claimed } as WorkRow<T>;
+      });
+    },
+
+    /** Extends our leases on `ids`; answers those still ours and running. */
+    async renew(ids: string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      return database.write((tx) => renewLeases(tx, work, work, ids, claim(), eq(work.status, "running")));
+    },
+
+    /** Done; false when the row was no longer ours. */
+    finish: (id: string) => settle(id, { status: "done", leaseUntil: null, finishedAt: now() }),
+
+    /** Failed for good (`error` kept for the logs and the operator). */
+    fail: (id: string, error: string) => settle(id, { status: "failed", lastError: error.slice(0, 2000), leaseUntil: null, finishedAt: now() }),
+
+    /** Back to the queue for another attempt after `delayMs`. */
+    retry: (id: string, delayMs: number, error: string) =>
+      settle(id, { status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error.slice(0, 2000) }),
+
+    /** Back to the queue without spending an attempt (it could not run here yet, e.g. another process holds what it needs). */
+    async defer(id: string, delayMs: number): Promise<boolean> {
+      return database.write(async (tx) => {
+        const res = await tx
+          .update(work)
+          .set({ status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, attempts: sql`max(0, ${work.attempts} - 1)`, updatedAt: now() })
+          .where(mine(id))
+          .returning({ id: work.id });
+        return res.length > 0;
+      });
+    },
+
+    /**
+     * Hands a row we hold to its next stage in one write: same row, new type
+     * and payload, queued again with fresh attempts (a fetched source entering
+     * the transcode queue).
+     */
+    advance: (id: string, next: WorkRequest, maxAttempts: number) =>
+      settle(id, { type: next.type, payload: next.payload, status: "queued", claimedBy: null, leaseUntil: null, attempts: 0, maxAttempts, runAfter: now(), lastError: null }),
+
+    /** Is this row still ours (inside a transaction that acts on its behalf, e.g. firing a timer)? */
+    async holds(tx: Tx, id: string): Promise<boolean> {
+      const rows = await tx.select({ id: work.id }).from(work).where(mine(id)).limit(1);
+      return rows.length > 0;
+    },
+
+    async get(id: string): Promise<WorkRow | null> {
+      const rows = await database.db.select().from(work).where(eq(work.id, id)).limit(1);
+      return (rows[0] as WorkRow | undefined) ?? null;
+    },
+
+    /** When the earliest queued row falls due (epoch ms), or null when none is queued. */
+    async nextDue(): Promise<number | null> {
+      const rows = await database.db
+        .select({ at: sql<number | null>`min(${work.runAfter})` })
+        .from(work)
+        .where(eq(work.status, "queued"));
+      return rows[0]?.at ?? null;
+    },
+
+    /** Open rows of the given types (the transcode queue's length). */
+    async countOpen(types: WorkType[]): Promise<number> {
+      const rows = await database.db
+        .select({ n: sql<number>`count(*)` })
+        .from(work)
+        .where(and(inArray(work.type, types), inArray(work.status, OPEN)));
+      return Number(rows[0]?.n ?? 0);
+    },
+  };
+}
+
+export type WorkLedger = ReturnType<typeof createWorkLedger>;
