@@ -57,6 +57,8 @@ export const actors = sqliteTable(
     // Live slot counts (pool-wide and per organization) and the sweeps of unfinished actors.
     index("actors_kind_status_org").on(t.kind, t.status, t.orgId).where(sql`deleted_at IS NULL`),
     uniqueIndex("actors_dedupe").on(t.orgId, t.kind, t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND deleted_at IS NULL`),
+    // Retention: soft-deleted actors past DELETED_ACTOR_RETENTION_MS, oldest first (src/retention).
+    index("actors_deleted").on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
   ],
 );
 
@@ -95,8 +97,13 @@ export const outbox = sqliteTable(
 );
 
 /** Rate-limit windows, flushed from memory so a restart does not hand out a fresh allowance. */
-export const rateLimits = sqliteTable("rate_limits", {
-  key: text("key").primaryKey(),
-  windowStart: integer("window_start").notNull(),
-  count: integer("count").notNull(),
-});
+export const rateLimits = sqliteTable(
+  "rate_limits",
+  {
+    key: text("key").primaryKey(),
+    windowStart: integer("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  // Closed windows are deleted by range (the limiter's flush, and retention).
+  (t) => [index("rate_limits_window").on(t.windowStart)],
+);

@@ -19,7 +19,11 @@ export const webhookEndpoints = sqliteTable(
     createdAt: integer("created_at").notNull(),
     deletedAt: integer("deleted_at"),
   },
-  (t) => [index("webhook_endpoints_org").on(t.orgId, t.createdAt, t.id)],
+  (t) => [
+    index("webhook_endpoints_org").on(t.orgId, t.createdAt, t.id),
+    // Retention: deleted endpoints past WEBHOOK_DELIVERY_RETENTION_MS (src/retention).
+    index("webhook_endpoints_deleted").on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
+  ],
 );
 
 /**
@@ -55,6 +59,8 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_due").on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index("webhook_deliveries_endpoint").on(t.endpointId, t.createdAt, t.id),
     uniqueIndex("webhook_deliveries_event_endpoint").on(t.eventId, t.endpointId),
+    // Retention: settled deliveries past WEBHOOK_DELIVERY_RETENTION_MS, one range per status (src/retention).
+    index("webhook_deliveries_settled").on(t.status, t.createdAt),
   ],
 );
 
