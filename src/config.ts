@@ -60,10 +60,24 @@ export interface Config {
   rtmpPublishDeadlineMs: number;
   /** LIVE_MAX_BITRATE_KBPS: ingest bitrate cap per stream; a publisher over it is disconnected; 0 = none. */
   liveMaxBitrateKbps: number;
+  /** OUTBOX_RETENTION_MS: outbox rows already fanned out are deleted this long after (default 7 days). */
+  outboxRetentionMs: number;
+  /** WEBHOOK_DELIVERY_RETENTION_MS: settled webhook deliveries (and their attempts) are deleted this long after creation (default 30 days). */
+  webhookDeliveryRetentionMs: number;
+  /** WORK_RETENTION_MS: finished work rows are deleted this long after they finished (default 7 days). */
+  workRetentionMs: number;
+  /** UPLOAD_RETENTION_MS: upload slots (and leftover files) are deleted this long after their URL expired, unless a video uses them (default 1 day). */
+  uploadRetentionMs: number;
+  /** DELETED_ACTOR_RETENTION_MS: soft-deleted videos and streams are deleted for good this long after (default 30 days). */
+  deletedActorRetentionMs: number;
+  /** RETENTION_INTERVAL_MS: time between retention sweeps (default 10 min). */
+  retentionIntervalMs: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 1500, 7200, 36000, 36000];
+
+const DAY_MS = 86_400_000;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -132,5 +146,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rtmpMaxConnectionsPerIp: int(env, "RTMP_MAX_CONNECTIONS_PER_IP", 20),
     rtmpPublishDeadlineMs: int(env, "RTMP_PUBLISH_DEADLINE_MS", 10_000),
     liveMaxBitrateKbps: int(env, "LIVE_MAX_BITRATE_KBPS", 20_000),
+    outboxRetentionMs: int(env, "OUTBOX_RETENTION_MS", 7 * DAY_MS),
+    webhookDeliveryRetentionMs: int(env, "WEBHOOK_DELIVERY_RETENTION_MS", 30 * DAY_MS),
+    workRetentionMs: int(env, "WORK_RETENTION_MS", 7 * DAY_MS),
+    uploadRetentionMs: int(env, "UPLOAD_RETENTION_MS", DAY_MS),
+    deletedActorRetentionMs: int(env, "DELETED_ACTOR_RETENTION_MS", 30 * DAY_MS),
+    retentionIntervalMs: Math.max(1000, int(env, "RETENTION_INTERVAL_MS", 10 * 60_000)),
   };
 }
