@@ -1,6 +1,6 @@
 import { loadConfig } from "../config.ts";
 import { createDatabase } from "../db/create-database.ts";
-import { ApiError } from "../http/api-error.ts";
+import { DomainError } from "../errors.ts";
 import { createOrgStore, type KeyInfo } from "../orgs/org-store.ts";
 import { applyOrgSet, CliUsageError } from "./org-set.ts";
 import { parseArgs } from "./parse-args.ts";
@@ -107,7 +107,7 @@ async function run(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (err) {
-    if (err instanceof ApiError || err instanceof CliUsageError) {
+    if (err instanceof DomainError || err instanceof CliUsageError) {
       console.error(`${err.code}: ${err.message}`);
       return 1;
     }

@@ -4,7 +4,9 @@ import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
+import { DomainError } from "../errors.ts";
 import { ApiError } from "./api-error.ts";
+import { domainErrorResponse } from "./domain-error-map.ts";
 import { API_PREFIX, authByRequest } from "./api-context.ts";
 import { authenticate } from "./authenticate.ts";
 import { errorResponse, invalidApiKeyResponse } from "./envelope.ts";
@@ -119,6 +121,8 @@ export function createApp(deps: AppDeps) {
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error);
+      // Before the code checks below: a domain NotFound must not read as "No such route".
+      if (error instanceof DomainError) return domainErrorResponse(error);
       if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
       if (code === "PARSE") {
         const cause = (error as { cause?: unknown }).cause;

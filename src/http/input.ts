@@ -1,4 +1,5 @@
 import { t, type TSchema } from "elysia";
+import { InvalidInput } from "../errors.ts";
 import { ApiError } from "./api-error.ts";
 
 /**
@@ -177,8 +178,11 @@ export function collectDetails(...steps: Array<() => unknown>): Record<string, s
     try {
       step();
     } catch (err) {
-      if (!(err instanceof ApiError) || err.code !== "VALIDATION_ERROR" || typeof err.details !== "object" || err.details === null) throw err;
-      for (const [k, v] of Object.entries(err.details as Record<string, string>)) if (!(k in details)) details[k] = v;
+      // A domain check (InvalidInput) merges like an HTTP one.
+      const fields =
+        err instanceof InvalidInput ? err.fields : err instanceof ApiError && err.code === "VALIDATION_ERROR" && typeof err.details === "object" && err.details !== null ? err.details : null;
+      if (!fields) throw err;
+      for (const [k, v] of Object.entries(fields as Record<string, string>)) if (!(k in details)) details[k] = v;
     }
   }
   return details;

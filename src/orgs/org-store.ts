@@ -1,9 +1,9 @@
 import { and, desc, eq, isNotNull, isNull, lte } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
 import { apiKeys, organizations } from "../db/schema/index.ts";
-import { ApiError } from "../http/api-error.ts";
 import { newId } from "../ids.ts";
 import { generateApiKey } from "./api-key.ts";
+import { ApiKeyExists, OrgNotFound } from "./errors.ts";
 import { defaultOrgSettings, normalizeSettings, type OrgSettings } from "./org-settings.ts";
 
 export interface Organization {
@@ -65,12 +65,12 @@ export function createOrgStore(database: Database) {
 
   async function mustGetOrg(id: string): Promise<Organization> {
     const org = await getOrg(id);
-    if (!org) throw new ApiError("NOT_FOUND", `No organization ${id}.`);
+    if (!org) throw new OrgNotFound(id);
     return org;
   }
 
   /**
-   * Creates a key, or 409 API_KEY_EXISTS while the organization still has a
+   * Creates a key, or throws ApiKeyExists while the organization still has a
    * live one. An expired key is not live: it is retired (`revoked_at` set) in
    * the same transaction, which also frees the "one live key" unique index.
    */
@@ -88,7 +88,7 @@ export function createOrgStore(database: Database) {
         .from(apiKeys)
         .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
         .limit(1);
-      if (live.length > 0) throw new ApiError("API_KEY_EXISTS");
+      if (live.length > 0) throw new ApiKeyExists();
       await tx.insert(apiKeys).values({ id: newId("key"), orgId, prefix, secretHash, name, createdAt: now, expiresAt: opts.expiresAt ?? null });
     });
     return { apiKey: key, prefix };
@@ -132,7 +132,7 @@ export function createOrgStore(database: Database) {
     async updateSettings(orgId: string, update: (s: OrgSettings) => OrgSettings): Promise<Organization> {
       return database.write(async (tx) => {
         const row = await tx.select().from(organizations).where(eq(organizations.id, orgId)).limit(1);
-        if (!row[0]) throw new ApiError("NOT_FOUND", `No organization ${orgId}.`);
+        if (!row[0]) throw new OrgNotFound(orgId);
         const settings = update(normalizeSettings(row[0].settings));
         await tx.update(organizations).set({ settings }).where(eq(organizations.id, orgId));
         return { id: row[0].id, name: row[0].name, createdAt: row[0].createdAt, settings };

@@ -2,10 +2,10 @@ import { and, eq } from "drizzle-orm";
 import { rename, rm } from "node:fs/promises";
 import type { Database } from "../db/create-database.ts";
 import { uploads } from "../db/schema/index.ts";
-import { ApiError } from "../http/api-error.ts";
 import { newId } from "../ids.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import type { MediaStore } from "../storage/media-store.ts";
+import { UploadEmpty, UploadNotPending, UploadNotRegistrable, UploadTooLarge, UploadUrlRefused } from "./errors.ts";
 
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
@@ -16,7 +16,7 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
 
   return {
     async create(orgId: string, sizeHint?: number) {
-      if (sizeHint !== undefined && sizeHint > deps.maxBytes) throw ApiError.validation({ size_bytes: `must be at most ${deps.maxBytes}` });
+      if (sizeHint !== undefined && sizeHint > deps.maxBytes) throw new UploadTooLarge("size_bytes", deps.maxBytes);
       const id = newId("upl");
       const expiresAt = Date.now() + UPLOAD_TTL_MS;
       await database.write((tx) => tx.insert(uploads).values({ id, orgId, status: "pending", expiresAt, maxBytes: deps.maxBytes, createdAt: Date.now() }));
@@ -31,20 +31,20 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
       };
     },
 
-    /** Checks the signature and claims the slot (single use); throws 403/404 envelopes. */
+    /** Checks the signature and claims the slot (single use); throws UploadUrlRefused or UploadNotPending. */
     async claim(id: string, expiresRaw: string | null, tag: string | null): Promise<{ maxBytes: number; orgId: string }> {
       const expires = Number(expiresRaw);
       if (!tag || !Number.isInteger(expires) || !deps.secret.verify("upload", `${id}.${expires}`, tag)) {
-        throw new ApiError("PERMISSION_DENIED", "The upload URL's signature is invalid.", ["upload.signature"]);
+        throw new UploadUrlRefused("signature");
       }
-      if (expires * 1000 < Date.now()) throw new ApiError("PERMISSION_DENIED", "The upload URL has expired.", ["upload.signature"]);
+      if (expires * 1000 < Date.now()) throw new UploadUrlRefused("expired");
       return database.write(async (tx) => {
         const res = await tx
           .update(uploads)
           .set({ status: "receiving" })
           .where(and(eq(uploads.id, id), eq(uploads.status, "pending")))
           .returning({ maxBytes: uploads.maxBytes, orgId: uploads.orgId });
-        if (!res[0]) throw new ApiError("NOT_FOUND", "No pending upload at this URL (it may have been used already).");
+        if (!res[0]) throw new UploadNotPending();
         return res[0];
       });
     },
@@ -60,13 +60,13 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
         if (body) {
           for await (const chunk of body) {
             size += chunk.byteLength;
-            if (size > maxBytes) throw ApiError.validation({ body: `must be at most ${maxBytes} bytes` });
+            if (size > maxBytes) throw new UploadTooLarge("body", maxBytes);
             sink.write(chunk);
             await sink.flush();
           }
         }
         await sink.end();
-        if (size === 0) throw ApiError.validation({ body: "must not be empty" });
+        if (size === 0) throw new UploadEmpty();
         await rename(part, final);
       } catch (err) {
         await Promise.resolve(sink.end()).catch(() => undefined);
@@ -93,8 +93,8 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
     async assertRegistrable(orgId: string, id: string) {
       const rows = await database.db.select().from(uploads).where(eq(uploads.id, id)).limit(1);
       const row = rows[0];
-      if (!row || row.orgId !== orgId) throw ApiError.validation({ source_url: "no upload of this organization at this URL" });
-      if (row.status !== "complete") throw ApiError.validation({ source_url: "the upload has not finished" });
+      if (!row || row.orgId !== orgId) throw new UploadNotRegistrable("unknown");
+      if (row.status !== "complete") throw new UploadNotRegistrable("unfinished");
     },
 
     path: (id: string) => deps.store.uploadPath(id),

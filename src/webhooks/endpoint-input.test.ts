@@ -1,14 +1,14 @@
 import { expect, test } from "bun:test";
-import { ApiError } from "../http/api-error.ts";
+import { InvalidInput } from "../errors.ts";
 import { parseEndpointInput } from "./endpoint-input.ts";
 
 function detailsOf(body: unknown): Record<string, string> {
   try {
     parseEndpointInput(body);
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe("VALIDATION_ERROR");
-    return (err as ApiError).details as Record<string, string>;
+    expect(err).toBeInstanceOf(InvalidInput);
+    expect((err as InvalidInput).code).toBe("VALIDATION_ERROR");
+    return (err as InvalidInput).fields;
   }
   throw new Error("expected a validation error");
 }

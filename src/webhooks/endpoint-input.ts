@@ -1,4 +1,4 @@
-import { ApiError } from "../http/api-error.ts";
+import { InvalidInput } from "../errors.ts";
 import { EVENT_NAMES, isEventName, type EventName } from "./event-names.ts";
 import { FIELD_PATH, FORBIDDEN_SEGMENTS, hasForbiddenSegment } from "./fields-filter.ts";
 
@@ -33,7 +33,7 @@ function unique<T>(list: T[]): T[] {
   return [...new Set(list)];
 }
 
-/** Spec 2.3, field by field; every failing field is reported at once (422 VALIDATION_ERROR). */
+/** Spec 2.3, field by field; every failing field is reported at once (InvalidInput, 422 VALIDATION_ERROR at the edge). */
 export function parseEndpointInput(body: unknown): EndpointInput {
   const b = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
   const details: Record<string, string> = {};
@@ -72,6 +72,6 @@ export function parseEndpointInput(body: unknown): EndpointInput {
     else description = b.description;
   }
 
-  if (Object.keys(details).length > 0) throw ApiError.validation(details);
+  if (Object.keys(details).length > 0) throw new InvalidInput(details);
   return { url: url as string, events, fields, description };
 }

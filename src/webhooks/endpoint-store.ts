@@ -1,11 +1,11 @@
 import { and, count, desc, eq, inArray, isNull } from "drizzle-orm";
-import { ApiError } from "../http/api-error.ts";
 import { olderThan } from "../db/keyset.ts";
 import type { Database, Tx } from "../db/create-database.ts";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema/index.ts";
 import { newId, randomToken } from "../ids.ts";
 import type { SecretCipher } from "../secrets/secret-cipher.ts";
 import type { EndpointInput } from "./endpoint-input.ts";
+import { EndpointLimitReached } from "./errors.ts";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -62,8 +62,8 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
   return {
     /**
      * Registers an endpoint. Counted and inserted in one write transaction, so
-     * concurrent registrations cannot pass the cap together: over it, 422
-     * VALIDATION_ERROR with `details.endpoints`.
+     * concurrent registrations cannot pass the cap together: over it,
+     * EndpointLimitReached (422 VALIDATION_ERROR with `details.endpoints`).
      */
     async create(orgId: string, input: EndpointInput): Promise<{ row: EndpointRow; signingSecret: string }> {
       const id = newId("whk");
@@ -75,7 +75,7 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
           .from(webhookEndpoints)
           .where(and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt)));
         if ((live?.n ?? 0) >= maxPerOrg) {
-          throw ApiError.validation({ endpoints: `an organization may have at most ${maxPerOrg} webhook endpoints; delete one before registering another` });
+          throw new EndpointLimitReached(maxPerOrg);
         }
         await tx.insert(webhookEndpoints).values(row);
       });

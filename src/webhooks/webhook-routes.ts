@@ -11,6 +11,7 @@ import type { AttemptRow, DeliveryRow, DeliveryStore } from "./delivery-store.ts
 import type { Dispatcher } from "./dispatcher.ts";
 import { MAX_DESCRIPTION, parseEndpointInput } from "./endpoint-input.ts";
 import { endpointView, type EndpointStore } from "./endpoint-store.ts";
+import { EndpointUrlRefused } from "./errors.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
 import { sampleEventData, type SampleOptions } from "./sample-events.ts";
 
@@ -106,7 +107,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         try {
           await deps.guard.check(input.url);
         } catch (err) {
-          if (err instanceof OutboundRefusedError) throw ApiError.validation({ url: "must not point to a private, loopback or link-local address" });
+          if (err instanceof OutboundRefusedError) throw new EndpointUrlRefused();
           // A name that does not resolve right now is accepted: deliveries check again, and retry.
         }
         const { row, signingSecret } = await endpoints.create(auth.org.id, input);

@@ -1,0 +1,69 @@
+import { DomainError, InvalidInput, NotFound } from "../errors.ts";
+
+export { DrmNotAvailable } from "../orgs/errors.ts";
+export { InvalidInput, NotFound } from "../errors.ts";
+
+/** The organization has no transcoding settings: nothing can be registered. */
+export class TranscodeNotConfigured extends DomainError {
+  readonly code = "TRANSCODE_NOT_CONFIGURED";
+  constructor() {
+    super("The organization has no transcoding settings.");
+  }
+}
+
+/** The queue could not take the job (unreadable, or the insert failed). Safe to retry. */
+export class TranscodeQueueFailed extends DomainError {
+  readonly code = "TRANSCODE_QUEUE_FAILED";
+  constructor(message = "The transcoding pipeline refused or timed out. Safe to retry.") {
+    super(message);
+  }
+}
+
+/** The queue holds as many active jobs as it accepts. Safe to retry once it drains. */
+export class TranscodeQueueFull extends TranscodeQueueFailed {
+  constructor() {
+    super("The transcoding queue is full. Safe to retry.");
+  }
+}
+
+/** `source_url` is not an http(s) URL. */
+export class InvalidSourceUrl extends InvalidInput {
+  constructor() {
+    super({ source_url: "must be an http or https URL" });
+  }
+}
+
+/** `source_url` names an upload this organization cannot register (not its own, or not finished). */
+export class UploadNotRegistrable extends InvalidInput {
+  constructor(readonly reason: "unknown" | "unfinished") {
+    super({ source_url: reason === "unknown" ? "no upload of this organization at this URL" : "the upload has not finished" });
+  }
+}
+
+/** An upload over the size cap (announced as `size_bytes`, or found while receiving the `body`). */
+export class UploadTooLarge extends InvalidInput {
+  constructor(field: "size_bytes" | "body", maxBytes: number) {
+    super(field === "size_bytes" ? { size_bytes: `must be at most ${maxBytes}` } : { body: `must be at most ${maxBytes} bytes` });
+  }
+}
+
+export class UploadEmpty extends InvalidInput {
+  constructor() {
+    super({ body: "must not be empty" });
+  }
+}
+
+/** The presigned URL does not authorize this PUT: its signature is wrong, or it has expired. */
+export class UploadUrlRefused extends DomainError {
+  readonly code = "PERMISSION_DENIED";
+  constructor(readonly reason: "signature" | "expired") {
+    super(reason === "signature" ? "The upload URL's signature is invalid." : "The upload URL has expired.", ["upload.signature"]);
+  }
+}
+
+/** The upload slot is unknown or already used (single use). */
+export class UploadNotPending extends NotFound {
+  constructor() {
+    super("No pending upload at this URL (it may have been used already).");
+  }
+}
