@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, min, ne, notInArray, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lte, min, ne, notInArray, or, sql } from "drizzle-orm";
 import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
@@ -262,23 +262,6 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         }
       }
       return byDelivery;
-    },
-
-    /** Forgets finished deliveries (and their attempts) created before `before`. */
-    async prune(before: number): Promise<number> {
-      return database.write(async (tx) => {
-        const old = await tx
-          .select({ id: webhookDeliveries.id })
-          .from(webhookDeliveries)
-          .where(and(lt(webhookDeliveries.createdAt, before), ne(webhookDeliveries.status, "pending")))
-          .limit(5000);
-        const ids = old.map((r) => r.id);
-        for (const part of chunks(ids)) {
-          await tx.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, part));
-          await tx.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, part));
-        }
-        return ids.length;
-      });
     },
   };
 }

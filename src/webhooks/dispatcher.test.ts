@@ -72,7 +72,6 @@ function harness(
     },
     renew: async (ids: string[]) => new Set(ids.filter((id) => !takenOver.has(id))),
     nextDueAfter: async () => null,
-    prune: async () => 0,
   } as unknown as DeliveryStore;
   const endpoints = { sendableByIds: async (ids: string[]) => ids.map(endpoint) } as unknown as EndpointStore;
   const deliver: Deliver = (req, stop) =>

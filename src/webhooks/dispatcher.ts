@@ -50,8 +50,6 @@ export interface DispatcherOptions {
    * pause every result would get a transaction of its own.
    */
   recordLingerMs?: number;
-  /** Finished deliveries older than this are pruned. */
-  retentionMs?: number;
   /**
    * How long a claim on a delivery lasts (config.webhookLeaseMs). Renewed
    * every third of it while the delivery is held; after a crash, other
@@ -83,7 +81,6 @@ interface Recorded {
 }
 
 const SWEEP_MS = 30_000;
-const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Turns outbox rows into signed deliveries and keeps at it until each one is
@@ -114,7 +111,6 @@ export function createDispatcher(opts: DispatcherOptions) {
   const fanOutBatch = opts.fanOutBatch ?? 500;
   const pollMs = opts.pollMs ?? 500;
   const parkAfterMs = opts.parkAfterMs ?? 60_000;
-  const retentionMs = opts.retentionMs ?? 30 * 86_400_000;
   const random = opts.random ?? Math.random;
   const leaseMs = opts.leaseMs ?? 30_000;
   // Swept at least once per lease, so a dead process's deliveries are taken over within about two leases.
@@ -136,7 +132,6 @@ export function createDispatcher(opts: DispatcherOptions) {
   let backlog = true;
   let parkedDue: number | null = null;
   let lastSweep = 0;
-  let lastPrune = Date.now();
   let stopped = true;
   let ticker: ReturnType<typeof setInterval> | undefined;
   const counters = { sent: 0, delivered: 0, failed: 0, abandoned: 0 };
@@ -407,13 +402,6 @@ export function createDispatcher(opts: DispatcherOptions) {
     wake();
     const now = Date.now();
     if (backlog || (parkedDue !== null && parkedDue <= now) || now - lastSweep >= sweepMs) void loadDue();
-    if (now - lastPrune >= PRUNE_EVERY_MS) {
-      lastPrune = now;
-      deliveries
-        .prune(now - retentionMs)
-        .then((n) => n > 0 && log.info("Pruned old webhook deliveries", { count: n }))
-        .catch((err) => log.error("Cannot prune old webhook deliveries", { err }));
-    }
   }
 
   /** Drops what another process took over or finished, unless it is under way here. */

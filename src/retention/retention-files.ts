@@ -1,0 +1,179 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { actors, broadcasts, work } from "../db/schema/index.ts";
+import type { Candidate, Q, RetentionRule } from "./retention-rules.ts";
+
+/** Video statuses after which nothing reads the video's work dir or source again. */
+export const SETTLED_VIDEO = ["COMPLETED", "ERROR"];
+/** Stream statuses after which no broadcast writes its recording again. */
+export const SETTLED_STREAM = ["ENDED", "ERROR"];
+const OPEN_WORK = ["queued", "running"];
+
+/** Where the service keeps what retention may remove (src/storage/media-store.ts, src/live/live-ingest.ts). */
+export function retentionPaths(dataDir: string) {
+  return {
+    upload: (id: string) => join(dataDir, "uploads", id),
+    recordings: join(dataDir, "recordings"),
+    workRoot: join(dataDir, "work"),
+    workDir: (videoId: string) => join(dataDir, "work", videoId),
+    originalDir: (videoId: string) => join(dataDir, "originals", videoId),
+  };
+}
+
+/** Removes `path` (file or folder); answers whether there was something to remove. */
+async function remove(path: string): Promise<boolean> {
+  const there = await stat(path).then(
+    () => true,
+    () => false,
+  );
+  if (there) await rm(path, { recursive: true, force: true });
+  return there;
+}
+
+/** Last modified (epoch ms), or null when absent. */
+const modifiedAt = (path: string) =>
+  stat(path).then(
+    (s) => s.mtimeMs,
+    () => null,
+  );
+
+/**
+ * The files of upload slots about to be deleted: the upload itself (an
+ * upload never registered, or whose video failed or was deleted before its
+ * transcode consumed it) and a `.part` left by an interrupted transfer. A
+ * slot still `receiving` whose `.part` was written within the period is a
+ * transfer under way (a very slow PUT started before the URL expired): kept.
+ */
+export function uploadFiles(dataDir: string): NonNullable<RetentionRule["files"]> {
+  const paths = retentionPaths(dataDir);
+  return async (batch, cutoff) => {
+    const keep: Candidate[] = [];
+    let removed = 0;
+    for (const c of batch) {
+      const file = paths.upload(String(c.key));
+      if (c.status === "receiving") {
+        const written = await modifiedAt(`${file}.part`);
+        if (written !== null && written >= cutoff) continue;
+      }
+      if (await remove(`${file}.part`)) removed++;
+      if (await remove(file)) removed++;
+      keep.push(c);
+    }
+    return { keep, removed };
+  };
+}
+
+/**
+ * What a deleted video may have left on disk: deleting a video removes its
+ * folders at once (MediaStore.remove), but a run still writing (a fetch, a
+ * transcode cut short) can recreate one afterwards. `removeMedia` is the
+ * served folder (named by a token derived from the server secret), when the
+ * caller can name it.
+ */
+export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: string) => Promise<void>): NonNullable<RetentionRule["files"]> {
+  const paths = retentionPaths(dataDir);
+  return async (batch) => {
+    let removed = 0;
+    for (const c of batch) {
+      if (c.kind !== "video") continue;
+      const id = String(c.key);
+      if (await remove(paths.workDir(id))) removed++;
+      if (await remove(paths.originalDir(id))) removed++;
+      await removeMedia?.(id);
+    }
+    return { keep: batch, removed };
+  };
+}
+
+/** The reads that prove a file unused, as statements (retention-indexes.test.ts explains each). */
+export const fileChecks = {
+  /** A broadcast in progress (or not yet finalized) writes or reads its recording. Primary key. */
+  broadcast: (q: Q, streamId: string) => q.select({ id: broadcasts.streamId }).from(broadcasts).where(eq(broadcasts.streamId, streamId)).limit(1),
+  /** Open work of the entity (a finalize, a fetch, a transcode). Index work_entity. */
+  openWork: (q: Q, entityId: string) =>
+    q
+      .select({ id: work.id })
+      .from(work)
+      .where(and(eq(work.entityId, entityId), inArray(work.status, OPEN_WORK)))
+      .limit(1),
+  /** An open transcode whose payload names the file (whatever entity it belongs to). Index work_claim, open transcodes only. */
+  openTranscodeOf: (q: Q, fileName: string) =>
+    q
+      .select({ id: work.id })
+      .from(work)
+      .where(and(eq(work.type, "transcode"), inArray(work.status, OPEN_WORK), sql`instr(${work.payload}, ${fileName}) > 0`))
+      .limit(1),
+  /** Primary key. */
+  actor: (q: Q, id: string) => q.select({ kind: actors.kind, orgId: actors.orgId, status: actors.status, deletedAt: actors.deletedAt }).from(actors).where(eq(actors.id, id)).limit(1),
+  /** A stream's recording video, not deleted. Index actors_dedupe. */
+  recordingVideo: (q: Q, orgId: string, streamId: string) =>
+    q
+      .select({ id: actors.id, status: actors.status })
+      .from(actors)
+      .where(and(eq(actors.orgId, orgId), eq(actors.kind, "video"), eq(actors.dedupeKey, `recording:${streamId}`), isNull(actors.deletedAt))),
+};
+
+const exists = async (rows: PromiseLike<unknown[]>) => (await rows).length > 0;
+const olderThan = async (path: string, before: number) => {
+  const at = await modifiedAt(path);
+  return at !== null && at < before;
+};
+const entries = (dir: string) => readdir(dir).catch(() => [] as string[]);
+
+/**
+ * DATA_DIR/recordings/<stream id>.flv that nothing will read or write again:
+ * no broadcast holds the stream, the stream is settled or gone, no open work
+ * (its finalize, or any transcode naming the file) needs it, and its
+ * recording video, if any, is settled with no open work or is deleted. A
+ * transcode that succeeds moves the file into the originals; what is left
+ * here belongs to a recording whose transcode failed, a broadcast that
+ * produced no media, or a stream deleted before its end was recorded.
+ * `graceMs`: a file written this recently is kept whatever the rows say (a
+ * publish that has opened its file before its row was committed).
+ */
+export async function sweepRecordings(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+  const dir = retentionPaths(dataDir).recordings;
+  let removed = 0;
+  for (const name of await entries(dir)) {
+    signal?.throwIfAborted();
+    if (!name.endsWith(".flv")) continue;
+    const streamId = name.slice(0, -".flv".length);
+    const path = join(dir, name);
+    if (!(await olderThan(path, now - graceMs))) continue;
+    if (await exists(fileChecks.broadcast(q, streamId))) continue;
+    if (await exists(fileChecks.openWork(q, streamId))) continue;
+    if (await exists(fileChecks.openTranscodeOf(q, name))) continue;
+    const stream = (await fileChecks.actor(q, streamId))[0];
+    if (stream && stream.deletedAt === null && !SETTLED_STREAM.includes(stream.status)) continue;
+    if (stream) {
+      const videos = await fileChecks.recordingVideo(q, stream.orgId, streamId);
+      let inUse = false;
+      for (const v of videos) if (!SETTLED_VIDEO.includes(v.status) || (await exists(fileChecks.openWork(q, v.id)))) inUse = true;
+      if (inUse) continue;
+    }
+    if (await remove(path)) removed++;
+  }
+  return removed;
+}
+
+/**
+ * DATA_DIR/work/<video id> of a video that is settled, deleted or gone,
+ * with no open work: the fetch and transcode stages remove it themselves
+ * (on success, on failure for good, on delete), so what is left is the
+ * trace of a crash or of a run that outlived its video's deletion.
+ */
+export async function sweepWorkDirs(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+  const paths = retentionPaths(dataDir);
+  let removed = 0;
+  for (const id of await entries(paths.workRoot)) {
+    signal?.throwIfAborted();
+    const path = paths.workDir(id);
+    if (!(await olderThan(path, now - graceMs))) continue;
+    if (await exists(fileChecks.openWork(q, id))) continue;
+    const video = (await fileChecks.actor(q, id))[0];
+    if (video && video.deletedAt === null && !SETTLED_VIDEO.includes(video.status)) continue;
+    if (await remove(path)) removed++;
+  }
+  return removed;
+}
