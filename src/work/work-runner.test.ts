@@ -1,0 +1,244 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../config.ts";
+import { createDatabase, type Database } from "../db/create-database.ts";
+import { silentLogger } from "../log.ts";
+import { createWorkLedger, type EnqueueInput, type WorkLedger, type WorkRow } from "./work-ledger.ts";
+import { type WorkPolicy, workPolicies } from "./work-policies.ts";
+import { createWorkRunner, PermanentWorkError, type WorkHandler, type WorkHandlers, type WorkPolicies, type WorkRunner } from "./work-runner.ts";
+
+/** A runner on a real database file, with short leases and polls, and the handlers and policies each test gives. */
+
+const LEASE = 300;
+let dir: string | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+interface Harness {
+  database: Database;
+  ledger: WorkLedger;
+  runner: WorkRunner;
+  enqueue(input: Partial<EnqueueInput> & Pick<EnqueueInput, "type" | "payload">): Promise<string>;
+}
+
+async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPolicies> = {}): Promise<Harness> {
+  dir = mkdtempSync(join(tmpdir(), "runner-"));
+  const database = await createDatabase({ url: `file:${join(dir, "t.db")}` });
+  const ledger = createWorkLedger({ database, holder: "runner_test", leaseMs: LEASE });
+  const allPolicies: WorkPolicies = { ...workPolicies(loadConfig({})), ...policies };
+  const noop = { run: async () => undefined };
+  const all = {
+    "fetch-source": noop,
+    transcode: noop,
+    "live-finalize": noop,
+    "live-watch": noop,
+    "live-files-remove": noop,
+    "actor-timer": noop,
+    "actor-message": noop,
+    retention: noop,
+    ...handlers,
+  } as WorkHandlers;
+  const runner = createWorkRunner({ ledger, policies: allPolicies, handlers: all, logger: silentLogger, pollMs: 20 });
+  cleanups.push(async () => {
+    await runner.stop();
+    database.close();
+  });
+  runner.start();
+  return {
+    database,
+    ledger,
+    runner,
+    async enqueue(input) {
+      const id = await database.write((tx) => ledger.enqueue(tx, { orgId: "org_a", entityId: "ent_1", maxAttempts: allPolicies[input.type].maxAttempts, ...input } as EnqueueInput));
+      runner.wake();
+      return id;
+    },
+  };
+}
+
+const policy = (over: Partial<WorkPolicy>): WorkPolicy => ({ maxAttempts: 3, backoffMs: () => 10, concurrency: 2, timeoutMs: 5_000, ...over });
+
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`Condition not met in ${ms} ms; last value: ${JSON.stringify(v)}`);
+    await Bun.sleep(10);
+  }
+}
+
+const settled = (h: Harness, id: string) =>
+  until(
+    () => h.ledger.get(id),
+    (r) => r !== null && !["queued", "running"].includes(r.status),
+  );
+
+/** A handler that runs until its signal is aborted, then throws the abort's reason. */
+function untilAborted(seen: { reason?: unknown; started: number }): WorkHandler<"live-watch"> {
+  return {
+    run: (_row, { signal }) => {
+      seen.started++;
+      return new Promise((_, reject) => {
+        signal.addEventListener("abort", () => {
+          seen.reason = signal.reason;
+          reject(signal.reason);
+        });
+      });
+    },
+  };
+}
+
+describe("retries and failures", () => {
+  test("a failing run is retried after the policy's backoff, then fails for good and calls onFailed once", async () => {
+    const attempts: number[] = [];
+    const backoffAsked: number[] = [];
+    const failed: Array<{ row: WorkRow; err: unknown }> = [];
+    const h = await harness(
+      {
+        "live-watch": {
+          run: async (row) => {
+            attempts.push(row.attempts);
+            throw new Error(`boom ${row.attempts}`);
+          },
+          onFailed: async (row, err) => {
+            failed.push({ row, err });
+          },
+        },
+      },
+      {
+        "live-watch": policy({
+          maxAttempts: 3,
+          backoffMs: (a) => {
+            backoffAsked.push(a);
+            return 30;
+          },
+        }),
+      },
+    );
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" } });
+    const row = await settled(h, id);
+    expect(row).toMatchObject({ status: "failed", attempts: 3, lastError: "boom 3", leaseUntil: null });
+    expect(attempts).toEqual([1, 2, 3]);
+    expect(backoffAsked).toEqual([1, 2]);
+    // Once, and not again later.
+    await Bun.sleep(100);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.row.id).toBe(id);
+    expect((failed[0]!.err as Error).message).toBe("boom 3");
+  });
+
+  test("a PermanentWorkError fails at once", async () => {
+    let runs = 0;
+    const failed: unknown[] = [];
+    const h = await harness({
+      "live-watch": {
+        run: async () => {
+          runs++;
+          throw new PermanentWorkError("SOURCE_NOT_FOUND", "gone");
+        },
+        onFailed: async (_row, err) => {
+          failed.push(err);
+        },
+      },
+    });
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 5 });
+    expect(await settled(h, id)).toMatchObject({ status: "failed", attempts: 1, lastError: "gone" });
+    await Bun.sleep(50);
+    expect(runs).toBe(1);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toBeInstanceOf(PermanentWorkError);
+  });
+});
+
+describe("results", () => {
+  test("{ defer } queues the row again without spending an attempt", async () => {
+    const seen: number[] = [];
+    const h = await harness({
+      "live-watch": {
+        run: async (row) => {
+          seen.push(row.attempts);
+          return seen.length < 3 ? { defer: 20 } : undefined;
+        },
+      },
+    });
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 1 });
+    expect(await settled(h, id)).toMatchObject({ status: "done", attempts: 1 });
+    // Three runs on a single attempt: a deferral is not a failure.
+    expect(seen).toEqual([1, 1, 1]);
+  });
+
+  test("{ next } advances the same row to another type with fresh attempts", async () => {
+    const transcoded: WorkRow<"transcode">[] = [];
+    const h = await harness(
+      {
+        "fetch-source": { run: async () => ({ next: { type: "transcode", payload: { sourcePath: "/tmp/x.mp4", fetched: true } } }) },
+        transcode: {
+          run: async (row) => {
+            transcoded.push(row);
+          },
+        },
+      },
+      { transcode: policy({ maxAttempts: 7 }) },
+    );
+    const id = await h.enqueue({ type: "fetch-source", payload: {}, maxAttempts: 2 });
+    const done = await settled(h, id);
+    expect(done).toMatchObject({ id, type: "transcode", status: "done", attempts: 1, maxAttempts: 7, payload: { sourcePath: "/tmp/x.mp4", fetched: true } });
+    expect(transcoded).toHaveLength(1);
+    expect(transcoded[0]).toMatchObject({ id, type: "transcode", attempts: 1 });
+  });
+});
+
+describe("aborts", () => {
+  test("a run over its policy's timeout is aborted (and counts as a failed attempt)", async () => {
+    const seen = { started: 0 } as { reason?: unknown; started: number };
+    const h = await harness({ "live-watch": untilAborted(seen) }, { "live-watch": policy({ maxAttempts: 1, timeoutMs: 50 }) });
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 1 });
+    const row = await settled(h, id);
+    expect(row).toMatchObject({ status: "failed", attempts: 1 });
+    expect(row!.lastError).toContain("longer than 50 ms");
+    expect(seen.started).toBe(1);
+    expect(seen.reason).toBeInstanceOf(Error);
+  });
+
+  test("a lease lost to cancelForEntity aborts the running handler, which is not retried", async () => {
+    const seen = { started: 0 } as { reason?: unknown; started: number };
+    let failed = 0;
+    const h = await harness({
+      "live-watch": {
+        ...untilAborted(seen),
+        onFailed: async () => {
+          failed++;
+        },
+      },
+    });
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, entityId: "ls_1" });
+    await until(
+      () => h.ledger.get(id),
+      (r) => r?.status === "running" && seen.started === 1,
+    );
+    // Cancelled in the database (e.g. by a DELETE in another process): not through the runner.
+    expect(await h.database.write((tx) => h.ledger.cancelForEntity(tx, "ls_1"))).toBe(1);
+    // The renewal finds the lease gone (within a third of it) and aborts the run.
+    await until(
+      async () => seen.reason,
+      (r) => r !== undefined,
+    );
+    expect(seen.reason).toBeInstanceOf(PermanentWorkError);
+    expect((seen.reason as PermanentWorkError).code).toBe("CANCELLED");
+    await until(
+      async () => h.runner.runningCount(),
+      (n) => n === 0,
+    );
+    expect(await h.ledger.get(id)).toMatchObject({ status: "cancelled", attempts: 1 });
+    await Bun.sleep(LEASE);
+    expect(seen.started).toBe(1);
+    expect(failed).toBe(0);
+  });
+});
