@@ -31,7 +31,7 @@ const { org } = await service.orgs.createOrg("bench");
 await service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
 await service.listen();
 // Recordings are registered but not transcoded here: this measures ingest, not the transcoder.
-await service.videos.runner.stop();
+service.policies.transcode.concurrency = 0;
 
 let delays: number[] = [];
 let segSeconds = 0;
@@ -66,7 +66,7 @@ for (const n of steps) {
     `${String(n).padStart(7)} | ${cpuMsPerStreamSecond.toFixed(2).padStart(21)} | ${r.maxLagMs.toFixed(0).padStart(14)} ms | ${q(delays, 0.5).toFixed(0)} / ${q(delays, 0.99).toFixed(0)} ms (${segSeconds} s) | ${held ? "yes" : "NO"}${r.failed ? ` (${r.failed} failed)` : ""}  ~${r.mbpsPerStream.toFixed(2)} Mbps/stream`,
   );
   await Bun.sleep(1000);
-  for (const s of streams) await service.live.ingest.endIdle(s.context).catch(() => undefined);
+  for (const s of streams) await service.live.ingest.endExplicitly(s.context).catch(() => undefined);
   if (!held) break;
 }
 console.log(`largest N held in real time: ${best}  (target >= 100); delay target <= segment + 500 ms`);

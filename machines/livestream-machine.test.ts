@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import type { DomainEvent } from "./domain-event.ts";
-import { livestreamMachine, streamStatus } from "./livestream-machine.ts";
+import { livestreamMachine, migrateStream, streamDelays, streamStatus } from "./livestream-machine.ts";
 import type { RecordingInfo } from "./livestream-payload.ts";
 import { streamInput } from "./test-contexts.ts";
 
@@ -30,15 +30,57 @@ describe("live stream machine", () => {
     expect(s.playback_url).toBeNull();
   });
 
-  test("a booked stream stays SCHEDULED until READY, and fires SCHEDULED only once", () => {
-    const { actor, emitted, status } = start("2030-01-01T00:00:00.000Z");
+  test("a booked stream stays SCHEDULED until its booking timer, and fires SCHEDULED only once", async () => {
+    const soon = new Date(Date.now() + 5 * 60_000 + 60).toISOString(); // the default lead is 5 min
+    const { actor, emitted, status } = start(soon);
     expect(status()).toBe("SCHEDULED");
-    expect((emitted[0]!.data as any).stream.scheduled_at).toBe("2030-01-01T00:00:00.000Z");
+    expect([...actor.getSnapshot().tags]).toEqual(["booked"]);
+    expect((emitted[0]!.data as any).stream.scheduled_at).toBe(soon);
     actor.send({ type: "MEDIA_OBSERVED", at: "x" });
     expect(status()).toBe("SCHEDULED");
-    actor.send({ type: "READY" });
+    await Bun.sleep(150);
     expect(status()).toBe("READY_TO_STREAM");
+    expect(actor.getSnapshot().hasTag("holdsSlot")).toBe(true);
     expect(emitted).toHaveLength(1);
+  });
+
+  test("publisher lifecycle: PUBLISH_STARTED, PUBLISHER_LEFT; the reconnect window ends in finalizing, which asks for live-finalize work", async () => {
+    const machine = livestreamMachine.provide({ delays: streamDelays({ leadMs: 0, idleMs: 60_000, reconnectMs: 50 }) });
+    const emitted: any[] = [];
+    const actor = createActor(machine, { input: streamInput() });
+    actor.on("*", (e) => emitted.push(e));
+    actor.start();
+    actor.send({ type: "PUBLISH_STARTED" });
+    expect(actor.getSnapshot().value).toEqual({ ready: "publishing" });
+    actor.send({ type: "MEDIA_OBSERVED", at: "a" });
+    expect(actor.getSnapshot().value).toEqual({ live: "publishing" });
+    expect([...actor.getSnapshot().tags].sort()).toEqual(["acceptsPublish", "hasPublisher", "holdsSlot", "onAir"]);
+    actor.send({ type: "PUBLISHER_LEFT" });
+    actor.send({ type: "PUBLISH_STARTED" });
+    actor.send({ type: "PUBLISHER_LEFT" });
+    expect(actor.getSnapshot().value).toEqual({ live: "waiting" });
+    await Bun.sleep(120);
+    expect(actor.getSnapshot().value).toEqual({ live: "finalizing" });
+    expect(actor.getSnapshot().hasTag("acceptsPublish")).toBe(false);
+    expect(emitted.filter((e) => e.type === "work")).toEqual([{ type: "work", work: { type: "live-finalize", payload: { streamId: "ls_test", trigger: "pipeline" } } }]);
+  });
+
+  test("the idle rule: a ready stream nobody publishes to ends (small shape, no duration)", async () => {
+    const machine = livestreamMachine.provide({ delays: streamDelays({ leadMs: 0, idleMs: 50, reconnectMs: 50 }) });
+    const emitted: DomainEvent[] = [];
+    const actor = createActor(machine, { input: streamInput() });
+    actor.on("domain", (e) => emitted.push(e));
+    actor.start();
+    await Bun.sleep(120);
+    expect(streamStatus(actor.getSnapshot().value)).toBe("ENDED");
+    expect(emitted.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]);
+    expect((emitted[1]!.data as any).stream.duration_seconds).toBeNull();
+  });
+
+  test("version 1 states migrate: flat ready and live gain their substates", () => {
+    expect(migrateStream(1, "ready")).toEqual({ ready: "idle" });
+    expect(migrateStream(1, "live")).toEqual({ live: "waiting" });
+    expect(migrateStream(1, "ended")).toBe("ended");
   });
 
   test("pipeline end: STARTED, then ENDED small + recording and RECORDING_READY together", () => {

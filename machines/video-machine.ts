@@ -1,5 +1,6 @@
-import { assertEvent, assign, emit, setup } from "xstate";
+import { assertEvent, assign, emit, enqueueActions, setup } from "xstate";
 import type { DomainEvent } from "./domain-event.ts";
+import type { MachineEffect } from "./effects.ts";
 import { videoData, type TranscodeOutcome, type VideoContext, type VideoStatus } from "./video-payload.ts";
 
 export type VideoEvent =
@@ -7,7 +8,12 @@ export type VideoEvent =
   | { type: "PROGRESS"; percent: number }
   | { type: "TRANSCODING_COMPLETED"; outcome: TranscodeOutcome }
   | { type: "TRANSCODING_FAILED"; error: { code: string; message: string } }
+  /** A live stream holding this video as its recording asks whether the transcode has settled (answered by RECORDING_TRANSCODED). */
+  | { type: "STREAM_ASKS_STATE"; streamId: string }
   | { type: "DELETE" };
+
+/** Stored states are of this version of the machine. */
+export const VIDEO_MACHINE_VERSION = 1;
 
 const STATUS: Record<string, VideoStatus | "DELETED"> = {
   queued: "TRANSCODING",
@@ -20,6 +26,12 @@ const STATUS: Record<string, VideoStatus | "DELETED"> = {
 export function videoStatus(value: unknown): VideoStatus | "DELETED" {
   return STATUS[String(value)] ?? "ERROR";
 }
+
+/** The message that tells a live stream its recording's transcode settled: its manifest, or null when it failed. */
+const recordingSettled = (context: VideoContext, streamId: string): MachineEffect => ({
+  type: "message",
+  message: { kind: "livestream", actorId: streamId, event: { type: "RECORDING_TRANSCODED", playbackUrl: context.outcome?.url ?? null } },
+});
 
 const domain = (event: string, status: VideoStatus) => ({ type: "emitDomain", params: { event, status } }) as const;
 
@@ -41,7 +53,7 @@ export const videoMachine = setup({
     context: {} as VideoContext,
     input: {} as VideoContext,
     events: {} as VideoEvent,
-    emitted: {} as DomainEvent,
+    emitted: {} as MachineEffect,
   },
   actions: {
     recordFailure: assign(({ event }) => {
@@ -55,6 +67,14 @@ export const videoMachine = setup({
         data: videoData(context, params.status),
       }),
     ),
+    /** "Recording playable": a durable message to the live stream this video records (or that asked), sent when the transcode settles. */
+    tellStream: emit(({ context, event }): MachineEffect => {
+      assertEvent(event, "STREAM_ASKS_STATE");
+      return recordingSettled(context, event.streamId);
+    }),
+    tellOwnStream: enqueueActions(({ context, enqueue }) => {
+      if (context.stream) enqueue.emit(recordingSettled(context, context.stream.id));
+    }),
   },
   guards: {
     isUpload: ({ context }) => context.kind === "UPLOAD",
@@ -72,6 +92,7 @@ export const videoMachine = setup({
       ],
     },
     queued: {
+      tags: ["transcoding"],
       on: {
         TRANSCODING_STARTED: {
           target: "processing",
@@ -81,6 +102,7 @@ export const videoMachine = setup({
       },
     },
     processing: {
+      tags: ["transcoding"],
       on: {
         PROGRESS: {
           guard: ({ context, event }) => event.percent > context.progress,
@@ -93,8 +115,16 @@ export const videoMachine = setup({
         ...FAILING,
       },
     },
-    completed: { on: { DELETE: "deleted" } },
-    failed: { on: { DELETE: "deleted" } },
+    completed: {
+      tags: ["settled"],
+      entry: "tellOwnStream",
+      on: { STREAM_ASKS_STATE: { actions: "tellStream" }, DELETE: "deleted" },
+    },
+    failed: {
+      tags: ["settled"],
+      entry: "tellOwnStream",
+      on: { STREAM_ASKS_STATE: { actions: "tellStream" }, DELETE: "deleted" },
+    },
     deleted: { type: "final" },
   },
 });

@@ -60,6 +60,10 @@ export interface Config {
   rtmpPublishDeadlineMs: number;
   /** LIVE_MAX_BITRATE_KBPS: ingest bitrate cap per stream; a publisher over it is disconnected; 0 = none. */
   liveMaxBitrateKbps: number;
+  /** LIVE_BROADCAST_LEASE_MS: how long a process's hold on a broadcast lasts unrenewed; a broadcast whose owner died is finalized this long after (default 10 s). */
+  liveBroadcastLeaseMs: number;
+  /** LIVE_FILES_RETENTION_MS: an ended stream's live HLS files (hls_url) are removed this long after its end (default 1 day). */
+  liveFilesRetentionMs: number;
   /** OUTBOX_RETENTION_MS: outbox rows already fanned out are deleted this long after (default 7 days). */
   outboxRetentionMs: number;
   /** WEBHOOK_DELIVERY_RETENTION_MS: settled webhook deliveries (and their attempts) are deleted this long after creation (default 30 days). */
@@ -146,6 +150,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rtmpMaxConnectionsPerIp: int(env, "RTMP_MAX_CONNECTIONS_PER_IP", 20),
     rtmpPublishDeadlineMs: int(env, "RTMP_PUBLISH_DEADLINE_MS", 10_000),
     liveMaxBitrateKbps: int(env, "LIVE_MAX_BITRATE_KBPS", 20_000),
+    liveBroadcastLeaseMs: Math.max(300, int(env, "LIVE_BROADCAST_LEASE_MS", 10_000)),
+    liveFilesRetentionMs: int(env, "LIVE_FILES_RETENTION_MS", DAY_MS),
     outboxRetentionMs: int(env, "OUTBOX_RETENTION_MS", 7 * DAY_MS),
     webhookDeliveryRetentionMs: int(env, "WEBHOOK_DELIVERY_RETENTION_MS", 30 * DAY_MS),
     workRetentionMs: int(env, "WORK_RETENTION_MS", 7 * DAY_MS),

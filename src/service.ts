@@ -1,6 +1,15 @@
-import { livestreamMachine, streamStatus } from "../machines/livestream-machine.ts";
-import { videoMachine, videoStatus } from "../machines/video-machine.ts";
-import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
+import { hostname } from "node:os";
+import { VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../machines/video-machine.ts";
+import { type ActorKindSpec, createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
+import { actorWorkHandlers } from "./actors/actor-work.ts";
+import { randomToken } from "./ids.ts";
+import { livestreamKind } from "./live/livestream-kind.ts";
+import { createLiveUrls } from "./live/live-urls.ts";
+import { createRetention } from "./retention/retention.ts";
+import { createRetentionHandler, scheduleRetention } from "./retention/retention-handler.ts";
+import { createWorkLedger, type WorkLedger } from "./work/work-ledger.ts";
+import { workPolicies } from "./work/work-policies.ts";
+import { createWorkRunner, type WorkPolicies, type WorkRunner } from "./work/work-runner.ts";
 import type { Config } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
@@ -26,6 +35,11 @@ export interface Service {
   orgs: OrgStore;
   rateLimiter: RateLimiter;
   runtime: ActorRuntime;
+  /** The work ledger and the runner of every type of work (src/work/). */
+  ledger: WorkLedger;
+  runner: WorkRunner;
+  /** Every work type's policy (concurrency, attempts, backoff, timeout), read by the runner at each claim. */
+  policies: WorkPolicies;
   secret: ServerSecret;
   outbound: OutboundGuard;
   store: MediaStore;
@@ -52,14 +66,28 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
   const secret = loadServerSecret(config.dataDir, config.secretKey);
   // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).
   const sealers = createActorSealers(secret);
+  // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.
+  const ledger = createWorkLedger({ database, holder: `${hostname()}-${process.pid}-${randomToken(4)}`, leaseMs: config.jobLeaseMs });
+  const policies = workPolicies(config);
+  const urls = createLiveUrls(config, secret);
   const runtime = createActorRuntime({
     database,
     logger,
+    ledger,
+    policies,
     kinds: {
-      video: { machine: videoMachine, statusOf: videoStatus, ...sealers.video },
-      livestream: { machine: livestreamMachine, statusOf: streamStatus, ...sealers.livestream },
+      video: { machine: videoMachine, version: VIDEO_MACHINE_VERSION, statusOf: videoStatus, ...(sealers.video as Pick<ActorKindSpec<"video">, "seal" | "open">) },
+      livestream: livestreamKind({
+        timings: { leadMs: config.liveScheduleLeadMs, idleMs: config.liveIdleTimeoutMs, reconnectMs: config.liveReconnectMs },
+        slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg },
+        logger: logger.child({ component: "live" }),
+        sealers: sealers.livestream as never,
+      }),
     },
   });
+  // Created once every module has registered its handlers; modules reach it through these two calls.
+  let runner: WorkRunner | undefined;
+  const work = { wake: () => runner?.wake(), cancelEntity: (id: string) => runner?.cancelEntity(id) ?? false };
   const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret });
   // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
   const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
@@ -67,6 +95,9 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     config,
     database,
     runtime,
+    ledger,
+    policies,
+    work,
     orgs,
     logger,
     secret,
@@ -76,7 +107,22 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     createTranscoder: async ({ childPidDir }) =>
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
-  const live = createLiveModule({ config, runtime, videos: videos.videos, secret, logger });
+  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake });
+  const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id) });
+  runner = createWorkRunner({
+    ledger,
+    policies,
+    logger: logger.child({ component: "work" }),
+    pollMs: Math.min(1000, Math.max(100, Math.floor(config.jobLeaseMs / 3))),
+    // The registry: every work type's handler, from the module that owns it (policies: src/work/work-policies.ts).
+    handlers: {
+      ...videos.handlers,
+      ...live.handlers,
+      ...actorWorkHandlers(runtime),
+      retention: createRetentionHandler({ retention, config }),
+    },
+  });
+  runtime.onWork(() => work.wake());
   await sealLegacyActorSecrets(database, sealers, live.urls.keyDigest);
   const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });
   const app = createApp({
@@ -97,6 +143,9 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     orgs,
     rateLimiter,
     runtime,
+    ledger,
+    runner,
+    policies,
     secret,
     outbound,
     store,
@@ -109,6 +158,9 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       stoppers.push(() => rateLimiter.stop());
       videos.start();
       stoppers.push(() => videos.stop());
+      await database.write((tx) => scheduleRetention(tx, ledger));
+      runner!.start();
+      stoppers.push(() => runner!.stop());
       await webhooks.start();
       stoppers.push(() => webhooks.stop());
       server = Bun.serve({

@@ -25,7 +25,7 @@ test("actor state and outbox rows survive a restart on the same database file, a
   expect(v).toMatchObject({ status: "TRANSCODING", value: "processing", context: { progress: 42, transcoderId: "native-x" } });
   const s = await t.service.runtime.get("livestream", stream.id, t.orgId);
   expect(s?.status).toBe("LIVE");
-  expect(await t.service.runtime.unfinished("livestream", ["ENDED", "ERROR", "DELETED"])).toHaveLength(1);
+  expect(await t.service.runtime.tagged("livestream", "onAir")).toEqual([{ id: stream.id, orgId: t.orgId }]);
 
   // A repeated start after the restart is absorbed; completion goes on from the restored state.
   await t.service.runtime.send("video", video.id, { type: "TRANSCODING_STARTED", transcoderId: "native-y" });

@@ -209,7 +209,7 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
     expect(st.playback_url).toBe(video.video.url);
     // Stored, not only computed: the stream actor itself was brought up to date.
     const rec = await t.service.runtime.get("livestream", s.id);
-    expect(rec!.context.recording.transcoding).toBe(false);
+    expect(rec!.context.recording!.transcoding).toBe(false);
   }, 120_000);
 });
 

@@ -76,7 +76,7 @@ describe("stream keys at rest", () => {
 
     const assertNowhere = async () => {
       const rows = await rowsWithoutDeliveries(t!);
-      expect(Object.keys(rows)).toEqual(expect.arrayContaining(["actors", "stream_key_digests", "jobs", "uploads"]));
+      expect(Object.keys(rows)).toEqual(expect.arrayContaining(["actors", "stream_key_digests", "work", "uploads"]));
       for (const [table, text] of Object.entries(rows)) {
         expect({ table, hasKey: text.includes(key), hasSig: text.includes(sig) }).toEqual({ table, hasKey: false, hasSig: false });
       }

@@ -1,3 +1,4 @@
+import { newId } from "../src/ids.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
 import { actors, uploads } from "../src/db/schema/index.ts";
@@ -275,14 +276,17 @@ describe("list filters and query parameters", () => {
     const runningId = running.body.data.asset.public_id;
     await waitFor(async () => (await call(`/videos/${failedId}/`)).body.data.video.status === "ERROR", { timeoutMs: 30_000, what: "the 404 source to fail" });
     // A live recording enters the library through the same service call the ingest uses.
-    const recording = await t.service.videos.videos.registerRecording({
-      orgId: t.orgId,
-      title: "rec",
-      stream: { id: "ls_filter", stream_key: "k".repeat(32) },
-      sourcePath: "/nonexistent.flv",
-      tags: null,
-      dedupeKey: "recording:ls_filter",
-    });
+    const recording = await t.service.database.write((tx) =>
+      t.service.videos.videos.registerRecordingIn(tx, {
+        id: newId("vid"),
+        orgId: t.orgId,
+        title: "rec",
+        stream: { id: "ls_filter", stream_key: "k".repeat(32) },
+        sourcePath: "/nonexistent.flv",
+        tags: null,
+        dedupeKey: "recording:ls_filter",
+      }),
+    );
 
     const ids = async (q: string) => {
       const r = await call(`/videos/${q}`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { asc, eq } from "drizzle-orm";
-import { jobs, outbox } from "../src/db/schema/index.ts";
+import { work, outbox } from "../src/db/schema/index.ts";
 import { waitFor } from "./support/events.ts";
 import { startHostileOrigin } from "./support/hostile-origin.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
@@ -89,7 +89,7 @@ describe("fetching a source is its own stage", () => {
       expect(d.video.status).toBe("ERROR");
       expect(d.error.code).toBe("SOURCE_FETCH_TIMEOUT");
       // Permanent: one attempt.
-      const [row] = await t.service.database.db.select().from(jobs).where(eq(jobs.entityId, id));
+      const [row] = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
       expect(row!.attempts).toBe(1);
     }
   }, 30_000);
@@ -132,7 +132,7 @@ describe("permanent source failures", () => {
     const id = await register(origin.url("loop/self.mp4"));
     const d = await settled(id);
     expect(d.error.code).toBe("SOURCE_FETCH_FAILED");
-    const [row] = await t.service.database.db.select().from(jobs).where(eq(jobs.entityId, id));
+    const [row] = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
     expect(row!.attempts).toBe(1);
     expect(origin.hits("/loop/self.mp4")).toBe(6); // the first request and 5 redirects, once
   });
@@ -141,7 +141,7 @@ describe("permanent source failures", () => {
     const id = await register("http://no-such-host.invalid/video.mp4");
     const d = await settled(id);
     expect(d.error.code).toBe("SOURCE_FETCH_FAILED");
-    const [row] = await t.service.database.db.select().from(jobs).where(eq(jobs.entityId, id));
+    const [row] = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
     expect(row!.attempts).toBe(1);
 
     // With the SSRF guard resolving the name itself: not SOURCE_URL_REFUSED.
@@ -154,7 +154,7 @@ describe("permanent source failures", () => {
         return b.video.status !== "TRANSCODING" ? b : undefined;
       });
       expect(gd.error.code).toBe("SOURCE_FETCH_FAILED");
-      const [grow] = await guarded.service.database.db.select().from(jobs).where(eq(jobs.entityId, gid));
+      const [grow] = await guarded.service.database.db.select().from(work).where(eq(work.entityId, gid));
       expect(grow!.attempts).toBe(1);
     } finally {
       await guarded.stop();

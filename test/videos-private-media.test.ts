@@ -4,7 +4,7 @@ import LibsqlDatabase from "libsql";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { actors, jobs } from "../src/db/schema/index.ts";
+import { actors, work } from "../src/db/schema/index.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
@@ -172,7 +172,7 @@ describe("uploads", () => {
       expect(again.status).toBe(200);
       expect(again.body.data.asset.public_id).toBe(id);
     }
-    const rows = await t.service.database.db.select().from(jobs).where(eq(jobs.entityId, id));
+    const rows = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
     expect(rows).toHaveLength(1);
     const list = ((await (await t.api("/videos/?limit=100")).json()) as any).data.items.filter((v: any) => v.video.source_url?.startsWith(up.source_url));
     expect(list).toHaveLength(1);

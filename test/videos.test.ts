@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { existsSync } from "node:fs";
-import { jobs } from "../src/db/schema/index.ts";
+import { work } from "../src/db/schema/index.ts";
 import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
@@ -102,7 +102,7 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     const again = await register({ source_url: url, title: "other" });
     expect(again.status).toBe(200);
     expect(again.body.data.asset.public_id).toBe(id);
-    const jobRows = await t.service.database.db.select().from(jobs).where(eq(jobs.entityId, id));
+    const jobRows = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
     expect(jobRows).toHaveLength(1);
     expect((await outboxEvents(t.service, id)).length).toBe(3);
   }, 120_000);

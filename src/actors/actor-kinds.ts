@@ -1,6 +1,6 @@
-import type { ContextFrom, EventFromLogic } from "xstate";
-import type { livestreamMachine } from "../../machines/livestream-machine.ts";
-import type { videoMachine } from "../../machines/video-machine.ts";
+import type { ContextFrom } from "xstate";
+import type { livestreamMachine, StreamEvent } from "../../machines/livestream-machine.ts";
+import type { VideoEvent, videoMachine } from "../../machines/video-machine.ts";
 
 /** Every kind of actor the runtime stores, by name: the one place a new kind is added. */
 export interface ActorMachines {
@@ -8,9 +8,15 @@ export interface ActorMachines {
   livestream: typeof livestreamMachine;
 }
 
+/** The events each kind's machine declares (its `types.events`); written out, not inferred, so machines may message each other without a type cycle. */
+export interface ActorEvents {
+  video: VideoEvent;
+  livestream: StreamEvent;
+}
+
 export type ActorKindName = keyof ActorMachines;
 /** The events a kind's machine accepts: `runtime.send` takes nothing else, so a misspelt event does not compile. */
-export type ActorEvent<K extends ActorKindName> = EventFromLogic<ActorMachines[K]>;
+export type ActorEvent<K extends ActorKindName> = ActorEvents[K];
 export type ActorContext<K extends ActorKindName> = ContextFrom<ActorMachines[K]>;
 
 /** A durable message to an actor (the payload of `actor-message` work). */

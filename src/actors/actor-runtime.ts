@@ -1,28 +1,65 @@
-import { and, desc, eq, inArray, isNull, notInArray, sql } from "drizzle-orm";
-import { olderThan } from "../db/keyset.ts";
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
 import type { Database, Tx } from "../db/create-database.ts";
-import { actors, outbox } from "../db/schema/index.ts";
+import { olderThan } from "../db/keyset.ts";
+import { actors, actorTags, outbox } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
+import type { WorkLedger, WorkRow } from "../work/work-ledger.ts";
+import type { WorkPolicies } from "../work/work-runner.ts";
+import type { ActorContext, ActorEvent, ActorKindName, ActorMachines } from "./actor-kinds.ts";
+import { type Effects, effectsOf, hasEffects } from "./effects.ts";
 
-export interface ActorKindSpec {
-  machine: AnyStateMachine;
+/** A stored state written by a newer machine than this process knows, or one no migration reaches. */
+export class ActorVersionError extends Error {
+  override name = "ActorVersionError";
+  constructor(
+    readonly actorId: string,
+    readonly stored: number,
+    readonly known: number,
+  ) {
+    super(`Actor ${actorId} was stored by machine version ${stored}; this process runs version ${known} and cannot read it.`);
+  }
+}
+
+/** What changed in one transition, for a kind's `check` (inside the transaction). */
+export interface TagChange {
+  id: string;
+  orgId: string;
+  before: ReadonlySet<string>;
+  after: ReadonlySet<string>;
+  /** A tag newly entered by this transition. */
+  entered(tag: string): boolean;
+}
+
+export interface ActorKindSpec<K extends ActorKindName> {
+  machine: ActorMachines[K];
+  /** The version of the machine's states; stored with each row. */
+  version: number;
+  /** Upgrades a state value stored by version `from` (< `version`) to this version's. Without it, older rows are refused. */
+  migrate?(from: number, value: unknown): unknown;
   /** Maps a state value to the public status column. */
   statusOf(value: unknown): string;
   /** The stored form of a context (e.g. secrets sealed) and back; `id` is the actor's. Contexts are stored as they are without. */
-  seal?(context: any, id: string): unknown;
-  open?(stored: any, id: string): unknown;
+  seal?(context: ActorContext<K>, id: string): unknown;
+  open?(stored: unknown, id: string): ActorContext<K>;
+  /** Runs in the transaction of every transition (e.g. slot limits); throwing rolls the transition back. */
+  check?(tx: Tx, change: TagChange): Promise<void>;
+  /** An event from a timer or a message that `check` refused: what to send instead (e.g. FAIL), or null to give up. */
+  refused?(err: unknown, event: { type: string }): ActorEvent<K> | null;
 }
+
+export type ActorKinds = { [K in ActorKindName]: ActorKindSpec<K> };
 
 export interface ActorRecord<C = any> {
   id: string;
-  kind: string;
+  kind: ActorKindName;
   orgId: string;
   status: string;
   value: unknown;
   context: C;
+  tags: ReadonlySet<string>;
   createdAt: number;
   updatedAt: number;
   version: number;
@@ -43,158 +80,251 @@ export interface ListPage {
   contextKind?: string;
 }
 
-export type ActorListener = (result: TransitionResult, event: { type: string }) => void;
-
 interface Persisted {
   value: unknown;
   context: unknown;
 }
 
-function emittedEvents(actions: readonly { type: string; params?: unknown }[]): DomainEvent[] {
-  return actions
-    .filter((a) => a.type === "xstate.emit")
-    .map((a) => (a.params as { event: DomainEvent }).event)
-    .filter((e) => e.type === "domain");
-}
+type Row = typeof actors.$inferSelect;
+
+const timerKey = (actorId: string, sendId: string) => `timer:${actorId}:${sendId}`;
 
 /**
  * Loads and persists actors. Every transition is computed with XState's pure
- * `transition()` inside a write transaction: the new snapshot and the domain
- * events it emitted are written together (transactional outbox), so a crash
- * can never keep one without the other. State lives in the database, not in
- * memory, so a restart (or a second process) picks up exactly where it was.
+ * `transition()` inside a write transaction, and everything it asks for is
+ * written in that same transaction: the new snapshot and its state tags,
+ * domain events (outbox), work (the ledger), messages to other actors
+ * (`actor-message` work) and its own delayed events (`actor-timer` work,
+ * deleted again by XState's `cancel` when the state is left). A crash can
+ * never keep one without the others, and nothing the machine asked for
+ * lives only in memory: a restart, or another process, picks up exactly
+ * where it was.
  */
-export function createActorRuntime(opts: { database: Database; logger: Logger; kinds: Record<string, ActorKindSpec> }) {
-  const { database, kinds } = opts;
-  const listeners = new Set<ActorListener>();
+export function createActorRuntime(opts: { database: Database; logger: Logger; kinds: ActorKinds; ledger: WorkLedger; policies: WorkPolicies }) {
+  const { database, kinds, ledger, policies } = opts;
   const outboxListeners = new Set<() => void>();
+  const workListeners = new Set<() => void>();
 
-  function spec(kind: string): ActorKindSpec {
-    const s = kinds[kind];
-    if (!s) throw new Error(`Unknown actor kind ${kind}`);
-    return s;
-  }
+  const spec = <K extends ActorKindName>(kind: K): ActorKindSpec<K> => kinds[kind];
+  const machineOf = (kind: ActorKindName) => spec(kind).machine as AnyStateMachine;
 
-  function toRecord(row: typeof actors.$inferSelect): ActorRecord {
+  /** The stored state in this version's terms; `migrated` when it was older. */
+  function upgrade(row: Row): { state: Persisted; migrated: boolean } {
+    const s = spec(row.kind as ActorKindName);
     const st = row.state as Persisted;
-    const open = kinds[row.kind]?.open;
-    return {
-      id: row.id,
-      kind: row.kind,
-      orgId: row.orgId,
-      status: row.status,
-      value: st.value,
-      context: open ? open(st.context, row.id) : st.context,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-      version: row.version,
-    };
+    if (row.machineVersion === s.version) return { state: st, migrated: false };
+    if (row.machineVersion > s.version || !s.migrate) throw new ActorVersionError(row.id, row.machineVersion, s.version);
+    let value = st.value;
+    for (let v = row.machineVersion; v < s.version; v++) value = s.migrate(v, value);
+    return { state: { value, context: st.context }, migrated: true };
   }
 
-  function stored(kind: string, id: string, state: Persisted): Persisted {
-    const seal = spec(kind).seal;
+  function toRecord(row: Row): ActorRecord {
+    const kind = row.kind as ActorKindName;
+    const { state } = upgrade(row);
+    const open = kinds[kind]?.open;
+    const context = open ? open(state.context, row.id) : state.context;
+    const tags = new Set<string>(machineOf(kind).resolveState({ value: state.value as never, context }).tags);
+    return { id: row.id, kind, orgId: row.orgId, status: row.status, value: state.value, context, tags, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+  }
+
+  function stored(kind: ActorKindName, id: string, state: Persisted): Persisted {
+    const seal = spec(kind).seal as ((c: unknown, id: string) => unknown) | undefined;
     return seal ? { value: state.value, context: seal(state.context, id) } : state;
   }
 
-  async function writeOutbox(tx: Tx, orgId: string, entityId: string, events: DomainEvent[], now: number) {
-    if (events.length === 0) return;
-    await tx.insert(outbox).values(events.map((e) => ({ id: newId("evt"), orgId, entityId, event: e.event, payload: e.data, createdAt: now })));
+  /** Every row the transition asked for, in its transaction. Answers whether work rows were written (to wake the runner). */
+  async function writeEffects(tx: Tx, kind: ActorKindName, id: string, orgId: string, fx: Effects, now: number, firing?: string): Promise<boolean> {
+    if (fx.domain.length > 0) {
+      await tx.insert(outbox).values(fx.domain.map((e) => ({ id: newId("evt"), orgId, entityId: id, event: e.event, payload: e.data, createdAt: now })));
+    }
+    for (const sendId of fx.cancels) await ledger.cancelKey(tx, timerKey(id, sendId), firing);
+    for (const t of fx.timers) {
+      await ledger.enqueue(tx, {
+        type: "actor-timer",
+        payload: { kind, actorId: id, sendId: t.sendId, event: t.event },
+        orgId,
+        entityId: id,
+        maxAttempts: policies["actor-timer"].maxAttempts,
+        runAfter: now + t.delayMs,
+        dedupeKey: timerKey(id, t.sendId),
+      });
+    }
+    for (const w of fx.work) {
+      // One open row of a type per actor: asking again while one is open reschedules it.
+      await ledger.enqueue(tx, { ...w.work, orgId, entityId: id, maxAttempts: policies[w.work.type].maxAttempts, runAfter: now + (w.delayMs ?? 0), dedupeKey: `${w.work.type}:${id}` });
+    }
+    for (const m of fx.messages) {
+      await ledger.enqueue(tx, { type: "actor-message", payload: m, orgId, entityId: m.actorId, maxAttempts: policies["actor-message"].maxAttempts });
+    }
+    return fx.timers.length + fx.work.length + fx.messages.length > 0;
   }
 
-  function notify(result: TransitionResult, event: { type: string }) {
-    for (const l of listeners) {
-      try {
-        l(result, event);
-      } catch (err) {
-        opts.logger.error("Cannot run actor listener", { err, entity_id: result.record.id });
+  async function writeTags(tx: Tx, kind: ActorKindName, id: string, orgId: string, before: ReadonlySet<string>, after: ReadonlySet<string>, rewrite: boolean) {
+    const removed = rewrite ? null : [...before].filter((t) => !after.has(t));
+    const added = rewrite ? [...after] : [...after].filter((t) => !before.has(t));
+    if (rewrite) await tx.delete(actorTags).where(eq(actorTags.actorId, id));
+    else if (removed && removed.length > 0) await tx.delete(actorTags).where(and(eq(actorTags.actorId, id), inArray(actorTags.tag, removed)));
+    if (added.length > 0) await tx.insert(actorTags).values(added.map((tag) => ({ kind, tag, orgId, actorId: id })));
+  }
+
+  function tagChange(id: string, orgId: string, before: ReadonlySet<string>, after: ReadonlySet<string>): TagChange {
+    return { id, orgId, before, after, entered: (tag) => after.has(tag) && !before.has(tag) };
+  }
+
+  interface Step {
+    result: TransitionResult;
+    wroteWork: boolean;
+  }
+
+  /** One transition of a stored actor inside `tx`; null when the actor does not exist. */
+  async function step(tx: Tx, kind: ActorKindName, id: string, event: { type: string }, firing?: string): Promise<Step | null> {
+    const rows = await tx
+      .select()
+      .from(actors)
+      .where(and(eq(actors.id, id), eq(actors.kind, kind)))
+      .limit(1);
+    const row = rows[0];
+    if (!row) return null;
+    const s = spec(kind);
+    const machine = machineOf(kind);
+    const { migrated } = upgrade(row);
+    const before = toRecord(row);
+    const snapshot = machine.resolveState({ value: before.value as never, context: before.context });
+    const [next, actions] = transition(machine, snapshot, event as never);
+    const fx = effectsOf(actions as never);
+    const state: Persisted = { value: next.value, context: next.context };
+    const changed = migrated || hasEffects(fx) || JSON.stringify(state) !== JSON.stringify({ value: before.value, context: before.context });
+    if (!changed) return { result: { record: before, previousStatus: before.status, changed: false, events: [] }, wroteWork: false };
+    const now = Date.now();
+    const status = s.statusOf(next.value);
+    const tags = new Set<string>(next.tags);
+    await s.check?.(tx, tagChange(id, row.orgId, before.tags, tags));
+    await tx
+      .update(actors)
+      .set({ state: stored(kind, id, state), status, version: before.version + 1, machineVersion: s.version, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
+      .where(eq(actors.id, id));
+    await writeTags(tx, kind, id, row.orgId, before.tags, tags, migrated);
+    const wroteWork = await writeEffects(tx, kind, id, row.orgId, fx, now, firing);
+    const record: ActorRecord = { ...before, status, value: next.value, context: next.context, tags, updatedAt: now, version: before.version + 1 };
+    return { result: { record, previousStatus: before.status, changed: true, events: fx.domain }, wroteWork };
+  }
+
+  /**
+   * Creates an actor from its machine input inside `tx`. With a `dedupeKey`,
+   * an existing live actor of the same organization, kind and key is
+   * returned instead.
+   */
+  async function createIn<K extends ActorKindName>(
+    tx: Tx,
+    kind: K,
+    input: ActorContext<K>,
+    options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<ActorContext<K>>) => Promise<void> } = {},
+  ): Promise<{ result: TransitionResult<ActorContext<K>> & { created: boolean }; wroteWork: boolean }> {
+    const s = spec(kind);
+    const { id, orgId } = input as { id: string; orgId: string };
+    if (options.dedupeKey) {
+      const existing = await tx
+        .select()
+        .from(actors)
+        .where(and(eq(actors.orgId, orgId), eq(actors.kind, kind), eq(actors.dedupeKey, options.dedupeKey), isNull(actors.deletedAt)))
+        .limit(1);
+      if (existing[0]) {
+        const record = toRecord(existing[0]);
+        return { result: { record, previousStatus: record.status, changed: false, events: [], created: false }, wroteWork: false };
       }
     }
-    if (result.events.length > 0) for (const l of outboxListeners) l();
+    const [snapshot, actions] = initialTransition(machineOf(kind), input);
+    const fx = effectsOf(actions as never);
+    const now = Date.now();
+    const status = s.statusOf(snapshot.value);
+    const tags = new Set<string>(snapshot.tags);
+    const state: Persisted = { value: snapshot.value, context: snapshot.context };
+    await s.check?.(tx, tagChange(id, orgId, new Set(), tags));
+    await tx
+      .insert(actors)
+      .values({ id, kind, orgId, status, state: stored(kind, id, state), dedupeKey: options.dedupeKey ?? null, version: 1, machineVersion: s.version, createdAt: now, updatedAt: now });
+    await writeTags(tx, kind, id, orgId, new Set(), tags, false);
+    const wroteWork = await writeEffects(tx, kind, id, orgId, fx, now);
+    const record: ActorRecord = { id, kind, orgId, status, value: snapshot.value, context: snapshot.context, tags, createdAt: now, updatedAt: now, version: 1 };
+    // Work that must commit or roll back with the creation (e.g. queueing its transcode).
+    if (options.within) await options.within(tx, record);
+    return { result: { record, previousStatus: null, changed: true, events: fx.domain, created: true }, wroteWork };
+  }
+
+  function committed(events: DomainEvent[], wroteWork: boolean) {
+    if (events.length > 0) for (const l of outboxListeners) l();
+    if (wroteWork) for (const l of workListeners) l();
   }
 
   return {
     database,
+
     /**
      * Creates an actor from its machine input. With a `dedupeKey`, an existing
      * live actor of the same organization, kind and key is returned instead.
      */
-    async create<C>(
-      kind: string,
-      input: C & { id: string; orgId: string },
-      options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<C>) => Promise<void> } = {},
-    ): Promise<TransitionResult<C> & { created: boolean }> {
-      const { machine, statusOf } = spec(kind);
-      const result = await database.write(async (tx) => {
-        if (options.dedupeKey) {
-          const existing = await tx
-            .select()
-            .from(actors)
-            .where(and(eq(actors.orgId, input.orgId), eq(actors.kind, kind), eq(actors.dedupeKey, options.dedupeKey), isNull(actors.deletedAt)))
-            .limit(1);
-          if (existing[0]) {
-            const record = toRecord(existing[0]);
-            return { record, previousStatus: record.status, changed: false, events: [], created: false };
-          }
-        }
-        const [snapshot, actions] = initialTransition(machine, input);
-        const now = Date.now();
-        const status = statusOf(snapshot.value);
-        const state: Persisted = { value: snapshot.value, context: snapshot.context };
-        await tx
-          .insert(actors)
-          .values({ id: input.id, kind, orgId: input.orgId, status, state: stored(kind, input.id, state), dedupeKey: options.dedupeKey ?? null, version: 1, createdAt: now, updatedAt: now });
-        const events = emittedEvents(actions as never);
-        await writeOutbox(tx, input.orgId, input.id, events, now);
-        const record: ActorRecord = { id: input.id, kind, orgId: input.orgId, status, value: snapshot.value, context: snapshot.context, createdAt: now, updatedAt: now, version: 1 };
-        // Work that must commit or roll back with the creation (e.g. queueing its job).
-        if (options.within) await options.within(tx, record);
-        return { record, previousStatus: null, changed: true, events, created: true };
-      });
-      if (result.created) notify(result, { type: "xstate.init" });
-      return result as TransitionResult<C> & { created: boolean };
+    async create<K extends ActorKindName>(
+      kind: K,
+      input: ActorContext<K>,
+      options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<ActorContext<K>>) => Promise<void> } = {},
+    ): Promise<TransitionResult<ActorContext<K>> & { created: boolean }> {
+      const out = await database.write((tx) => createIn(tx, kind, input, options));
+      if (out.result.created) committed(out.result.events, out.wroteWork);
+      return out.result;
     },
 
-    /** Sends an event; returns null when the actor does not exist. Unhandled events change nothing. */
-    async send<C = any>(
-      kind: string,
+    /**
+     * `create` inside the caller's transaction (e.g. a live stream's recording
+     * entering the library in the transaction that ends the stream). The
+     * caller wakes the work runner after its commit.
+     */
+    createIn,
+
+    /** Sends one of the kind's events; null when the actor does not exist. Unhandled events change nothing. */
+    async send<K extends ActorKindName>(
+      kind: K,
       id: string,
-      event: { type: string; [key: string]: unknown },
-      options: { within?: (tx: Tx, result: TransitionResult<C>) => Promise<void> } = {},
-    ): Promise<TransitionResult<C> | null> {
-      const { machine, statusOf } = spec(kind);
-      const result = await database.write(async (tx) => {
-        const rows = await tx
-          .select()
-          .from(actors)
-          .where(and(eq(actors.id, id), eq(actors.kind, kind)))
-          .limit(1);
-        const row = rows[0];
-        if (!row) return null;
-        const before = toRecord(row);
-        const snapshot = machine.resolveState({ value: before.value as never, context: before.context });
-        const [next, actions] = transition(machine, snapshot, event as never);
-        const events = emittedEvents(actions as never);
-        const state: Persisted = { value: next.value, context: next.context };
-        const changed = events.length > 0 || JSON.stringify(state) !== JSON.stringify({ value: before.value, context: before.context });
-        if (!changed) return { record: before, previousStatus: before.status, changed: false, events };
-        const now = Date.now();
-        const status = statusOf(next.value);
-        await tx
-          .update(actors)
-          .set({ state: stored(kind, id, state), status, version: before.version + 1, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
-          .where(eq(actors.id, id));
-        await writeOutbox(tx, before.orgId, id, events, now);
-        const record: ActorRecord = { ...before, status, value: next.value, context: next.context, updatedAt: now, version: before.version + 1 };
-        const result: TransitionResult = { record, previousStatus: before.status, changed: true, events };
-        if (options.within) await options.within(tx, result);
-        return result;
+      event: ActorEvent<K>,
+      options: { within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>; unless?: (tx: Tx) => Promise<boolean> } = {},
+    ): Promise<TransitionResult<ActorContext<K>> | null> {
+      const out = await database.write(async (tx) => {
+        if (options.unless && (await options.unless(tx))) return null;
+        const done = await step(tx, kind, id, event);
+        if (done?.result.changed && options.within) await options.within(tx, done.result);
+        return done;
       });
-      if (result?.changed) notify(result, event);
-      return result as TransitionResult<C> | null;
+      if (out?.result.changed) committed(out.result.events, out.wroteWork);
+      return (out?.result ?? null) as TransitionResult<ActorContext<K>> | null;
+    },
+
+    /**
+     * Fires a timer row we hold: only while the row is still ours, in one
+     * transaction with the transition (a timer cancelled by a transition that
+     * committed first does nothing).
+     */
+    async fireTimer(row: WorkRow<"actor-timer">): Promise<TransitionResult | null> {
+      const { kind, actorId, event } = row.payload;
+      const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event, row.id) : null));
+      if (out?.result.changed) committed(out.result.events, out.wroteWork);
+      return out?.result ?? null;
+    },
+
+    /** Delivers a durable message (`actor-message` work) to its actor. */
+    async deliver(row: WorkRow<"actor-message">): Promise<TransitionResult | null> {
+      const { kind, actorId, event } = row.payload;
+      const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event) : null));
+      if (out?.result.changed) committed(out.result.events, out.wroteWork);
+      return out?.result ?? null;
+    },
+
+    /** What a kind does with an event `check` refused (see ActorKindSpec.refused). */
+    refused<K extends ActorKindName>(kind: K, err: unknown, event: { type: string }): ActorEvent<K> | null {
+      return spec(kind).refused?.(err, event) ?? null;
     },
 
     /** Reads an actor of one organization: another organization's id is simply absent. */
-    async get<C = any>(kind: string, id: string, orgId?: string): Promise<ActorRecord<C> | null> {
+    async get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>> | null> {
       const rows = await database.db
         .select()
         .from(actors)
@@ -211,7 +341,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
      * context's `kind`, e.g. a video's UPLOAD / LIVESTREAM_RECORDING); both are
      * `and`ed into the same keyset scan of the (org_id, kind, created_at, id) index.
      */
-    async list<C = any>(kind: string, orgId: string, page: ListPage): Promise<ActorRecord<C>[]> {
+    async list<K extends ActorKindName>(kind: K, orgId: string, page: ListPage): Promise<ActorRecord<ActorContext<K>>[]> {
       const c = page.cursor;
       const rows = await database.db
         .select()
@@ -231,24 +361,38 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
       return rows.map(toRecord);
     },
 
-    /** Actors not yet in a final status: what a restarted process must resume. */
-    async unfinished<C = any>(kind: string, finalStatuses: string[]): Promise<ActorRecord<C>[]> {
-      const rows = await database.db
-        .select()
-        .from(actors)
-        .where(and(eq(actors.kind, kind), isNull(actors.deletedAt), notInArray(actors.status, finalStatuses)));
-      return rows.map(toRecord);
+    /** Ids of the actors of a kind that carry a tag. */
+    async tagged(kind: ActorKindName, tag: string): Promise<{ id: string; orgId: string }[]> {
+      return database.db
+        .select({ id: actorTags.actorId, orgId: actorTags.orgId })
+        .from(actorTags)
+        .where(and(eq(actorTags.kind, kind), eq(actorTags.tag, tag)));
     },
 
-    subscribe(listener: ActorListener): () => void {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+    /**
+     * Rows stored by an older version of a kind's machine get `event` (e.g.
+     * UPGRADED), which migrates them and lets the machine re-arm what the old
+     * version kept elsewhere. Answers how many were upgraded.
+     */
+    async upgrade<K extends ActorKindName>(kind: K, event: ActorEvent<K>): Promise<number> {
+      const rows = await database.db
+        .select({ id: actors.id })
+        .from(actors)
+        .where(and(eq(actors.kind, kind), isNull(actors.deletedAt), sql`${actors.machineVersion} < ${spec(kind).version}`));
+      for (const r of rows) await this.send(kind, r.id, event);
+      return rows.length;
     },
 
     /** Called after a commit that wrote outbox rows (wakes the dispatcher). */
     onOutbox(listener: () => void): () => void {
       outboxListeners.add(listener);
       return () => outboxListeners.delete(listener);
+    },
+
+    /** Called after a commit that wrote work rows (wakes the work runner). */
+    onWork(listener: () => void): () => void {
+      workListeners.add(listener);
+      return () => workListeners.delete(listener);
     },
   };
 }

@@ -1,51 +1,51 @@
-import { appendFile, readFile, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
 import type { AuthorizeResult, CloseReason, PublishHandlers, PublishRequest } from "../../media/rtmp/publish-handlers.ts";
-import type { RecordingInfo, StreamContext } from "../../machines/livestream-payload.ts";
+import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import type { StreamContext } from "../../machines/livestream-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Logger } from "../log.ts";
-import type { VideoService } from "../videos/video-service.ts";
-import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkPolicies } from "../work/work-runner.ts";
 import { createBroadcast, type Broadcast } from "./broadcast.ts";
+import type { BroadcastLeases } from "./broadcast-leases.ts";
+import type { LiveFiles } from "./live-files.ts";
 import { observePlayback } from "./live-player.ts";
-import type { LiveUrls } from "./live-urls.ts";
 import type { LivestreamService } from "./livestream-service.ts";
-import { probeRecording } from "./recording-probe.ts";
+import type { LiveUrls } from "./live-urls.ts";
 
-type EndTrigger = "pipeline" | "explicit";
-
-interface Live {
+/** A broadcast this process holds: the publisher's sink, the open files, the player watching it. */
+export interface LocalBroadcast {
   broadcast: Broadcast;
   ctx: StreamContext;
-  reconnectTimer?: ReturnType<typeof setTimeout>;
   player?: AbortController;
   observed: boolean;
-  ending?: Promise<void>;
+  /** Set once finalization has taken the broadcast: no publisher is accepted any more. */
+  closing: boolean;
 }
 
 /**
- * Bridges RTMP publishes to stream actors: authorizes a publish, feeds the
- * recording and the live HLS packager, watches playback, and ends the
- * broadcast when the publisher is gone for good or an explicit end arrives.
+ * Bridges RTMP publishes to stream actors: authorizes a publish (taking the
+ * broadcast's lease and telling the stream in one transaction), feeds the
+ * recording and the live HLS packager, watches playback, and tells the stream
+ * when the publisher leaves. What happens next (the reconnect window, the
+ * end) belongs to the stream's machine and the `live-finalize` work.
  */
 export function createLiveIngest(deps: {
   runtime: ActorRuntime;
+  ledger: WorkLedger;
+  policies: WorkPolicies;
+  leases: BroadcastLeases;
   livestreams: LivestreamService;
-  videos: VideoService;
   urls: LiveUrls;
-  dataDir: string;
-  reconnectWindowMs: number;
+  files: LiveFiles;
   logger: Logger;
   kick: (streamKey: string) => boolean;
   /** Every published segment, for metrics (bench/live.ts measures keyframe-to-playlist delay with it). */
   onSegment?: (streamId: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void;
 }) {
-  const { runtime, logger } = deps;
-  const live = new Map<string, Live>();
-  const flvPath = (id: string) => join(deps.dataDir, "recordings", `${id}.flv`);
-  const hlsDir = (id: string) => join(deps.dataDir, "live", deps.urls.token(id));
+  const { runtime, logger, leases } = deps;
+  const live = new Map<string, LocalBroadcast>();
 
-  function startPlayer(entry: Live) {
+  function startPlayer(entry: LocalBroadcast) {
     if (entry.observed || entry.player) return;
     entry.player = new AbortController();
     observePlayback(entry.ctx.hlsUrl, { signal: entry.player.signal })
@@ -58,74 +58,50 @@ export function createLiveIngest(deps: {
       .catch((err) => logger.error("Cannot observe live playback", { err, stream_id: entry.ctx.id }));
   }
 
-  /** Ends a broadcast once: closes files, registers the recording, tells the actor. */
-  async function finish(ctx: StreamContext, trigger: EndTrigger, entry?: Live): Promise<void> {
-    entry?.player?.abort();
-    if (entry?.reconnectTimer) clearTimeout(entry.reconnectTimer);
-    await entry?.broadcast.end();
-    const at = new Date().toISOString();
-    const probe = await probeRecording(flvPath(ctx.id));
-    const info = entry?.broadcast.info();
-    const durationSeconds = entry ? entry.broadcast.durationSeconds() : probe.hasMedia ? await recoveredDuration(ctx, probe.durationSeconds) : null;
-    let recording: RecordingInfo | null = null;
-    if (probe.hasMedia) {
-      const video = await deps.videos.registerRecording({
-        orgId: ctx.orgId,
-        title: ctx.title,
-        stream: { id: ctx.id, stream_key: ctx.streamKey },
-        sourcePath: flvPath(ctx.id),
-        tags: ctx.tags,
-        dedupeKey: `recording:${ctx.id}`,
-      });
-      const width = info?.width ?? probe.width;
-      const height = info?.height ?? probe.height;
-      recording = {
-        asset_id: video.id,
-        transcoding: true,
-        duration_seconds: Math.round(probe.durationSeconds) || (durationSeconds ?? 0),
-        resolution: width && height ? `${width}x${height}` : null,
-        width: width ?? null,
-        height: height ?? null,
-      };
-    }
-    if (trigger === "pipeline") {
-      await runtime.send("livestream", ctx.id, { type: "PIPELINE_ENDED", at, durationSeconds, transcodingInSecs: null, recording });
-    } else if (recording) {
-      await runtime.send("livestream", ctx.id, { type: "RECORDING_ATTACHED", recording });
-    }
-    live.delete(ctx.id);
-    logger.info("Live broadcast ended", { stream_id: ctx.id, org_id: ctx.orgId, trigger, recording_id: recording?.asset_id ?? null, duration_s: durationSeconds });
-  }
-
-  function end(entry: Live, trigger: EndTrigger): Promise<void> {
-    entry.ending ??= finish(entry.ctx, trigger, entry).catch((err) => {
-      logger.error("Cannot end live broadcast", { err, stream_id: entry.ctx.id });
-    });
-    return entry.ending;
+  function publisherGone(entry: LocalBroadcast, reason: CloseReason) {
+    entry.broadcast.markLeft();
+    if (entry.closing) return;
+    logger.info("Publisher left; waiting for a reconnect", { stream_id: entry.ctx.id, reason });
+    const id = entry.ctx.id;
+    leases
+      .markLeft(id)
+      .then(() => runtime.send("livestream", id, { type: "PUBLISHER_LEFT" }))
+      .catch((err) => logger.error("Cannot record that the publisher left", { err, stream_id: id }));
   }
 
   /**
-   * A broadcast cut off by a restart: on air from the first media (the
-   * recording's length before its last write, or the observed start if
-   * earlier) until the recording was last written.
+   * Takes the broadcast's lease and tells the stream a publisher started, in
+   * one transaction; queues the watch on the lease. Refused when another
+   * process holds the broadcast, or the stream does not take a publisher.
    */
-  async function recoveredDuration(ctx: StreamContext, mediaSeconds: number): Promise<number | null> {
-    const written = await stat(flvPath(ctx.id)).then(
-      (s) => s.mtimeMs,
-      () => null,
+  async function claim(ctx: StreamContext): Promise<"ok" | "elsewhere" | "refused"> {
+    let elsewhere = false;
+    const result = await runtime.send(
+      "livestream",
+      ctx.id,
+      { type: "PUBLISH_STARTED" },
+      {
+        unless: async (tx) => {
+          const got = await leases.acquire(tx, ctx.id, ctx.orgId);
+          if (!got.ok) {
+            elsewhere = true;
+            return true;
+          }
+          await deps.ledger.enqueue(tx, {
+            type: "live-watch",
+            payload: { streamId: ctx.id },
+            orgId: ctx.orgId,
+            entityId: ctx.id,
+            maxAttempts: deps.policies["live-watch"].maxAttempts,
+            runAfter: got.lease.leaseUntil + 1,
+            dedupeKey: `live-watch:${ctx.id}`,
+          });
+          return false;
+        },
+      },
     );
-    if (written === null) return null;
-    const observed = ctx.startedAt ? Date.parse(ctx.startedAt) : Infinity;
-    return Math.max(0, Math.round((written - Math.min(observed, written - mediaSeconds * 1000)) / 1000));
-  }
-
-  function publisherGone(entry: Live, reason: CloseReason) {
-    entry.broadcast.markLeft();
-    if (entry.ending) return;
-    logger.info("Publisher left; waiting for a reconnect", { stream_id: entry.ctx.id, reason, window_ms: deps.reconnectWindowMs });
-    entry.reconnectTimer = setTimeout(() => {
-      if (!entry.broadcast.publishing) void end(entry, "pipeline");
-    }, deps.reconnectWindowMs);
+    if (elsewhere) return "elsewhere";
+    return result?.record.tags.has("hasPublisher") ? "ok" : "refused";
   }
 
   const handlers: PublishHandlers = {
@@ -138,35 +114,48 @@ export function createLiveIngest(deps: {
       const record = await deps.livestreams.byStreamKey(req.streamKey);
       if (!record) return refuse("Bad stream key or signature.");
       const ctx = record.context;
+      if (record.tags.has("booked")) return refuse("The stream is booked for later and not ready yet.");
+      if (!record.tags.has("acceptsPublish")) return refuse("The stream has ended.");
       let entry = live.get(ctx.id);
-      if (record.status === "SCHEDULED") return refuse("The stream is booked for later and not ready yet.");
-      if (record.status !== "READY_TO_STREAM" && record.status !== "LIVE") return refuse("The stream has ended.");
-      if (entry?.ending) return refuse("The stream has ended.");
+      if (entry?.closing) return refuse("The stream has ended.");
       if (entry?.broadcast.publishing) return refuse("Another encoder is already publishing to this stream.");
+      // Claimed before the first await below, so a second encoder racing this one is refused.
+      if (entry) entry.broadcast.publishing = true;
+      const claimed = await claim(ctx).catch((err) => {
+        logger.error("Cannot claim the broadcast", { err, stream_id: ctx.id });
+        return "refused" as const;
+      });
+      if (claimed !== "ok") {
+        if (entry) entry.broadcast.publishing = false;
+        return refuse(claimed === "elsewhere" ? "Another encoder is already publishing to this stream." : "The stream has ended.");
+      }
       if (!entry) {
-        entry = {
+        const created: LocalBroadcast = {
           ctx,
           observed: record.status === "LIVE",
+          closing: false,
           broadcast: createBroadcast({
             streamId: ctx.id,
             latency: ctx.latency,
-            flvPath: flvPath(ctx.id),
-            hlsDir: hlsDir(ctx.id),
+            flvPath: deps.files.flvPath(ctx.id),
+            hlsDir: deps.files.hlsDir(ctx.id),
             logger,
             onSegment: (info) => {
-              startPlayer(entry!);
-              deps.onSegment?.(ctx.id, info, entry!.broadcast.segmentSeconds);
+              startPlayer(created);
+              deps.onSegment?.(ctx.id, info, created.broadcast.segmentSeconds);
             },
           }),
         };
+        entry = created;
         live.set(ctx.id, entry);
       }
-      if (entry.reconnectTimer) clearTimeout(entry.reconnectTimer);
       try {
         await entry.broadcast.startSession();
       } catch (err) {
-        entry.broadcast.publishing = false;
+        entry.broadcast.markLeft();
         logger.error("Cannot open the broadcast's recording or playlist", { err, stream_id: ctx.id });
+        // The stream waits for a publisher again; its reconnect window (then the end) runs as for any departure.
+        await runtime.send("livestream", ctx.id, { type: "PUBLISHER_LEFT" }).catch(() => undefined);
         return refuse("The stream could not be started.");
       }
       const current = entry;
@@ -184,65 +173,60 @@ export function createLiveIngest(deps: {
 
   return {
     handlers,
-    hlsDir,
 
-    /** POST /end/: ENDED (full shape) now; the publisher is disconnected and the recording attached after. */
+    /** POST /end/: ENDED (full shape) now; the `live-finalize` work the machine queued disconnects the publisher and attaches the recording. */
     async endExplicitly(ctx: StreamContext): Promise<void> {
       const entry = live.get(ctx.id);
-      const durationSeconds = entry ? entry.broadcast.durationSeconds() : null;
-      await runtime.send("livestream", ctx.id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds });
-      if (entry) {
-        entry.ending ??= Promise.resolve()
-          .then(() => {
-            deps.kick(ctx.streamKey);
-            return finish(ctx, "explicit", entry);
-          })
-          .catch((err) => logger.error("Cannot end live broadcast", { err, stream_id: ctx.id }));
+      let durationSeconds: number | null = null;
+      if (entry) durationSeconds = entry.broadcast.durationSeconds();
+      else {
+        // Held by another process: its lease row says since when, and until when if the publisher left.
+        const lease = await leases.get(ctx.id);
+        if (lease) durationSeconds = Math.max(0, Math.round(((lease.leftAt ?? Date.now()) - lease.startedAt) / 1000));
       }
+      await runtime.send("livestream", ctx.id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds });
     },
 
-    /** Resolves once an ending in progress (explicit or pipeline) has attached the recording and announced it. */
-    async settled(id: string): Promise<void> {
-      await live.get(id)?.ending;
+    /** The broadcast this process holds for a stream, if any. */
+    local: (id: string): LocalBroadcast | undefined => live.get(id),
+
+    /** Finalization takes the broadcast: the publisher is disconnected and the files closed. */
+    async close(id: string): Promise<LocalBroadcast | undefined> {
+      const entry = live.get(id);
+      if (!entry) return undefined;
+      entry.closing = true;
+      entry.player?.abort();
+      deps.kick(entry.ctx.streamKey);
+      await entry.broadcast.end();
+      return entry;
     },
 
-    /** Ends streams idle past their booking (no publisher ever arrived): never broadcast, so no duration. */
-    async endIdle(ctx: StreamContext): Promise<void> {
-      if (live.has(ctx.id)) return;
-      await runtime.send("livestream", ctx.id, { type: "PIPELINE_ENDED", at: new Date().toISOString(), durationSeconds: null, transcodingInSecs: null, recording: null });
-      logger.info("Idle live stream ended", { stream_id: ctx.id, org_id: ctx.orgId });
+    forget: (id: string) => live.delete(id),
+
+    /** Streams whose broadcast this process holds (their leases are renewed). */
+    held: () => [...live.keys()],
+
+    /** Another process took a broadcast over (our lease lapsed while we stalled): drop it here without finalizing. */
+    lost(ids: string[]): number {
+      for (const id of ids) {
+        const entry = live.get(id);
+        if (!entry) continue;
+        entry.closing = true;
+        entry.player?.abort();
+        deps.kick(entry.ctx.streamKey);
+        void entry.broadcast.end().catch(() => undefined);
+        live.delete(id);
+        logger.warn("Broadcast lease lost; dropped here", { stream_id: id });
+      }
+      return ids.length;
     },
 
     isBroadcasting: (id: string) => live.has(id),
 
-    /**
-     * After a restart, a broadcast that was on air cannot resume (its publisher
-     * was cut off with the old process): it is ended from what is on disk, and
-     * the playlist gets its ENDLIST, so events fire once and the recording stays.
-     */
-    async recover(): Promise<number> {
-      const open = await runtime.unfinished<StreamContext>("livestream", ["ENDED", "ERROR", "DELETED", "SCHEDULED"]);
-      let n = 0;
-      for (const rec of open) {
-        const { hasMedia } = await probeRecording(flvPath(rec.id));
-        if (rec.status !== "LIVE" && !hasMedia) continue;
-        const playlist = join(hlsDir(rec.id), "index.m3u8");
-        const text = await readFile(playlist, "utf8").catch(() => null);
-        if (text !== null && !text.includes("#EXT-X-ENDLIST")) await appendFile(playlist, "#EXT-X-ENDLIST\n");
-        await finish(rec.context, "pipeline");
-        n++;
-      }
-      return n;
-    },
-
-    async removeFiles(id: string) {
-      await rm(hlsDir(id), { recursive: true, force: true });
-    },
-
+    /** At shutdown: files closed; the leases are left to the next holder (see LiveModule.stop). */
     async stop() {
       for (const entry of live.values()) {
         entry.player?.abort();
-        if (entry.reconnectTimer) clearTimeout(entry.reconnectTimer);
         await entry.broadcast.end().catch(() => undefined);
       }
       live.clear();

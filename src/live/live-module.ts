@@ -1,80 +1,97 @@
-import { Cron } from "croner";
 import { Elysia } from "elysia";
 import { join } from "node:path";
-import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
-import type { StreamContext } from "../../machines/livestream-payload.ts";
-import type { VideoContext } from "../../machines/video-payload.ts";
-import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
+import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Config } from "../config.ts";
+import type { Database } from "../db/create-database.ts";
 import { ApiError } from "../http/api-error.ts";
 import type { Logger } from "../log.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import { serveFile } from "../storage/media-routes.ts";
 import type { VideoService } from "../videos/video-service.ts";
+import { createLeaseRenewer } from "../work/lease-renewer.ts";
+import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkPolicies } from "../work/work-runner.ts";
+import { createBroadcastLeases } from "./broadcast-leases.ts";
+import { createLiveFiles } from "./live-files.ts";
+import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
-import { createLiveUrls } from "./live-urls.ts";
+import type { LiveUrls } from "./live-urls.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
-/** Everything of live streaming, wired: API, RTMP ingest, live HLS, scheduling and recordings. */
-export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; videos: VideoService; secret: ServerSecret; logger: Logger }) {
-  const { config, runtime } = deps;
+/**
+ * Everything of live streaming, wired: API, RTMP ingest, live HLS, broadcast
+ * leases and the work of a broadcast's end. Time (the booking lead, the idle
+ * rule, the reconnect window) belongs to the stream's machine, as durable
+ * timers in the work ledger: nothing here schedules anything in memory.
+ */
+export function createLiveModule(deps: {
+  config: Config;
+  database: Database;
+  runtime: ActorRuntime;
+  ledger: WorkLedger;
+  policies: WorkPolicies;
+  videos: VideoService;
+  urls: LiveUrls;
+  secret: ServerSecret;
+  logger: Logger;
+  /** Wakes the work runner (a finalization was queued here). */
+  wakeWork: () => void;
+}) {
+  const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
-  const urls = createLiveUrls(config, deps.secret);
-  const livestreams = createLivestreamService({ runtime, urls, slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg }, logger });
+  const files = createLiveFiles({ dataDir: config.dataDir, urls });
+  const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
+  const livestreams = createLivestreamService({ runtime, urls, logger });
   let rtmp: RtmpServer | undefined;
+  const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const ingest = createLiveIngest({
     runtime,
+    ledger: deps.ledger,
+    policies: deps.policies,
+    leases,
     livestreams,
-    videos: deps.videos,
     urls,
-    dataDir: config.dataDir,
-    reconnectWindowMs: config.liveReconnectMs,
+    files,
     logger,
     kick: (key) => rtmp?.kick(key) ?? false,
     onSegment: (id, info, seconds) => {
       for (const l of segmentListeners) l(id, info, seconds);
     },
   });
-
-  const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
-  const bookings = new Map<string, Cron>();
-  function arm(record: ActorRecord<StreamContext>) {
-    const at = record.context.scheduledAt;
-    if (!at || record.status !== "SCHEDULED") return;
-    const fireAt = new Date(Math.max(Date.now() + 10, Date.parse(at) - config.liveScheduleLeadMs));
-    bookings.get(record.id)?.stop();
-    const job = new Cron(fireAt, { catch: (err) => logger.error("Cannot ready a booked stream", { err, stream_id: record.id }) }, async () => {
-      bookings.delete(record.id);
-      await livestreams.makeReady(record.id);
-      logger.info("Booked stream is ready", { stream_id: record.id, org_id: record.orgId });
-    });
-    bookings.set(record.id, job);
-  }
-
-  // The documented rule for a stream nobody publishes to: it ends LIVE_IDLE_TIMEOUT_MS after it became ready (or its booking).
-  async function sweepIdle() {
-    const ready = await runtime.unfinished<StreamContext>("livestream", ["SCHEDULED", "LIVE", "ENDED", "ERROR", "DELETED"]);
-    const now = Date.now();
-    for (const rec of ready) {
-      if (rec.status !== "READY_TO_STREAM" || ingest.isBroadcasting(rec.id)) continue;
-      const since = Math.max(rec.updatedAt, rec.context.scheduledAt ? Date.parse(rec.context.scheduledAt) : 0);
-      if (now - since >= config.liveIdleTimeoutMs) await ingest.endIdle(rec.context);
-    }
-  }
-  let sweeper: Cron | undefined;
-
-  // A recording's transcode finishing makes the stream's playback_url and ends its `recording.transcoding`.
-  // (Missed here, e.g. by another process, the stream catches up when it is read: livestreams.get.)
-  const unsubscribe = runtime.subscribe((result) => {
-    const rec = result.record as ActorRecord<VideoContext>;
-    if (rec.kind !== "video" || (rec.status !== "COMPLETED" && rec.status !== "ERROR") || result.previousStatus === rec.status) return;
-    const stream = rec.context.stream;
-    if (!stream) return;
-    const playbackUrl = rec.status === "COMPLETED" ? (rec.context.outcome?.url ?? null) : null;
-    runtime.send("livestream", stream.id, { type: "RECORDING_TRANSCODED", playbackUrl }).catch((err) => logger.error("Cannot record the stream's recording state", { err, stream_id: stream.id }));
+  const handlers = createLiveWork({
+    runtime,
+    ledger: deps.ledger,
+    policies: deps.policies,
+    leases,
+    ingest,
+    files,
+    videos: deps.videos,
+    filesRetentionMs: config.liveFilesRetentionMs,
+    logger,
   });
+  // One batched renewal for every broadcast this process holds.
+  const renewer = createLeaseRenewer({
+    renew: (ids) => leases.renew(ids),
+    leaseMs: config.liveBroadcastLeaseMs,
+    log: logger,
+    what: "broadcasts",
+    held: () => ingest.held(),
+    idOf: (id) => id,
+    lost: (ids) => ingest.lost(ids),
+  });
+
+  /** Resolves once the stream's broadcast is finalized (no open `live-finalize` work), or after `timeoutMs`. */
+  async function finalized(id: string, timeoutMs = 15_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      if ((await deps.ledger.openFor(id, ["live-finalize"])) === 0) return;
+      await Bun.sleep(50);
+    }
+    logger.warn("Broadcast not finalized in time", { stream_id: id, timeout_ms: timeoutMs });
+  }
 
   const hlsRoutes = new Elysia({ name: "live-hls-routes" }).get(
     "/live/:token/:file",
@@ -89,7 +106,18 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
     livestreams,
     ingest,
     urls,
-    plugins: [livestreamRoutes({ livestreams, ingest, onScheduled: arm })],
+    handlers,
+    plugins: [
+      livestreamRoutes({
+        livestreams,
+        ingest,
+        finalized: async (id) => {
+          deps.wakeWork();
+          await finalized(id);
+        },
+        removeFiles: (id) => files.removeHls(id),
+      }),
+    ],
     publicPlugins: [hlsRoutes],
     onSegment(listener: (id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void) {
       segmentListeners.add(listener);
@@ -114,18 +142,21 @@ export function createLiveModule(deps: { config: Config; runtime: ActorRuntime; 
       });
       config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
-      const recovered = await ingest.recover();
-      if (recovered > 0) logger.info("Ended broadcasts cut off by a restart", { count: recovered });
-      for (const rec of await runtime.unfinished<StreamContext>("livestream", ["READY_TO_STREAM", "LIVE", "ENDED", "ERROR", "DELETED"])) arm(rec);
-      // Every second is checked, but the sweep runs at most every quarter of the idle timeout (1-15 s).
-      const every = Math.min(15, Math.max(1, Math.floor(config.liveIdleTimeoutMs / 4000)));
-      sweeper = new Cron("* * * * * *", { protect: true, interval: every, catch: (err) => logger.error("Cannot sweep idle live streams", { err }) }, sweepIdle);
+      renewer.start();
+      // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
+      const upgraded = await runtime.upgrade("livestream", { type: "UPGRADED" });
+      if (upgraded > 0) logger.info("Live streams upgraded to the current machine", { count: upgraded });
     },
     async stop() {
-      sweeper?.stop();
-      for (const job of bookings.values()) job.stop();
-      bookings.clear();
-      unsubscribe();
+      renewer.stop();
+      await renewer.settled();
+      const held = ingest.held();
+      await deps.database
+        .write(async (tx) => {
+          await leases.surrender(tx, held);
+          for (const id of held) await deps.ledger.reschedule(tx, `live-watch:${id}`, Date.now());
+        })
+        .catch((err) => logger.error("Cannot hand over broadcasts at shutdown", { err, count: held.length }));
       await rtmp?.stop();
       await ingest.stop();
     },

@@ -44,7 +44,13 @@ export function view(record: ActorRecord<StreamContext>) {
   return streamResource(record.context, status === "DELETED" ? "ENDED" : status);
 }
 
-export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest: LiveIngest; onScheduled: (record: ActorRecord<StreamContext>) => void }) {
+export function livestreamRoutes(deps: {
+  livestreams: LivestreamService;
+  ingest: LiveIngest;
+  /** Resolves once the stream's broadcast is finalized (its recording registered). */
+  finalized: (id: string) => Promise<void>;
+  removeFiles: (id: string) => Promise<void>;
+}) {
   const { livestreams, ingest } = deps;
   const load = async (orgId: string, id: string) => {
     const record = await livestreams.get(orgId, id);
@@ -78,7 +84,6 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       "/livestreams/schedule/",
       async ({ auth, body, set }) => {
         const record = await livestreams.create(auth.org, scheduleStreamInput.parse(body));
-        deps.onScheduled(record);
         set.status = 201;
         return success({ stream: view(record) }, "Live stream booked.");
       },
@@ -132,7 +137,7 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
       "/livestreams/:id/end/",
       async ({ auth, params }) => {
         const record = await load(auth.org.id, params.id);
-        if (record.status !== "ENDED" && record.status !== "ERROR") await ingest.endExplicitly(record.context);
+        if (!record.tags.has("settled")) await ingest.endExplicitly(record.context);
         return success({ stream: view(await load(auth.org.id, params.id)) }, "Live stream ended.");
       },
       {
@@ -153,10 +158,13 @@ export function livestreamRoutes(deps: { livestreams: LivestreamService; ingest:
         const record = await load(auth.org.id, params.id);
         // On air: exactly what /end/ does (LIVESTREAM_ENDED, full shape), and the deletion waits until the
         // recording is in the library and announced (LIVESTREAM_RECORDING_READY); a deleted stream takes no events.
-        if (record.status === "LIVE" || record.status === "READY_TO_STREAM") await ingest.endExplicitly(record.context);
-        await ingest.settled(record.id);
+        // On air: ended first (ENDED fires, the recording enters the library), then deleted.
+        if (record.tags.has("holdsSlot")) {
+          await ingest.endExplicitly(record.context);
+          await deps.finalized(record.id);
+        }
         await livestreams.remove(record.id);
-        await ingest.removeFiles(record.id);
+        await deps.removeFiles(record.id);
         return success({ id: record.id, deleted: true }, "Live stream deleted.");
       },
       {

@@ -62,14 +62,23 @@ export function createRetention(opts: RetentionOptions) {
   const reader = database.db as unknown as Q;
 
   /** One batch of one rule; answers how many of its rows it deleted (a short batch ends the rule). */
-  async function batch(rule: RetentionRule, cutoff: number, report: RetentionReport): Promise<number> {
+  async function batch(rule: RetentionRule, cutoff: number, report: RetentionReport, stats: { maxBatchMs: number }): Promise<number> {
     const add = (table: RetentionTarget, n: number) => {
       report[table] += n;
     };
+    /** A write transaction, timed: how long a batch holds the write queue is the figure that matters to other writers. */
+    const write = <T>(fn: (q: Q) => Promise<T>) =>
+      database.write(async (tx) => {
+        const t = performance.now();
+        try {
+          return await fn(tx as unknown as Q);
+        } finally {
+          stats.maxBatchMs = Math.max(stats.maxBatchMs, performance.now() - t);
+        }
+      });
     if (!rule.files) {
       // Found and deleted in one transaction: nothing can change in between.
-      return database.write(async (tx) => {
-        const q = tx as unknown as Q;
+      return write(async (q) => {
         const keys = (await rule.candidates(q, cutoff, batchSize)).map((c) => c.key);
         if (keys.length === 0) return 0;
         for (const d of rule.deletes(q, keys, cutoff)) add(d.table, (await d.statement).rowsAffected);
@@ -83,9 +92,9 @@ export function createRetention(opts: RetentionOptions) {
     add(rule.table === "uploads" ? "upload_files" : "video_dirs", removed);
     if (keep.length === 0) return 0;
     const keys = keep.map((c) => c.key);
-    return database.write(async (tx) => {
+    return write(async (q) => {
       let deleted = 0;
-      for (const d of rule.deletes(tx as unknown as Q, keys, cutoff)) {
+      for (const d of rule.deletes(q, keys, cutoff)) {
         const n = (await d.statement).rowsAffected;
         add(d.table, n);
         if (d.table === rule.table) deleted += n;
@@ -107,12 +116,13 @@ export function createRetention(opts: RetentionOptions) {
       const report = emptyReport();
       let batches = 0;
       let failed = 0;
+      const stats = { maxBatchMs: 0 };
       for (const rule of rules) {
         const cutoff = rule.cutoff(now);
         try {
           for (;;) {
             signal?.throwIfAborted();
-            const n = await batch(rule, cutoff, report);
+            const n = await batch(rule, cutoff, report, stats);
             batches++;
             if (n < batchSize) break;
             await breathe();
@@ -135,7 +145,13 @@ export function createRetention(opts: RetentionOptions) {
           log.error("Retention folder sweep failed", { err, folder: target });
         }
       }
-      log.info("Retention sweep", { ...report, batches, failed_rules: failed, duration_ms: Math.round(performance.now() - started) });
+      log.info("Retention sweep", {
+        ...report,
+        batches,
+        failed_rules: failed,
+        duration_ms: Math.round(performance.now() - started),
+        max_batch_ms: Math.round(stats.maxBatchMs * 10) / 10,
+      });
       return report;
     },
   };

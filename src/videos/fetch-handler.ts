@@ -1,12 +1,10 @@
 import { extname, join } from "node:path";
-import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
-import type { JobRow } from "../jobs/job-queue.ts";
-import { exponentialBackoffMs, PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
+import type { WorkRow } from "../work/work-ledger.ts";
+import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { fetchSource } from "./fetch-source.ts";
 import { failVideo, type TranscodePayload } from "./transcode-handler.ts";
-import { FETCH_JOB, TRANSCODE_JOB } from "./video-service.ts";
 
 /**
  * The `fetch-source` stage of a video registered by URL: stream the source
@@ -20,24 +18,17 @@ export function createFetchHandler(deps: {
   runtime: ActorRuntime;
   store: MediaStore;
   guard: (url: URL) => Promise<void>;
-  concurrency: number;
-  perOrgLimit: number;
   maxBytes: number;
   timeoutMs: number;
   stallMs: number;
-}): JobHandler {
+}): WorkHandler<"fetch-source"> {
   const { runtime, store } = deps;
   return {
-    type: FETCH_JOB,
-    concurrency: deps.concurrency,
-    perOrgLimit: deps.perOrgLimit,
-    retryDelayMs: exponentialBackoffMs,
-
-    async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
-      const record = await runtime.get<VideoContext>("video", job.entityId);
+    async run(job: WorkRow<"fetch-source">, { signal, logger }: WorkContext): Promise<WorkResult> {
+      const record = await runtime.get("video", job.entityId);
       if (record?.status !== "TRANSCODING") return;
       const ctx = record.context;
-      if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
+      if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
       const workDir = await store.ensure(store.workDir(ctx.id));
       const ext =
         extname(new URL(ctx.sourceUrl).pathname)
@@ -47,9 +38,9 @@ export function createFetchHandler(deps: {
       const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard });
       logger.info("Source fetched", { video_id: ctx.id, bytes });
       const payload: TranscodePayload = { sourcePath: dest, fetched: true };
-      return { next: { type: TRANSCODE_JOB, payload } };
+      return { next: { type: "transcode", payload } };
     },
 
-    onFailed: (job: JobRow, err: unknown) => failVideo({ runtime, store }, job, err),
+    onFailed: (job, err) => failVideo({ runtime, store }, job, err),
   };
 }

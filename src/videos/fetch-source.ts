@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import { PermanentJobError } from "../jobs/job-runner.ts";
+import { PermanentWorkError } from "../work/work-runner.ts";
 import { OutboundRefusedError } from "../net/outbound-guard.ts";
 
 export interface FetchSourceOptions {
@@ -51,8 +51,8 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
   const stall = stallTimer(opts.stallMs);
   const signal = AbortSignal.any([opts.signal, timeout, stall.signal]);
   const timedOut = () => {
-    if (timeout.aborted) return new PermanentJobError("SOURCE_FETCH_TIMEOUT", `Fetching the source timed out after ${opts.timeoutMs} ms.`);
-    if (stall.signal.aborted) return new PermanentJobError("SOURCE_FETCH_TIMEOUT", `The source sent nothing for ${opts.stallMs} ms.`);
+    if (timeout.aborted) return new PermanentWorkError("SOURCE_FETCH_TIMEOUT", `Fetching the source timed out after ${opts.timeoutMs} ms.`);
+    if (stall.signal.aborted) return new PermanentWorkError("SOURCE_FETCH_TIMEOUT", `The source sent nothing for ${opts.stallMs} ms.`);
     return null;
   };
   try {
@@ -61,8 +61,8 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
       try {
         await opts.guard(url);
       } catch (err) {
-        if (dnsMiss(err)) throw new PermanentJobError("SOURCE_FETCH_FAILED", `The source host ${url.hostname} does not resolve.`);
-        if (err instanceof OutboundRefusedError) throw new PermanentJobError("SOURCE_URL_REFUSED", `The source URL is not allowed: ${err.message}`);
+        if (dnsMiss(err)) throw new PermanentWorkError("SOURCE_FETCH_FAILED", `The source host ${url.hostname} does not resolve.`);
+        if (err instanceof OutboundRefusedError) throw new PermanentWorkError("SOURCE_URL_REFUSED", `The source URL is not allowed: ${err.message}`);
         throw new Error(`Cannot resolve the source host ${url.hostname}: ${(err as Error).message}`);
       }
       try {
@@ -70,26 +70,26 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
       } catch (err) {
         const late = timedOut();
         if (late) throw late;
-        if (dnsMiss(err)) throw new PermanentJobError("SOURCE_FETCH_FAILED", `The source host ${url.hostname} does not resolve.`);
+        if (dnsMiss(err)) throw new PermanentWorkError("SOURCE_FETCH_FAILED", `The source host ${url.hostname} does not resolve.`);
         throw new Error(`Cannot fetch the source: ${(err as Error).message}`);
       }
       stall.kick();
       if (res.status < 300 || res.status >= 400) break;
       await res.body?.cancel().catch(() => undefined);
       const location = res.headers.get("location");
-      if (!location) throw new PermanentJobError("SOURCE_FETCH_FAILED", `The source answered HTTP ${res.status} without a Location.`);
-      if (hop >= maxRedirects) throw new PermanentJobError("SOURCE_FETCH_FAILED", `Too many redirects (more than ${maxRedirects}).`);
+      if (!location) throw new PermanentWorkError("SOURCE_FETCH_FAILED", `The source answered HTTP ${res.status} without a Location.`);
+      if (hop >= maxRedirects) throw new PermanentWorkError("SOURCE_FETCH_FAILED", `Too many redirects (more than ${maxRedirects}).`);
       try {
         url = new URL(location, url);
       } catch {
-        throw new PermanentJobError("SOURCE_FETCH_FAILED", "The source redirected to an invalid URL.");
+        throw new PermanentWorkError("SOURCE_FETCH_FAILED", "The source redirected to an invalid URL.");
       }
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new PermanentJobError("SOURCE_FETCH_FAILED", "The source redirected to a URL that is not http(s).");
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new PermanentWorkError("SOURCE_FETCH_FAILED", "The source redirected to a URL that is not http(s).");
     }
-    if (res.status >= 400 && res.status < 500) throw new PermanentJobError(res.status === 404 ? "SOURCE_NOT_FOUND" : "SOURCE_FETCH_FAILED", `The source answered HTTP ${res.status}.`);
+    if (res.status >= 400 && res.status < 500) throw new PermanentWorkError(res.status === 404 ? "SOURCE_NOT_FOUND" : "SOURCE_FETCH_FAILED", `The source answered HTTP ${res.status}.`);
     if (!res.ok || !res.body) throw new Error(`The source answered HTTP ${res.status}.`);
     const declared = Number(res.headers.get("content-length") ?? NaN);
-    if (declared > opts.maxBytes) throw new PermanentJobError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
+    if (declared > opts.maxBytes) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
 
     const sink = Bun.file(dest).writer({ highWaterMark: 1024 * 1024 });
     let size = 0;
@@ -97,7 +97,7 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
       for await (const chunk of res.body) {
         stall.kick();
         size += chunk.byteLength;
-        if (size > opts.maxBytes) throw new PermanentJobError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
+        if (size > opts.maxBytes) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
         sink.write(chunk);
         await sink.flush();
       }
@@ -107,7 +107,7 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
       await rm(dest, { force: true });
       throw timedOut() ?? err;
     }
-    if (size === 0) throw new PermanentJobError("INPUT_UNSUPPORTED", "The source is empty.");
+    if (size === 0) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The source is empty.");
     return size;
   } finally {
     stall.dispose();

@@ -1,26 +1,20 @@
 import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
-import type { VideoContext, TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
+import type { TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
-import type { JobRow } from "../jobs/job-queue.ts";
-import { exponentialBackoffMs, PermanentJobError, type JobContext, type JobHandler, type JobResult } from "../jobs/job-runner.ts";
+import type { WorkRow } from "../work/work-ledger.ts";
+import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings } from "../orgs/org-settings.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
+import type { TranscodePayload } from "./transcode-payload.ts";
 import type { UploadStore } from "./upload-store.ts";
-import { asJobError, videoFailure } from "./video-failure.ts";
-import { FETCH_JOB, TRANSCODE_JOB } from "./video-service.ts";
 
-export interface TranscodePayload {
-  uploadId?: string | null;
-  /** A file on disk: a live recording, or a source the fetch stage wrote into the work dir. */
-  sourcePath?: string;
-  /** `sourcePath` is the fetch stage's copy (fetch again if it went missing). */
-  fetched?: boolean;
-}
+export type { TranscodePayload };
+import { asWorkError, videoFailure } from "./video-failure.ts";
 
 /**
  * The `transcode` job: its source is already on disk (an upload, a recording,
@@ -37,9 +31,8 @@ export function createTranscodeHandler(deps: {
   uploads: UploadStore;
   transcoder: () => Promise<Transcoder>;
   logger: Logger;
-  concurrency: number;
   timeoutMs: number;
-}): JobHandler {
+}): WorkHandler<"transcode"> {
   const { runtime, store } = deps;
 
   /**
@@ -48,8 +41,8 @@ export function createTranscodeHandler(deps: {
    * A run repeated after a crash that had already moved the source to the
    * originals uses that copy.
    */
-  async function localSource(job: JobRow): Promise<string | null> {
-    const payload = job.payload as TranscodePayload;
+  async function localSource(job: WorkRow<"transcode">): Promise<string | null> {
+    const payload: TranscodePayload = job.payload;
     const path = payload.uploadId ? deps.uploads.path(payload.uploadId) : payload.sourcePath;
     if (!path) return null;
     if (await Bun.file(path).exists()) return path;
@@ -60,18 +53,14 @@ export function createTranscodeHandler(deps: {
   }
 
   return {
-    type: TRANSCODE_JOB,
-    concurrency: deps.concurrency,
-    retryDelayMs: exponentialBackoffMs,
-
-    async run(job: JobRow, { signal, logger }: JobContext): Promise<JobResult> {
-      const record = await runtime.get<VideoContext>("video", job.entityId);
+    async run(job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
+      const record = await runtime.get("video", job.entityId);
       if (record?.status !== "TRANSCODING") return;
       const ctx = record.context;
       const source = await localSource(job);
       if (!source) {
-        if (!ctx.sourceUrl) throw new PermanentJobError("INPUT_UNSUPPORTED", "The video has no source.");
-        return { next: { type: FETCH_JOB, payload: {} } };
+        if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
+        return { next: { type: "fetch-source", payload: {} } };
       }
       const org = await deps.orgs.getOrg(job.orgId);
       const settings = org?.settings ?? defaultOrgSettings();
@@ -84,9 +73,9 @@ export function createTranscodeHandler(deps: {
         probe = await transcoder.probe(source, { signal });
       } catch (err) {
         if (isTranscodeError(err, "CANCELLED")) throw err;
-        throw new PermanentJobError("INPUT_UNSUPPORTED", `The source could not be read as media: ${videoFailure(err).message}`);
+        throw new PermanentWorkError("INPUT_UNSUPPORTED", `The source could not be read as media: ${videoFailure(err).message}`);
       }
-      if (!probe.hasVideo && !probe.hasAudio) throw new PermanentJobError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
+      if (!probe.hasVideo && !probe.hasAudio) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
 
       await runtime.send("video", ctx.id, { type: "TRANSCODING_STARTED", transcoderId: transcoder.id });
       logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
@@ -123,7 +112,7 @@ export function createTranscodeHandler(deps: {
           },
         )
         .catch((err) => {
-          throw asJobError(err);
+          throw asWorkError(err);
         });
       const { hlsBytes, downloadBytes } = result;
       // Keep the original (storage.original_bytes) outside the served tree: it is
@@ -163,12 +152,12 @@ export function createTranscodeHandler(deps: {
       logger.info("Transcode completed", { video_id: ctx.id, renditions: renditions.map((r) => r.quality), hls_bytes: hlsBytes });
     },
 
-    onFailed: (job: JobRow, err: unknown) => failVideo(deps, job, err),
+    onFailed: (job, err) => failVideo(deps, job, err),
   };
 }
 
 /** A video whose fetch or transcode failed for good: VIDEO_TRANSCODING_FAILED with a path-free message, work files removed. */
-export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, job: JobRow, err: unknown): Promise<void> {
+export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, job: WorkRow, err: unknown): Promise<void> {
   const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
   await deps.runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
   await rm(deps.store.workDir(job.entityId), { recursive: true, force: true }).catch(() => undefined);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { TranscodeError } from "../../media/transcoder/index.ts";
-import { PermanentJobError } from "../jobs/job-runner.ts";
+import { PermanentWorkError } from "../work/work-runner.ts";
 import { sanitizeFailureMessage, videoFailure } from "./video-failure.ts";
 
 describe("failure messages carry no server paths", () => {
@@ -16,7 +16,7 @@ describe("failure messages carry no server paths", () => {
   });
 
   test("codes come from the error; messages are bounded", () => {
-    expect(videoFailure(new PermanentJobError("SOURCE_NOT_FOUND", "The source answered HTTP 404."))).toEqual({ code: "SOURCE_NOT_FOUND", message: "The source answered HTTP 404." });
+    expect(videoFailure(new PermanentWorkError("SOURCE_NOT_FOUND", "The source answered HTTP 404."))).toEqual({ code: "SOURCE_NOT_FOUND", message: "The source answered HTTP 404." });
     expect(videoFailure(new TranscodeError("TIMEOUT", "transcode exceeded 5 ms")).code).toBe("TRANSCODE_TIMEOUT");
     expect(videoFailure(new Error("x".repeat(5000))).message.length).toBeLessThanOrEqual(500);
     expect(videoFailure(undefined)).toEqual({ code: "TRANSCODE_FAILED", message: "Transcoding failed." });

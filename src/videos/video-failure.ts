@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { isTranscodeError } from "../../media/transcoder/index.ts";
-import { PermanentJobError } from "../jobs/job-runner.ts";
+import { PermanentWorkError } from "../work/work-runner.ts";
 
 const TRANSCODER_CODES: Record<string, string> = {
   INPUT_UNSUPPORTED: "INPUT_UNSUPPORTED",
@@ -48,16 +48,16 @@ export function sanitizeFailureMessage(message: string, roots: string[] = []): s
 export function videoFailure(err: unknown, roots: string[] = []): { code: string; message: string } {
   let code = "TRANSCODE_FAILED";
   const message: string = String((err as Error)?.message ?? err ?? "") || "Transcoding failed.";
-  if (err instanceof PermanentJobError) code = err.code;
+  if (err instanceof PermanentWorkError) code = err.code;
   else if (isTranscodeError(err)) code = TRANSCODER_CODES[err.code] ?? "TRANSCODE_FAILED";
   return { code, message: sanitizeFailureMessage(message, roots) || "Transcoding failed." };
 }
 
 /** Bad input and timeouts will fail the same way again; anything else may be transient. */
-export function asJobError(err: unknown): unknown {
+export function asWorkError(err: unknown): unknown {
   if (isTranscodeError(err, "INPUT_UNSUPPORTED") || isTranscodeError(err, "TIMEOUT") || isTranscodeError(err, "INVALID_JOB")) {
     const f = videoFailure(err);
-    return new PermanentJobError(f.code, f.message);
+    return new PermanentWorkError(f.code, f.message);
   }
   return err;
 }

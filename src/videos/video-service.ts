@@ -1,8 +1,12 @@
 import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
-import { ApiError } from "../http/api-error.ts";
+import { DomainError } from "../errors.ts";
+import { DrmNotAvailable, InvalidSourceUrl, NotFound, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull } from "./errors.ts";
 import { newId } from "../ids.ts";
-import type { JobQueue } from "../jobs/job-queue.ts";
+import type { Tx } from "../db/create-database.ts";
+import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkPolicies } from "../work/work-runner.ts";
+import type { WorkRequest } from "../work/work-types.ts";
 import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
@@ -16,9 +20,8 @@ export interface RegisterVideoInput {
   tags?: Record<string, unknown>;
 }
 
-/** Job types of a video's pipeline: a URL source is fetched first, then the same job row becomes a transcode. */
-export const FETCH_JOB = "fetch-source";
-export const TRANSCODE_JOB = "transcode";
+/** The work types of a video's pipeline: a URL source is fetched first, then the same work row becomes a transcode. */
+const PIPELINE = ["fetch-source", "transcode"] as const;
 
 function titleFrom(url: URL): string {
   const last = decodeURIComponent(url.pathname.split("/").filter(Boolean).pop() ?? "");
@@ -27,7 +30,8 @@ function titleFrom(url: URL): string {
 
 export function createVideoService(deps: {
   runtime: ActorRuntime;
-  jobs: JobQueue;
+  ledger: WorkLedger;
+  policies: WorkPolicies;
   uploads: UploadStore;
   store: MediaStore;
   logger: Logger;
@@ -35,32 +39,33 @@ export function createVideoService(deps: {
   queueLimit: number;
   onQueued: () => void;
 }) {
-  const { runtime, jobs } = deps;
+  const { runtime, ledger } = deps;
 
   async function enqueueGuard() {
     let active: number;
     try {
-      active = await jobs.countActive();
+      active = await ledger.countOpen([...PIPELINE]);
     } catch (err) {
       deps.logger.error("Cannot read the job queue", { err });
-      throw new ApiError("TRANSCODE_QUEUE_FAILED");
+      throw new TranscodeQueueFailed();
     }
-    if (active >= deps.queueLimit) throw new ApiError("TRANSCODE_QUEUE_FAILED", "The transcoding queue is full. Safe to retry.");
+    if (active >= deps.queueLimit) throw new TranscodeQueueFull();
   }
 
-  async function create(ctx: VideoContext, dedupeKey: string | undefined, type: string, payload: Record<string, unknown>) {
+  async function create(ctx: VideoContext, dedupeKey: string | undefined, work: WorkRequest) {
     // A recording must enter the library whatever the queue's length: the broadcast already happened.
     if (ctx.kind === "UPLOAD") await enqueueGuard();
-    let result: Awaited<ReturnType<typeof runtime.create<VideoContext>>>;
+    let result: Awaited<ReturnType<typeof runtime.create<"video">>>;
     try {
-      result = await runtime.create<VideoContext>("video", ctx, {
+      result = await runtime.create("video", ctx, {
         dedupeKey,
-        within: (tx, record) => jobs.enqueue(tx, { type, orgId: record.orgId, entityId: record.id, payload }).then(() => undefined),
+        // The first stage is queued in the creation's own transaction: a video never exists without its work.
+        within: (tx, record) => ledger.enqueue(tx, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
       });
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      if (err instanceof DomainError) throw err;
       deps.logger.error("Cannot queue a transcode", { err, org_id: ctx.orgId, video_id: ctx.id });
-      throw new ApiError("TRANSCODE_QUEUE_FAILED");
+      throw new TranscodeQueueFailed();
     }
     if (result.created) {
       deps.logger.info("Video registered", { org_id: ctx.orgId, video_id: ctx.id, kind: ctx.kind });
@@ -75,11 +80,11 @@ export function createVideoService(deps: {
       try {
         url = new URL(body.source_url);
       } catch {
-        throw ApiError.validation({ source_url: "must be an http or https URL" });
+        throw new InvalidSourceUrl();
       }
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw ApiError.validation({ source_url: "must be an http or https URL" });
-      if (!org.settings.transcoding) throw new ApiError("TRANSCODE_NOT_CONFIGURED");
-      if (body.drm_enabled && !org.settings.features.drm) throw new ApiError("DRM_NOT_AVAILABLE");
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidSourceUrl();
+      if (!org.settings.transcoding) throw new TranscodeNotConfigured();
+      if (body.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
       const uploadId = deps.uploads.idFromSourceUrl(url);
       if (uploadId) await deps.uploads.assertRegistrable(org.id, uploadId);
       // An upload is one file whatever query or fragment is added to its URL:
@@ -103,14 +108,24 @@ export function createVideoService(deps: {
         stream: null,
       };
       // An upload is on disk already; a URL is fetched by its own stage first.
-      const result = uploadId ? await create(ctx, sourceUrl, TRANSCODE_JOB, { uploadId }) : await create(ctx, sourceUrl, FETCH_JOB, {});
+      const result = uploadId ? await create(ctx, sourceUrl, { type: "transcode", payload: { uploadId } }) : await create(ctx, sourceUrl, { type: "fetch-source", payload: {} });
       return { created: result.created, record: result.record };
     },
 
-    /** A live recording enters the library as a video of kind LIVESTREAM_RECORDING (no dedupe, no VIDEO_UPLOADED). */
-    async registerRecording(input: { orgId: string; title: string; stream: { id: string; stream_key: string }; sourcePath: string; tags: Record<string, unknown> | null; dedupeKey: string }) {
+    /**
+     * A live recording enters the library as a video of kind
+     * LIVESTREAM_RECORDING (no VIDEO_UPLOADED), inside the caller's
+     * transaction: the one that ends the stream, so the stream's ENDED and
+     * the recording's existence commit together. Whatever the queue's length:
+     * the broadcast already happened. The dedupe key makes a repeated end
+     * reuse the same recording.
+     */
+    async registerRecordingIn(
+      tx: Tx,
+      input: { id: string; orgId: string; title: string; stream: { id: string; stream_key: string }; sourcePath: string; tags: Record<string, unknown> | null; dedupeKey: string },
+    ) {
       const ctx: VideoContext = {
-        id: newId("vid"),
+        id: input.id,
         orgId: input.orgId,
         title: input.title,
         kind: "LIVESTREAM_RECORDING",
@@ -125,19 +140,23 @@ export function createVideoService(deps: {
         error: null,
         stream: input.stream,
       };
-      // The dedupe key makes a repeated end (e.g. after a crash mid-way) reuse the same recording.
-      const result = await create(ctx, input.dedupeKey, TRANSCODE_JOB, { sourcePath: input.sourcePath });
+      const work: WorkRequest = { type: "transcode", payload: { sourcePath: input.sourcePath } };
+      const { result } = await runtime.createIn(tx, "video", ctx, {
+        dedupeKey: input.dedupeKey,
+        within: (t, record) => ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
+      });
+      if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id });
       return result.record;
     },
 
-    get: (orgId: string, id: string) => runtime.get<VideoContext>("video", id, orgId),
-    list: (orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }) => runtime.list<VideoContext>("video", orgId, page),
+    get: (orgId: string, id: string) => runtime.get("video", id, orgId),
+    list: (orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }) => runtime.list("video", orgId, page),
 
     /** Deletes the video (404 when absent), cancels its job and removes its files. */
     async remove(orgId: string, id: string, cancelRunning: (entityId: string) => void): Promise<void> {
-      const existing = await runtime.get<VideoContext>("video", id, orgId);
-      if (!existing) throw ApiError.notFound();
-      await runtime.send("video", id, { type: "DELETE" }, { within: (tx) => jobs.cancelForEntity(tx, id).then(() => undefined) });
+      const existing = await runtime.get("video", id, orgId);
+      if (!existing) throw new NotFound();
+      await runtime.send("video", id, { type: "DELETE" }, { within: (tx) => ledger.cancelForEntity(tx, id, [...PIPELINE]).then(() => undefined) });
       cancelRunning(id);
       await deps.store.remove(id);
       deps.logger.info("Video deleted", { org_id: orgId, video_id: id });

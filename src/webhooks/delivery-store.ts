@@ -3,7 +3,7 @@ import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
-import { chunks, leaseFree, renewLeases, type Claim } from "../work/lease.ts";
+import { chunks, renewLeases, type Claim } from "../work/lease.ts";
 
 export type { Claim };
 import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";

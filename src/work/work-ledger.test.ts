@@ -156,18 +156,22 @@ describe("dedupe keys", () => {
     expect((await rowsOf(p.dbA)).map((r) => r.status).sort()).toEqual(["done", "queued"]);
   });
 
-  test("cancelKey deletes a queued row, and leaves a running one to finish", async () => {
+  test("cancelKey deletes a queued row, cancels a running one (its holder no longer holds it), and spares `except`", async () => {
     const p = await pair();
     const queued = await enqueue(p, { dedupeKey: "timer:x", runAfter: p.clock.t + 10_000 });
     const running = await enqueue(p, { dedupeKey: "timer:y", entityId: "ent_2" });
     expect((await p.a.claim("retention"))?.id).toBe(running);
 
     await p.dbA.write((tx) => p.a.cancelKey(tx, "timer:x"));
-    await p.dbA.write((tx) => p.a.cancelKey(tx, "timer:y"));
+    await p.dbA.write((tx) => p.a.cancelKey(tx, "timer:y", running));
     await p.dbA.write((tx) => p.a.cancelKey(tx, "timer:none"));
-    const rows = await rowsOf(p.dbA);
+    let rows = await rowsOf(p.dbA);
     expect(rows.map((r) => [r.id, r.status])).toEqual([[running, "running"]]);
     expect(rows.some((r) => r.id === queued)).toBe(false);
+    await p.dbA.write((tx) => p.a.cancelKey(tx, "timer:y"));
+    rows = await rowsOf(p.dbA);
+    expect(rows.map((r) => [r.id, r.status])).toEqual([[running, "cancelled"]]);
+    expect(await p.dbA.write((tx) => p.a.holds(tx, running))).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
 import { work, workTurns } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -87,9 +87,28 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
       return id;
     },
 
-    /** Deletes a queued row by its key (a cancelled timer); a running one is left to finish. */
-    async cancelKey(tx: Tx, dedupeKey: string): Promise<void> {
+    /** Makes a queued row (by its key) due at `at`. */
+    async reschedule(tx: Tx, dedupeKey: string, at: number): Promise<void> {
+      await tx
+        .update(work)
+        .set({ runAfter: at, updatedAt: now() })
+        .where(and(eq(work.dedupeKey, dedupeKey), eq(work.status, "queued")));
+    },
+
+    /**
+     * Cancels the open row of a key (a timer whose state was left): a queued
+     * one is deleted; a running one (claimed, about to fire) is marked
+     * cancelled so its holder no longer `holds` it and it does nothing.
+     * `except` is the row whose own transition asks (a timer firing cancels
+     * its own send id on leaving its state): it finishes normally.
+     */
+    async cancelKey(tx: Tx, dedupeKey: string, except?: string): Promise<void> {
       await tx.delete(work).where(and(eq(work.dedupeKey, dedupeKey), eq(work.status, "queued")));
+      const t = now();
+      await tx
+        .update(work)
+        .set({ status: "cancelled", leaseUntil: null, finishedAt: t, updatedAt: t })
+        .where(and(eq(work.dedupeKey, dedupeKey), eq(work.status, "running"), except ? ne(work.id, except) : undefined));
     },
 
     /** Cancels an entity's open work of the given types (all types by default); its holder sees the lease gone. */
@@ -170,8 +189,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     fail: (id: string, error: string) => settle(id, { status: "failed", lastError: error.slice(0, 2000), leaseUntil: null, finishedAt: now() }),
 
     /** Back to the queue for another attempt after `delayMs`. */
-    retry: (id: string, delayMs: number, error: string) =>
-      settle(id, { status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error.slice(0, 2000) }),
+    retry: (id: string, delayMs: number, error: string) => settle(id, { status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error.slice(0, 2000) }),
 
     /** Back to the queue without spending an attempt (it could not run here yet, e.g. another process holds what it needs). */
     async defer(id: string, delayMs: number): Promise<boolean> {
@@ -211,6 +229,15 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
         .from(work)
         .where(eq(work.status, "queued"));
       return rows[0]?.at ?? null;
+    },
+
+    /** An entity's open rows of the given types. */
+    async openFor(entityId: string, types: WorkType[]): Promise<number> {
+      const rows = await database.db
+        .select({ n: sql<number>`count(*)` })
+        .from(work)
+        .where(and(eq(work.entityId, entityId), inArray(work.status, OPEN), inArray(work.type, types)));
+      return Number(rows[0]?.n ?? 0);
     },
 
     /** Open rows of the given types (the transcode queue's length). */

@@ -1,6 +1,5 @@
 // Each domain keeps its tables in its own file; drizzle-kit reads them all from here.
 export * from "./core.ts";
-export * from "./jobs.ts";
 export * from "./work.ts";
 export * from "./uploads.ts";
 export * from "./webhooks.ts";

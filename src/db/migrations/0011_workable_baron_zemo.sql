@@ -1,0 +1,2 @@
+DROP TABLE `job_turns`;--> statement-breakpoint
+DROP TABLE `jobs`;

@@ -1,0 +1,155 @@
+import type { RecordingInfo } from "../../machines/livestream-payload.ts";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import { crashPoint } from "../faults.ts";
+import { newId } from "../ids.ts";
+import type { Logger } from "../log.ts";
+import type { VideoService } from "../videos/video-service.ts";
+import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
+import type { BroadcastLeases } from "./broadcast-leases.ts";
+import type { LiveFiles } from "./live-files.ts";
+import type { LiveIngest } from "./live-ingest.ts";
+import { probeRecording } from "./recording-probe.ts";
+
+/** How long to wait before asking again when another live process holds the broadcast. */
+const OWNER_ELSEWHERE_MS = 500;
+
+/**
+ * The work of a broadcast's end, as PeerTube's live-ending job: durable rows
+ * any process may run, resumable after a crash at any point.
+ *
+ * - `live-finalize` (queued by the stream's machine on entering `finalizing`,
+ *   or on an explicit end): the owner closes the publisher and the files (or,
+ *   the owner being dead, the playlist on disk gets its ENDLIST), the
+ *   recording is probed, and one transaction registers the recording video,
+ *   tells the stream PIPELINE_ENDED, releases the broadcast's lease and
+ *   schedules the live files' removal. Nothing before that transaction is
+ *   visible, so a crash anywhere repeats it; after it, there is nothing left
+ *   to do. ENDED and RECORDING_READY fire once.
+ * - `live-watch`: sleeps until the broadcast's lease would lapse; a lapsed
+ *   lease (the owner died) tells the stream BROADCAST_LOST.
+ * - `live-files-remove`: the live HLS folder after LIVE_FILES_RETENTION_MS.
+ */
+export function createLiveWork(deps: {
+  runtime: ActorRuntime;
+  ledger: WorkLedger;
+  policies: WorkPolicies;
+  leases: BroadcastLeases;
+  ingest: LiveIngest;
+  files: LiveFiles;
+  videos: VideoService;
+  filesRetentionMs: number;
+  logger: Logger;
+}): Pick<WorkHandlers, "live-finalize" | "live-watch" | "live-files-remove"> {
+  const { runtime, leases, files } = deps;
+
+  /** A broadcast cut off by a crash, without a lease row: on air from its first media until the recording was last written. */
+  async function recoveredDuration(id: string, startedAt: string | null, mediaSeconds: number): Promise<number | null> {
+    const written = await files.recordingWrittenAt(id);
+    if (written === null) return null;
+    const observed = startedAt ? Date.parse(startedAt) : Number.POSITIVE_INFINITY;
+    return Math.max(0, Math.round((written - Math.min(observed, written - mediaSeconds * 1000)) / 1000));
+  }
+
+  return {
+    "live-finalize": {
+      async run(row, { logger }) {
+        const { streamId } = row.payload;
+        const stream = await runtime.get("livestream", streamId);
+        const lease = await leases.get(streamId);
+        if (lease && lease.claimedBy !== leases.holder && lease.leaseUntil > Date.now()) return { defer: OWNER_ELSEWHERE_MS };
+        if (!stream) {
+          deps.ingest.forget(streamId);
+          return;
+        }
+        const ctx = stream.context;
+        const local = await deps.ingest.close(streamId);
+        if (!local) await files.closePlaylist(streamId);
+        const probe = await probeRecording(files.flvPath(streamId));
+        const durationSeconds = local
+          ? local.broadcast.durationSeconds()
+          : lease && probe.hasMedia
+            ? Math.max(0, Math.round(((lease.leftAt ?? Math.min(Date.now(), lease.leaseUntil)) - lease.startedAt) / 1000))
+            : probe.hasMedia
+              ? await recoveredDuration(streamId, ctx.startedAt, probe.durationSeconds)
+              : null;
+        const info = local?.broadcast.info();
+        let recording: RecordingInfo | null = null;
+        const assetId = newId("vid");
+        if (probe.hasMedia) {
+          const width = info?.width ?? probe.width;
+          const height = info?.height ?? probe.height;
+          recording = {
+            asset_id: assetId,
+            transcoding: true,
+            duration_seconds: Math.round(probe.durationSeconds) || (durationSeconds ?? 0),
+            resolution: width && height ? `${width}x${height}` : null,
+            width: width ?? null,
+            height: height ?? null,
+          };
+        }
+        crashPoint("live-finalize:before-commit");
+        const at = new Date().toISOString();
+        let recordingId: string | null = null;
+        await runtime.send(
+          "livestream",
+          streamId,
+          { type: "PIPELINE_ENDED", at, durationSeconds, transcodingInSecs: null, recording },
+          {
+            // Whatever the stream's state (already ended explicitly, even deleted): the broadcast is over.
+            unless: async (tx) => {
+              await leases.release(tx, streamId);
+              await deps.ledger.enqueue(tx, {
+                type: "live-files-remove",
+                payload: { streamId },
+                orgId: ctx.orgId,
+                entityId: streamId,
+                maxAttempts: deps.policies["live-files-remove"].maxAttempts,
+                runAfter: Date.now() + deps.filesRetentionMs,
+                dedupeKey: `live-files-remove:${streamId}`,
+              });
+              return false;
+            },
+            within: async (tx, result) => {
+              if (!recording || result.record.context.recording?.asset_id !== assetId) return;
+              const video = await deps.videos.registerRecordingIn(tx, {
+                id: assetId,
+                orgId: ctx.orgId,
+                title: ctx.title,
+                stream: { id: ctx.id, stream_key: ctx.streamKey },
+                sourcePath: files.flvPath(streamId),
+                tags: ctx.tags,
+                dedupeKey: `recording:${ctx.id}`,
+              });
+              recordingId = video.id;
+            },
+          },
+        );
+        crashPoint("live-finalize:after-commit");
+        deps.ingest.forget(streamId);
+        logger.info("Live broadcast finalized", { stream_id: streamId, org_id: ctx.orgId, trigger: row.payload.trigger, recording_id: recordingId, duration_s: durationSeconds });
+      },
+    },
+
+    "live-watch": {
+      async run(row, { logger }) {
+        const { streamId } = row.payload;
+        const lease = await leases.get(streamId);
+        if (!lease) return; // finalized
+        const now = Date.now();
+        if (lease.leaseUntil > now) return { defer: lease.leaseUntil - now + 50 };
+        const result = await runtime.send("livestream", streamId, { type: "BROADCAST_LOST" }, { unless: async (tx) => !(await leases.lapsed(tx, streamId)) });
+        if (result?.changed) logger.warn("Broadcast owner gone (lease lapsed); the stream is finalized", { stream_id: streamId, owner: lease.claimedBy });
+        // Not changed: the stream had already moved on (its reconnect window ran out, or an explicit end): that path's
+        // `live-finalize` releases the lease; keep watching until it has, unless the stream is already settled.
+        else if (result && !result.record.tags.has("settled")) return { defer: 1000 };
+      },
+    },
+
+    "live-files-remove": {
+      async run(row) {
+        await files.removeHls(row.payload.streamId);
+      },
+    },
+  };
+}
