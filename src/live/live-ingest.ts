@@ -132,7 +132,7 @@ export function createLiveIngest(deps: {
       if (!entry) {
         const created: LocalBroadcast = {
           ctx,
-          observed: record.status === "LIVE",
+          observed: record.tags.has("onAir"),
           closing: false,
           broadcast: createBroadcast({
             streamId: ctx.id,

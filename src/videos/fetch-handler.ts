@@ -26,7 +26,7 @@ export function createFetchHandler(deps: {
   return {
     async run(job: WorkRow<"fetch-source">, { signal, logger }: WorkContext): Promise<WorkResult> {
       const record = await runtime.get("video", job.entityId);
-      if (record?.status !== "TRANSCODING") return;
+      if (!record?.tags.has("transcoding")) return;
       const ctx = record.context;
       if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
       const workDir = await store.ensure(store.workDir(ctx.id));

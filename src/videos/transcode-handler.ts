@@ -55,7 +55,7 @@ export function createTranscodeHandler(deps: {
   return {
     async run(job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
       const record = await runtime.get("video", job.entityId);
-      if (record?.status !== "TRANSCODING") return;
+      if (!record?.tags.has("transcoding")) return;
       const ctx = record.context;
       const source = await localSource(job);
       if (!source) {
