@@ -1,13 +1,9 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { actors, broadcasts, work } from "../db/schema/index.ts";
+import { actors, actorTags, broadcasts, work } from "../db/schema/index.ts";
 import type { Candidate, Q, RetentionRule } from "./retention-rules.ts";
 
-/** Video statuses after which nothing reads the video's work dir or source again. */
-export const SETTLED_VIDEO = ["COMPLETED", "ERROR"];
-/** Stream statuses after which no broadcast writes its recording again. */
-export const SETTLED_STREAM = ["ENDED", "ERROR"];
 const OPEN_WORK = ["queued", "running"];
 
 /** Where the service keeps what retention may remove (src/storage/media-store.ts, src/live/live-ingest.ts). */
@@ -105,11 +101,22 @@ export const fileChecks = {
       .where(and(eq(work.type, "transcode"), inArray(work.status, OPEN_WORK), sql`instr(${work.payload}, ${fileName}) > 0`))
       .limit(1),
   /** Primary key. */
-  actor: (q: Q, id: string) => q.select({ kind: actors.kind, orgId: actors.orgId, status: actors.status, deletedAt: actors.deletedAt }).from(actors).where(eq(actors.id, id)).limit(1),
+  actor: (q: Q, id: string) => q.select({ kind: actors.kind, orgId: actors.orgId, deletedAt: actors.deletedAt }).from(actors).where(eq(actors.id, id)).limit(1),
+  /**
+   * The actor's state is tagged `settled` (a video completed or failed, a
+   * stream ended or failed: the machines' own word for "nothing more will
+   * happen to its files"). Primary key of actor_tags.
+   */
+  settled: (q: Q, a: { kind: string; orgId: string; id: string }) =>
+    q
+      .select({ id: actorTags.actorId })
+      .from(actorTags)
+      .where(and(eq(actorTags.kind, a.kind), eq(actorTags.tag, "settled"), eq(actorTags.orgId, a.orgId), eq(actorTags.actorId, a.id)))
+      .limit(1),
   /** A stream's recording video, not deleted. Index actors_dedupe. */
   recordingVideo: (q: Q, orgId: string, streamId: string) =>
     q
-      .select({ id: actors.id, status: actors.status })
+      .select({ id: actors.id })
       .from(actors)
       .where(and(eq(actors.orgId, orgId), eq(actors.kind, "video"), eq(actors.dedupeKey, `recording:${streamId}`), isNull(actors.deletedAt))),
 };
@@ -123,7 +130,7 @@ const entries = (dir: string) => readdir(dir).catch(() => [] as string[]);
 
 /**
  * DATA_DIR/recordings/<stream id>.flv that nothing will read or write again:
- * no broadcast holds the stream, the stream is settled or gone, no open work
+ * no broadcast holds the stream, the stream is settled (tag) or deleted or gone, no open work
  * (its finalize, or any transcode naming the file) needs it, and its
  * recording video, if any, is settled with no open work or is deleted. A
  * transcode that succeeds moves the file into the originals; what is left
@@ -145,11 +152,14 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
     if (await exists(fileChecks.openWork(q, streamId))) continue;
     if (await exists(fileChecks.openTranscodeOf(q, name))) continue;
     const stream = (await fileChecks.actor(q, streamId))[0];
-    if (stream && stream.deletedAt === null && !SETTLED_STREAM.includes(stream.status)) continue;
+    if (stream && stream.deletedAt === null && !(await exists(fileChecks.settled(q, { ...stream, id: streamId })))) continue;
     if (stream) {
       const videos = await fileChecks.recordingVideo(q, stream.orgId, streamId);
       let inUse = false;
-      for (const v of videos) if (!SETTLED_VIDEO.includes(v.status) || (await exists(fileChecks.openWork(q, v.id)))) inUse = true;
+      for (const v of videos) {
+        const video = { kind: "video", orgId: stream.orgId, id: v.id };
+        if (!(await exists(fileChecks.settled(q, video))) || (await exists(fileChecks.openWork(q, v.id)))) inUse = true;
+      }
       if (inUse) continue;
     }
     if (await remove(path)) removed++;
@@ -158,7 +168,7 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
 }
 
 /**
- * DATA_DIR/work/<video id> of a video that is settled, deleted or gone,
+ * DATA_DIR/work/<video id> of a video that is settled (tag), deleted or gone,
  * with no open work: the fetch and transcode stages remove it themselves
  * (on success, on failure for good, on delete), so what is left is the
  * trace of a crash or of a run that outlived its video's deletion.
@@ -172,7 +182,7 @@ export async function sweepWorkDirs(q: Q, dataDir: string, now: number, graceMs:
     if (!(await olderThan(path, now - graceMs))) continue;
     if (await exists(fileChecks.openWork(q, id))) continue;
     const video = (await fileChecks.actor(q, id))[0];
-    if (video && video.deletedAt === null && !SETTLED_VIDEO.includes(video.status)) continue;
+    if (video && video.deletedAt === null && !(await exists(fileChecks.settled(q, { ...video, id })))) continue;
     if (await remove(path)) removed++;
   }
   return removed;

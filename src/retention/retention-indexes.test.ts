@@ -65,6 +65,7 @@ test("the reads that prove a file unused use indexes", async () => {
     fileChecks.openWork(q, "str_x"),
     fileChecks.openTranscodeOf(q, "str_x.flv"),
     fileChecks.actor(q, "str_x"),
+    fileChecks.settled(q, { kind: "video", orgId: "org_x", id: "vid_x" }),
     fileChecks.recordingVideo(q, "org_x", "str_x"),
   ])
     expectIndexed(await plan(statement));

@@ -138,15 +138,15 @@ describe("each class of row is deleted after its period and kept before it", () 
 describe("folders", () => {
   const flv = (id: string) => join(fx.dir, "recordings", `${id}.flv`);
 
-  test("a recording whose video is settled (COMPLETED, ERROR) or deleted goes; one still needed stays", async () => {
+  test("a recording whose video is settled (tag `settled`: COMPLETED, ERROR) or deleted goes; one still needed stays", async () => {
     const r = rows(fx.database);
     const old = 2 * HOUR;
     // Ended, its recording video failed for good: nothing reads the file again.
-    const failed = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null });
-    await r.actor({ kind: "video", status: "ERROR", deletedAt: null, dedupeKey: `recording:${failed}` });
+    const failed = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null, tags: ["settled"] });
+    await r.actor({ kind: "video", status: "ERROR", deletedAt: null, dedupeKey: `recording:${failed}`, tags: ["settled"] });
     fileAt(flv(failed), now, old);
     // Ended with no media: no recording video at all.
-    const empty = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null });
+    const empty = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null, tags: ["settled"] });
     fileAt(flv(empty), now, old);
     // Deleted stream, deleted recording.
     const deleted = await r.actor({ kind: "livestream", status: "DELETED", deletedAt: now - HOUR });
@@ -156,15 +156,15 @@ describe("folders", () => {
     fileAt(flv("str_gone"), now, old);
 
     // Kept: on air (a broadcast holds it).
-    const onAir = await r.actor({ kind: "livestream", status: "LIVE", deletedAt: null });
+    const onAir = await r.actor({ kind: "livestream", status: "LIVE", deletedAt: null, tags: ["holdsSlot", "onAir"] });
     await r.broadcast(onAir);
     fileAt(flv(onAir), now, old);
     // Kept: ended, its finalize still open.
-    const finalizing = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null });
+    const finalizing = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null, tags: ["settled"] });
     await r.work({ type: "live-finalize", status: "queued", finishedAt: null, entityId: finalizing });
     fileAt(flv(finalizing), now, old);
     // Kept: its recording video is still transcoding (the transcode names the file).
-    const transcoding = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null });
+    const transcoding = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null, tags: ["settled"] });
     const video = await r.actor({ kind: "video", status: "TRANSCODING", deletedAt: null, dedupeKey: `recording:${transcoding}` });
     await r.work({ type: "transcode", status: "running", finishedAt: null, entityId: video, payload: { sourcePath: flv(transcoding) } });
     fileAt(flv(transcoding), now, old);
@@ -172,10 +172,10 @@ describe("folders", () => {
     fileAt(flv("str_orphan_in_use"), now, old);
     await r.work({ type: "transcode", status: "queued", finishedAt: null, entityId: "vid_y", payload: { sourcePath: flv("str_orphan_in_use") } });
     // Kept: ready for a publish.
-    const ready = await r.actor({ kind: "livestream", status: "READY_TO_STREAM", deletedAt: null });
+    const ready = await r.actor({ kind: "livestream", status: "READY_TO_STREAM", deletedAt: null, tags: ["holdsSlot", "acceptsPublish"] });
     fileAt(flv(ready), now, old);
     // Kept: written within the grace period, whatever the rows say.
-    const fresh = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null });
+    const fresh = await r.actor({ kind: "livestream", status: "ENDED", deletedAt: null, tags: ["settled"] });
     fileAt(flv(fresh), now, 60_000);
 
     const report = await sweep();
@@ -184,17 +184,17 @@ describe("folders", () => {
     for (const id of [onAir, finalizing, transcoding, "str_orphan_in_use", ready, fresh]) expect(existsSync(flv(id))).toBe(true);
   });
 
-  test("a work dir whose video is settled, deleted or gone, with no open work, goes; one in use stays", async () => {
+  test("a work dir whose video is settled (tag `settled`), deleted or gone, with no open work, goes; one in use stays", async () => {
     const r = rows(fx.database);
     const dir = (id: string) => join(fx.dir, "work", id);
     const old = 2 * HOUR;
-    const completed = await r.actor({ kind: "video", status: "COMPLETED", deletedAt: null });
-    const failed = await r.actor({ kind: "video", status: "ERROR", deletedAt: null });
+    const completed = await r.actor({ kind: "video", status: "COMPLETED", deletedAt: null, tags: ["settled"] });
+    const failed = await r.actor({ kind: "video", status: "ERROR", deletedAt: null, tags: ["settled"] });
     const deleted = await r.actor({ kind: "video", status: "DELETED", deletedAt: now - HOUR });
     for (const id of [completed, failed, deleted, "vid_gone"]) dirAt(dir(id), now, old);
     const transcoding = await r.actor({ kind: "video", status: "TRANSCODING", deletedAt: null });
     dirAt(dir(transcoding), now, old);
-    const retrying = await r.actor({ kind: "video", status: "ERROR", deletedAt: null });
+    const retrying = await r.actor({ kind: "video", status: "ERROR", deletedAt: null, tags: ["settled"] });
     await r.work({ type: "fetch-source", status: "queued", finishedAt: null, entityId: retrying });
     dirAt(dir(retrying), now, old);
     dirAt(dir("vid_fresh"), now, 1000);
