@@ -199,12 +199,12 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     const now = Date.now();
     const status = s.statusOf(next.value);
     const tags = new Set<string>(next.tags);
-    await s.check?.(tx, tagChange(id, row.orgId, before.tags, tags));
     await tx
       .update(actors)
       .set({ state: stored(kind, id, state), status, version: before.version + 1, machineVersion: s.version, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
       .where(eq(actors.id, id));
     await writeTags(tx, kind, id, row.orgId, before.tags, tags, migrated);
+    await s.check?.(tx, tagChange(id, row.orgId, before.tags, tags));
     const wroteWork = await writeEffects(tx, kind, id, row.orgId, fx, now, firing);
     const record: ActorRecord = { ...before, status, value: next.value, context: next.context, tags, updatedAt: now, version: before.version + 1 };
     return { result: { record, previousStatus: before.status, changed: true, events: fx.domain }, wroteWork };
@@ -240,11 +240,12 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     const status = s.statusOf(snapshot.value);
     const tags = new Set<string>(snapshot.tags);
     const state: Persisted = { value: snapshot.value, context: snapshot.context };
-    await s.check?.(tx, tagChange(id, orgId, new Set(), tags));
     await tx
       .insert(actors)
       .values({ id, kind, orgId, status, state: stored(kind, id, state), dedupeKey: options.dedupeKey ?? null, version: 1, machineVersion: s.version, createdAt: now, updatedAt: now });
     await writeTags(tx, kind, id, orgId, new Set(), tags, false);
+    // After the tags are written, so counts by tag include this actor.
+    await s.check?.(tx, tagChange(id, orgId, new Set(), tags));
     const wroteWork = await writeEffects(tx, kind, id, orgId, fx, now);
     const record: ActorRecord = { id, kind, orgId, status, value: snapshot.value, context: snapshot.context, tags, createdAt: now, updatedAt: now, version: 1 };
     // Work that must commit or roll back with the creation (e.g. queueing its transcode).
