@@ -236,8 +236,9 @@ for (const point of ["before-commit", "after-commit"] as const) {
       expect(ended.recording).toMatchObject({ transcoding: true, resolution: "640x360" });
       expect(ended.recording.duration_seconds).toBeGreaterThanOrEqual(1);
       expect(ended.duration_seconds).toBeGreaterThanOrEqual(1);
-      // The live playlist C left open on disk was closed: players see the end.
-      const playlist = await fetch(ended.hls_url);
+      // The live playlist C left open on disk was closed: players see the end. (hls_url names C's base URL, stored
+      // at creation; processes behind one public BASE_URL share it, here each has its own port: asked of F.)
+      const playlist = await fetch(new URL(new URL(ended.hls_url).pathname, f.base));
       expect(playlist.status).toBe(200);
       expect(parsePlaylist(await playlist.text()).ended).toBe(true);
       expect(assetId).toMatch(/^vid_/);
