@@ -19,7 +19,7 @@ const seconds = arg("seconds", 5);
 const concurrency = arg("concurrency", 32);
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
-const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" }), { logger: silentLogger });
+const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" }), { logger: silentLogger });
 const { org, apiKey } = await service.orgs.createOrg("bench");
 // Measure the limiter's cost, not its refusals.
 await service.orgs.updateSettings(org.id, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 1_000_000_000 } }));

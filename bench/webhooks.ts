@@ -77,7 +77,7 @@ async function waitArrivals(count: number, timeoutMs = 120_000): Promise<{ ids: 
 
 // The service, dispatcher running.
 const dataDir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
-const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: CA_FILE }), {
+const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ALLOW_PRIVATE_NETWORK: "1", WEBHOOK_CA_FILE: CA_FILE }), {
   logger: silentLogger,
 });
 await service.listen();

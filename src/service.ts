@@ -158,7 +158,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       stoppers.push(() => rateLimiter.stop());
       videos.start();
       stoppers.push(() => videos.stop());
-      await database.write((tx) => scheduleRetention(tx, ledger));
+      await database.write((tx) => scheduleRetention(tx, ledger, { maxAttempts: policies.retention.maxAttempts }));
       runner!.start();
       stoppers.push(() => runner!.stop());
       await webhooks.start();

@@ -287,10 +287,15 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
       kind: K,
       id: string,
       event: ActorEvent<K>,
-      options: { within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>; unless?: (tx: Tx) => Promise<boolean> } = {},
+      options: {
+        /** Runs in the transaction after the transition, when it changed something: work that commits or rolls back with it. */
+        within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>;
+        /** Runs first in the transaction, whatever the transition does (e.g. take or release a lease); `"skip"` sends nothing. */
+        before?: (tx: Tx) => Promise<"skip" | undefined>;
+      } = {},
     ): Promise<TransitionResult<ActorContext<K>> | null> {
       const out = await database.write(async (tx) => {
-        if (options.unless && (await options.unless(tx))) return null;
+        if ((await options.before?.(tx)) === "skip") return null;
         const done = await step(tx, kind, id, event);
         if (done?.result.changed && options.within) await options.within(tx, done.result);
         return done;

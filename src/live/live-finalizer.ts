@@ -89,7 +89,8 @@ export function createLiveWork(deps: {
           };
         }
         crashPoint("live-finalize:before-commit");
-        const at = new Date().toISOString();
+        // Resumed after its owner died: the broadcast ended when its publisher left (or its owner stopped renewing), not now.
+        const at = new Date(!local && lease ? Math.min(Date.now(), lease.leftAt ?? lease.leaseUntil) : Date.now()).toISOString();
         let recordingId: string | null = null;
         await runtime.send(
           "livestream",
@@ -97,7 +98,7 @@ export function createLiveWork(deps: {
           { type: "PIPELINE_ENDED", at, durationSeconds, transcodingInSecs: null, recording },
           {
             // Whatever the stream's state (already ended explicitly, even deleted): the broadcast is over.
-            unless: async (tx) => {
+            before: async (tx) => {
               await leases.release(tx, streamId);
               await deps.ledger.enqueue(tx, {
                 type: "live-files-remove",
@@ -108,7 +109,7 @@ export function createLiveWork(deps: {
                 runAfter: Date.now() + deps.filesRetentionMs,
                 dedupeKey: `live-files-remove:${streamId}`,
               });
-              return false;
+              return undefined;
             },
             within: async (tx, result) => {
               if (!recording || result.record.context.recording?.asset_id !== assetId) return;
@@ -138,7 +139,7 @@ export function createLiveWork(deps: {
         if (!lease) return; // finalized
         const now = Date.now();
         if (lease.leaseUntil > now) return { defer: lease.leaseUntil - now + 50 };
-        const result = await runtime.send("livestream", streamId, { type: "BROADCAST_LOST" }, { unless: async (tx) => !(await leases.lapsed(tx, streamId)) });
+        const result = await runtime.send("livestream", streamId, { type: "BROADCAST_LOST" }, { before: async (tx) => ((await leases.lapsed(tx, streamId)) ? undefined : "skip") });
         if (result?.changed) logger.warn("Broadcast owner gone (lease lapsed); the stream is finalized", { stream_id: streamId, owner: lease.claimedBy });
         // Not changed: the stream had already moved on (its reconnect window ran out, or an explicit end): that path's
         // `live-finalize` releases the lease; keep watching until it has, unless the stream is already settled.

@@ -81,11 +81,11 @@ export function createLiveIngest(deps: {
       ctx.id,
       { type: "PUBLISH_STARTED" },
       {
-        unless: async (tx) => {
+        before: async (tx) => {
           const got = await leases.acquire(tx, ctx.id, ctx.orgId);
           if (!got.ok) {
             elsewhere = true;
-            return true;
+            return "skip";
           }
           await deps.ledger.enqueue(tx, {
             type: "live-watch",
@@ -96,7 +96,7 @@ export function createLiveIngest(deps: {
             runAfter: got.lease.leaseUntil + 1,
             dedupeKey: `live-watch:${ctx.id}`,
           });
-          return false;
+          return undefined;
         },
       },
     );

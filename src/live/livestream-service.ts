@@ -34,7 +34,8 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
     let playbackUrl: string | null;
     if (!video)
       playbackUrl = null; // the recording was deleted: nothing is transcoding
-    else if (video.tags.has("settled")) playbackUrl = video.context.outcome?.url ?? null; // null when the transcode failed
+    else if (video.tags.has("settled"))
+      playbackUrl = video.context.outcome?.url ?? null; // null when the transcode failed
     else return record;
     const result = await runtime.send("livestream", record.id, { type: "RECORDING_TRANSCODED", playbackUrl });
     return result && result.record.status !== "DELETED" ? result.record : record;

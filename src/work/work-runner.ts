@@ -162,14 +162,17 @@ export function createWorkRunner(opts: { ledger: WorkLedger; policies: WorkPolic
       renewer.start();
       wake();
     },
-    /** Stops claiming; running work is aborted and its leases left to lapse (resumed by the next holder). */
+    /** Stops claiming; running work is aborted and handed back to the queue (resumed by the next holder). */
     async stop() {
       stopped = true;
       if (poller) clearInterval(poller);
       if (dueTimer) clearTimeout(dueTimer);
       renewer.stop();
-      for (const r of running.values()) r.abort.abort(new Error("shutdown"));
       await renewer.settled();
+      const held = [...running.values()];
+      for (const r of held) r.abort.abort(new Error("shutdown"));
+      // Handed back at once (no attempt spent), so the next process resumes it without waiting for the lease to lapse.
+      await Promise.all(held.map((r) => ledger.defer(r.row.id, 0).catch(() => false)));
     },
     /** Aborts the running work of an entity in this process, if any. */
     cancelEntity(entityId: string): boolean {

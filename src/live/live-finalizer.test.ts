@@ -1,0 +1,373 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { and, eq, sql } from "drizzle-orm";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../../machines/video-machine.ts";
+import type { PublishRequest } from "../../media/rtmp/publish-handlers.ts";
+import { type ActorKindSpec, createActorRuntime } from "../actors/actor-runtime.ts";
+import { loadConfig } from "../config.ts";
+import { createDatabase, type Database } from "../db/create-database.ts";
+import { broadcasts, outbox, work } from "../db/schema/index.ts";
+import { silentLogger } from "../log.ts";
+import { createOrgStore } from "../orgs/org-store.ts";
+import { createActorSealers } from "../secrets/actor-secrets.ts";
+import { loadServerSecret } from "../secrets/server-secret.ts";
+import { createMediaStore } from "../storage/media-store.ts";
+import { createUploadStore } from "../videos/upload-store.ts";
+import { createVideoService } from "../videos/video-service.ts";
+import { createWorkLedger, type WorkRow } from "../work/work-ledger.ts";
+import { workPolicies } from "../work/work-policies.ts";
+import type { WorkContext } from "../work/work-runner.ts";
+import type { WorkType } from "../work/work-types.ts";
+import { createBroadcastLeases } from "./broadcast-leases.ts";
+import { createLiveFiles } from "./live-files.ts";
+import { createLiveWork } from "./live-finalizer.ts";
+import { createLiveIngest } from "./live-ingest.ts";
+import { createLiveUrls } from "./live-urls.ts";
+import { livestreamKind } from "./livestream-kind.ts";
+import { createLivestreamService } from "./livestream-service.ts";
+
+/**
+ * The failure paths of a broadcast's end, on the real pieces as src/service.ts
+ * wires them (database file, work ledger, actor runtime with the service's
+ * kinds, broadcast leases, live files, video service, live ingest), without
+ * a work runner: each test runs one handler by hand and reads the rows.
+ * "Another process" is a `broadcasts` row with another `claimed_by`.
+ */
+
+const RETENTION_MS = 60_000;
+const LEASE_MS = 10_000;
+/** A real FLV recording (H.264 + AAC, 640x360, 6 s), made by fixtures/make.sh with ffmpeg. */
+const FLV_FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+async function openStack() {
+  const dataDir = mkdtempSync(join(tmpdir(), "live-finalizer-"));
+  const config = loadConfig({ DATA_DIR: dataDir, LIVE_FILES_RETENTION_MS: String(RETENTION_MS), LIVE_BROADCAST_LEASE_MS: String(LEASE_MS), LIVE_RECONNECT_MS: "60000" });
+  const logger = silentLogger;
+  const database = await createDatabase({ url: `file:${join(dataDir, "service.db")}` });
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(() => database.close());
+  const secret = loadServerSecret(dataDir);
+  const sealers = createActorSealers(secret);
+  const ledger = createWorkLedger({ database, holder: "proc-here", leaseMs: config.jobLeaseMs });
+  const policies = workPolicies(config);
+  const urls = createLiveUrls(config, secret);
+  const runtime = createActorRuntime({
+    database,
+    logger,
+    ledger,
+    policies,
+    kinds: {
+      video: { machine: videoMachine, version: VIDEO_MACHINE_VERSION, statusOf: videoStatus, ...(sealers.video as Pick<ActorKindSpec<"video">, "seal" | "open">) },
+      livestream: livestreamKind({
+        timings: { leadMs: config.liveScheduleLeadMs, idleMs: config.liveIdleTimeoutMs, reconnectMs: config.liveReconnectMs },
+        slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg },
+        logger,
+        sealers: sealers.livestream as never,
+      }),
+    },
+  });
+  const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
+  const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
+  const videos = createVideoService({ runtime, ledger, policies, uploads, store, logger, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
+  const files = createLiveFiles({ dataDir, urls });
+  const leases = createBroadcastLeases({ database, holder: ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
+  const livestreams = createLivestreamService({ runtime, urls, logger });
+  const ingest = createLiveIngest({ runtime, ledger, policies, leases, livestreams, urls, files, logger, kick: () => true });
+  const handlers = createLiveWork({ runtime, ledger, policies, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
+  const { org } = await createOrgStore(database).createOrg("Live finalizer tests");
+  return { database, ledger, runtime, urls, files, leases, livestreams, ingest, handlers, org };
+}
+
+type Stack = Awaited<ReturnType<typeof openStack>>;
+const ctx: WorkContext = { signal: new AbortController().signal, logger: silentLogger };
+
+/** A stream another process (or this test) put on air: READY_TO_STREAM → publishing → LIVE. */
+async function streamOnAir(s: Stack) {
+  const created = await s.livestreams.create(s.org, { title: "On air" });
+  const id = created.id;
+  await s.runtime.send("livestream", id, { type: "PUBLISH_STARTED" });
+  const live = await s.runtime.send("livestream", id, { type: "MEDIA_OBSERVED", at: new Date().toISOString() });
+  expect(live!.record.value).toEqual({ live: "publishing" });
+  return { id, streamKey: created.context.streamKey };
+}
+
+/** A `broadcasts` row of another process: `leaseFor` ms from now (negative: lapsed). */
+async function foreignLease(s: Stack, streamId: string, leaseFor: number, owner = "proc-elsewhere") {
+  const now = Date.now();
+  await s.database.write((tx) => tx.insert(broadcasts).values({ streamId, orgId: s.org.id, claimedBy: owner, leaseUntil: now + leaseFor, startedAt: now - 5_000, leftAt: null }));
+}
+
+async function workRows(s: Stack, entityId: string, type?: WorkType) {
+  return s.database.db
+    .select()
+    .from(work)
+    .where(and(eq(work.entityId, entityId), type ? eq(work.type, type) : undefined));
+}
+
+/** The open work row of a type for an entity, as the runner would hand it to its handler. */
+async function openRow<T extends WorkType>(s: Stack, entityId: string, type: T): Promise<WorkRow<T>> {
+  const rows = (await workRows(s, entityId, type)).filter((r) => r.status === "queued" || r.status === "running");
+  expect(rows).toHaveLength(1);
+  return rows[0] as unknown as WorkRow<T>;
+}
+
+const eventsOf = async (s: Stack, entityId: string) => (await s.database.db.select({ event: outbox.event }).from(outbox).where(eq(outbox.entityId, entityId)).orderBy(outbox.seq)).map((r) => r.event);
+
+const leaseRows = (s: Stack, streamId: string) => s.database.db.select().from(broadcasts).where(eq(broadcasts.streamId, streamId));
+
+const recordings = (s: Stack) => s.runtime.list("video", s.org.id, { limit: 50 });
+
+/** Everything a deferred run must leave as it was. */
+async function snapshot(s: Stack, streamId: string) {
+  const stream = await s.runtime.get("livestream", streamId);
+  return {
+    stream: { value: stream?.value, version: stream?.version, context: stream?.context },
+    lease: await leaseRows(s, streamId),
+    events: await eventsOf(s, streamId),
+    work: (await workRows(s, streamId)).map((r) => ({ id: r.id, type: r.type, status: r.status, runAfter: r.runAfter })),
+    videos: (await recordings(s)).length,
+  };
+}
+
+function writeOpenPlaylist(s: Stack, streamId: string): string {
+  const dir = s.files.hlsDir(streamId);
+  mkdirSync(dir, { recursive: true });
+  const playlist = join(dir, "index.m3u8");
+  writeFileSync(playlist, "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.000,\nseg0.ts\n#EXTINF:2.000,\nseg1.ts\n");
+  return playlist;
+}
+
+function placeRecording(s: Stack, streamId: string): string {
+  const flv = s.files.flvPath(streamId);
+  mkdirSync(dirname(flv), { recursive: true });
+  copyFileSync(FLV_FIXTURE, flv);
+  return flv;
+}
+
+/** The stream's owner died: its lease lapsed, and the stream was told (as `live-watch` does). */
+async function ownerDied(s: Stack, streamId: string) {
+  await foreignLease(s, streamId, -1_000, "proc-dead");
+  const lost = await s.runtime.send("livestream", streamId, { type: "BROADCAST_LOST" });
+  expect(lost!.record.value).toEqual({ live: "finalizing" });
+}
+
+describe("live-finalize", () => {
+  test("another live process holds the broadcast: deferred, nothing changed (stream, lease, outbox, work)", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await foreignLease(s, id, LEASE_MS);
+    // POST /end/ answered by this process while the other one owns the broadcast: ENDED at once, finalization queued here.
+    await s.runtime.send("livestream", id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds: 5 });
+    writeOpenPlaylist(s, id);
+    const row = await openRow(s, id, "live-finalize");
+    const before = await snapshot(s, id);
+
+    const result = await s.handlers["live-finalize"].run(row, ctx);
+
+    expect(result).toEqual({ defer: expect.any(Number) });
+    expect(await snapshot(s, id)).toEqual(before);
+    // The owner's playlist is the owner's: not closed from here.
+    expect(readFileSync(join(s.files.hlsDir(id), "index.m3u8"), "utf8")).not.toContain("#EXT-X-ENDLIST");
+  });
+
+  test("a dead owner and no recording: the open playlist is closed, ENDED without a recording, the lease released, the files' removal queued", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    const playlist = writeOpenPlaylist(s, id);
+    expect(existsSync(s.files.flvPath(id))).toBe(false);
+
+    const t0 = Date.now();
+    const result = await s.handlers["live-finalize"].run(await openRow(s, id, "live-finalize"), ctx);
+    const t1 = Date.now();
+
+    expect(result).toBeUndefined();
+    const text = readFileSync(playlist, "utf8");
+    expect(text.endsWith("#EXT-X-ENDLIST\n")).toBe(true);
+    expect(text.match(/#EXT-X-ENDLIST/g)).toHaveLength(1);
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.status).toBe("ENDED");
+    expect(stream!.value).toBe("ended");
+    expect(stream!.context.recording).toBeNull();
+    expect(stream!.context.durationSeconds).toBeNull();
+    const events = await eventsOf(s, id);
+    expect(events.filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
+    expect(events).not.toContain("LIVESTREAM_RECORDING_READY");
+    expect(await leaseRows(s, id)).toEqual([]);
+    expect(await recordings(s)).toEqual([]);
+    const removal = await openRow(s, id, "live-files-remove");
+    expect(removal.status).toBe("queued");
+    expect(removal.runAfter).toBeGreaterThanOrEqual(t0 + RETENTION_MS);
+    expect(removal.runAfter).toBeLessThanOrEqual(t1 + RETENTION_MS);
+  });
+
+  test("run again after a crash after its commit: no second LIVESTREAM_ENDED, no second removal, the playlist closed once", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    const playlist = writeOpenPlaylist(s, id);
+    const row = await openRow(s, id, "live-finalize");
+
+    await s.handlers["live-finalize"].run(row, ctx);
+    const after = await s.runtime.get("livestream", id);
+    // The same row again: its lease lapsed with the crashed process and it was claimed anew.
+    await s.handlers["live-finalize"].run(row, ctx);
+
+    const again = await s.runtime.get("livestream", id);
+    expect(again!.value).toBe("ended");
+    expect(again!.version).toBe(after!.version);
+    expect((await eventsOf(s, id)).filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
+    expect((await workRows(s, id, "live-files-remove")).filter((r) => r.status === "queued")).toHaveLength(1);
+    expect(readFileSync(playlist, "utf8").match(/#EXT-X-ENDLIST/g)).toHaveLength(1);
+    expect(await recordings(s)).toEqual([]);
+  });
+
+  test("a dead owner's recording on disk: one LIVESTREAM_RECORDING video with its transcode, in the transaction of ENDED; RECORDING_READY once, also when run twice", async () => {
+    const s = await openStack();
+    const { id, streamKey } = await streamOnAir(s);
+    await ownerDied(s, id);
+    const flv = placeRecording(s, id);
+    const row = await openRow(s, id, "live-finalize");
+
+    expect(await s.handlers["live-finalize"].run(row, ctx)).toBeUndefined();
+
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.status).toBe("ENDED");
+    expect(stream!.value).toBe("recorded");
+    const videos = await recordings(s);
+    expect(videos).toHaveLength(1);
+    const video = videos[0]!;
+    expect(video.context).toMatchObject({ kind: "LIVESTREAM_RECORDING", orgId: s.org.id, title: "On air", stream: { id, stream_key: streamKey } });
+    expect(stream!.context.recording).toMatchObject({ asset_id: video.id, transcoding: true, width: 640, height: 360, resolution: "640x360", duration_seconds: 6 });
+    const transcode = await openRow(s, video.id, "transcode");
+    expect(transcode.payload).toEqual({ sourcePath: flv });
+    const events = await eventsOf(s, id);
+    expect(events.filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
+    expect(events.filter((e) => e === "LIVESTREAM_RECORDING_READY")).toHaveLength(1);
+    expect(await leaseRows(s, id)).toEqual([]);
+
+    // As after a crash after the commit: the recording is not registered twice, nothing is announced twice.
+    await s.handlers["live-finalize"].run(row, ctx);
+    expect((await recordings(s)).map((v) => v.id)).toEqual([video.id]);
+    expect(await workRows(s, video.id, "transcode")).toHaveLength(1);
+    const twice = await eventsOf(s, id);
+    expect(twice.filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
+    expect(twice.filter((e) => e === "LIVESTREAM_RECORDING_READY")).toHaveLength(1);
+    expect((await s.runtime.get("livestream", id))!.context.recording!.asset_id).toBe(video.id);
+  });
+
+  test("the recording's registration failing rolls ENDED back too (both or neither); the next run does both", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    placeRecording(s, id);
+    const row = await openRow(s, id, "live-finalize");
+    // A real failure inside the transaction: the recording's transcode row cannot be written.
+    await s.database.write((tx) => tx.run(sql`CREATE TRIGGER refuse_transcode BEFORE INSERT ON work WHEN NEW.type = 'transcode' BEGIN SELECT RAISE(ABORT, 'injected: no transcode'); END`));
+    const before = await snapshot(s, id);
+
+    await expect(s.handlers["live-finalize"].run(row, ctx)).rejects.toThrow(/injected: no transcode/);
+
+    expect(await snapshot(s, id)).toEqual(before);
+    expect(before.stream.value).toEqual({ live: "finalizing" });
+    expect(before.lease).toHaveLength(1);
+
+    await s.database.write((tx) => tx.run(sql`DROP TRIGGER refuse_transcode`));
+    await s.handlers["live-finalize"].run(row, ctx);
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.value).toBe("recorded");
+    const videos = await recordings(s);
+    expect(videos).toHaveLength(1);
+    expect(stream!.context.recording!.asset_id).toBe(videos[0]!.id);
+    const events = await eventsOf(s, id);
+    expect(events.filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
+    expect(events.filter((e) => e === "LIVESTREAM_RECORDING_READY")).toHaveLength(1);
+  });
+});
+
+describe("live-watch", () => {
+  test("the owner's lease is alive: deferred until it would lapse, the stream untouched", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await foreignLease(s, id, LEASE_MS);
+    const before = await snapshot(s, id);
+
+    const result = await s.handlers["live-watch"].run({ payload: { streamId: id } } as WorkRow<"live-watch">, ctx);
+
+    expect(result).toEqual({ defer: expect.any(Number) });
+    expect((result as { defer: number }).defer).toBeGreaterThan(0);
+    expect(await snapshot(s, id)).toEqual(before);
+  });
+
+  test("the owner's lease lapsed: BROADCAST_LOST, the stream finalizing with its live-finalize queued", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await foreignLease(s, id, -1_000, "proc-dead");
+    expect(await workRows(s, id, "live-finalize")).toEqual([]);
+
+    const result = await s.handlers["live-watch"].run({ payload: { streamId: id } } as WorkRow<"live-watch">, ctx);
+
+    expect(result).toBeUndefined();
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.value).toEqual({ live: "finalizing" });
+    const finalize = await openRow(s, id, "live-finalize");
+    expect(finalize.payload).toEqual({ streamId: id, trigger: "pipeline" });
+    // The lease stays until the finalization's own transaction releases it.
+    expect(await leaseRows(s, id)).toHaveLength(1);
+  });
+
+  test("no lease row (already finalized): done, nothing changed", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    const before = await snapshot(s, id);
+
+    const result = await s.handlers["live-watch"].run({ payload: { streamId: id } } as WorkRow<"live-watch">, ctx);
+
+    expect(result).toBeUndefined();
+    expect(await snapshot(s, id)).toEqual(before);
+  });
+});
+
+describe("ingest authorize", () => {
+  function publishRequest(s: Stack, streamKey: string): PublishRequest {
+    const sig = new URL(s.urls.rtmpUrl(streamKey)).searchParams.get("sig")!;
+    expect(s.urls.verifySignature(streamKey, sig)).toBe(true);
+    return {
+      app: "live",
+      streamKey,
+      query: new URLSearchParams({ sig }),
+      publishType: "live",
+      remoteAddress: "127.0.0.1",
+      raw: { app: "live", name: `${streamKey}?sig=${sig}`, tcUrl: "rtmp://localhost/live" },
+    };
+  }
+
+  for (const [label, leaseFor] of [
+    ["alive", LEASE_MS],
+    ["lapsed (its files are that broadcast's, finalized by live-watch)", -1_000],
+  ] as const) {
+    test(`another process holds the broadcast, lease ${label}: refused with "Another encoder", the stream unchanged`, async () => {
+      const s = await openStack();
+      const created = await s.livestreams.create(s.org, { title: "Taken" });
+      const id = created.id;
+      await foreignLease(s, id, leaseFor);
+      const before = await snapshot(s, id);
+      expect(before.stream.value).toEqual({ ready: "idle" });
+
+      const result = await s.ingest.handlers.authorize(publishRequest(s, created.context.streamKey));
+
+      expect(result).toEqual({ ok: false, reason: "Another encoder is already publishing to this stream." });
+      expect(await snapshot(s, id)).toEqual(before);
+      expect(await workRows(s, id, "live-watch")).toEqual([]);
+      expect(s.ingest.local(id)).toBeUndefined();
+      expect(s.ingest.held()).toEqual([]);
+    });
+  }
+});
