@@ -54,7 +54,7 @@ export const actors = sqliteTable(
   },
   (t) => [
     index("actors_org_kind_created").on(t.orgId, t.kind, t.createdAt, t.id),
-    // Live slot counts (pool-wide and per organization) and the sweeps of unfinished actors.
+    // Retention's and the start-up upgrade's scans by kind and status (slot counts use actor_tags).
     index("actors_kind_status_org").on(t.kind, t.status, t.orgId).where(sql`deleted_at IS NULL`),
     uniqueIndex("actors_dedupe").on(t.orgId, t.kind, t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND deleted_at IS NULL`),
     // Retention: soft-deleted actors past DELETED_ACTOR_RETENTION_MS, oldest first (src/retention).

@@ -49,7 +49,7 @@ export const work = sqliteTable(
  * the organization's last claim. A claim prefers the organization with the
  * fewest running rows, then the one served longest ago (round-robin), so one
  * organization's long queue cannot starve another's. One row per type and
- * organization that ever ran work; deleted with the organization.
+ * organization that ever ran work: bounded by types × organizations, so no retention is needed.
  */
 export const workTurns = sqliteTable(
   "work_turns",
