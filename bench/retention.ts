@@ -88,7 +88,7 @@ const config = loadConfig({
 });
 // The service's own log, read back for the figures: its one line per retention sweep (rows deleted, time,
 // the longest hold of the write queue). Errors are printed.
-const sweeps: Array<{ ms: number; deleted: number; maxBatchMs: number; batches: number }> = [];
+const sweeps: Array<{ ms: number; deleted: number; maxBatchMs: number; heldMs: number; batches: number }> = [];
 const logger = createLogger({
   level: "info",
   write: (line) => {
@@ -96,7 +96,7 @@ const logger = createLogger({
     if (l.level === "error") console.error(line);
     if (l.msg !== "Retention sweep") return;
     const deleted = RETENTION_TARGETS.reduce((a, t) => a + Number(l[t] ?? 0), 0);
-    sweeps.push({ ms: l.duration_ms, deleted, maxBatchMs: l.max_batch_ms, batches: l.batches });
+    sweeps.push({ ms: l.duration_ms, deleted, maxBatchMs: l.max_batch_ms, heldMs: l.held_ms, batches: l.batches });
   },
 });
 // Retention runs as in production: the service enqueues the one `retention` work row at listen and its work runner sweeps and re-queues it.
@@ -215,13 +215,26 @@ console.log("");
 console.log(`generated ${N} events in ${generated.toFixed(0)} s, all delivered after ${deliveredAt.toFixed(0)} s (${rate.toFixed(0)} events/s end to end)`);
 const sweepMs = sweeps.map((s) => s.ms);
 console.log(
-  `sweeps: ${sweeps.length}, ${sweeps.reduce((a, s) => a + s.deleted, 0)} rows deleted in ${sweeps.reduce((a, s) => a + s.batches, 0)} batches; sweep p50 ${pct(sweepMs, 50)} ms, max ${Math.max(0, ...sweepMs)} ms (waiting in the write queue included); longest batch inside its transaction ${Math.max(0, ...sweeps.map((s) => s.maxBatchMs))} ms`,
+  `sweeps: ${sweeps.length}, ${sweeps.reduce((a, s) => a + s.deleted, 0)} rows deleted in ${sweeps.reduce((a, s) => a + s.batches, 0)} batches; sweep p50 ${pct(sweepMs, 50)} ms, max ${Math.max(0, ...sweepMs)} ms (waiting in the write queue included); inside its transactions a sweep held the write queue ${pct(
+    sweeps.map((s) => s.heldMs),
+    50,
+  )} ms (p50), ${(
+    sweeps.reduce((a, s) => a + s.heldMs, 0) /
+      Math.max(
+        1,
+        sweeps.reduce((a, s) => a + s.batches, 0),
+      )
+  ).toFixed(1)} ms per batch on average, ${Math.max(0, ...sweeps.map((s) => s.maxBatchMs))} ms at most`,
 );
 if (steady.length >= 2) {
   console.log(
     `steady state (${steady.length} samples, t ${steady[0]!.t.toFixed(0)}–${steady.at(-1)!.t.toFixed(0)} s): peak rows first half / second half → outbox ${peak((s) => s.outbox, firstHalf)} / ${peak((s) => s.outbox, secondHalf)}, deliveries ${peak((s) => s.deliveries, firstHalf)} / ${peak((s) => s.deliveries, secondHalf)}, attempts ${peak((s) => s.attempts, firstHalf)} / ${peak((s) => s.attempts, secondHalf)}, work ${peak((s) => s.work, firstHalf)} / ${peak((s) => s.work, secondHalf)}; db ${mb(peak((s) => s.db, firstHalf))} / ${mb(peak((s) => s.db, secondHalf))}, wal ${mb(peak((s) => s.wal, firstHalf))} / ${mb(peak((s) => s.wal, secondHalf))}`,
   );
-  console.log(`expected bound per table ≈ rate × (period + interval) = ${Math.round(rate * ((RETENTION_MS + INTERVAL_MS) / 1000))} rows`);
+  // A row lives its period, then waits for the next sweep to start (the interval runs from the end of the last one) and reach it.
+  const lifetime = (RETENTION_MS + INTERVAL_MS + pct(sweepMs, 50)) / 1000;
+  console.log(
+    `expected bound ≈ rate × (period + interval + sweep time) = ${Math.round(rate * lifetime)} rows per table (deliveries: + up to ${BACKLOG} pending); the file keeps the size of its largest working set (SQLite reuses freed pages, it does not shrink)`,
+  );
 } else {
   console.log(`run longer than one period + one interval (${(RETENTION_MS + INTERVAL_MS) / 1000} s) for a steady state: raise --events`);
 }
