@@ -2,7 +2,7 @@ import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { actors, actorTags, broadcasts, work } from "../db/schema/index.ts";
-import type { Candidate, Q, RetentionRule } from "./retention-rules.ts";
+import type { Candidate, Q, RuleFiles } from "./retention-rules.ts";
 
 const OPEN_WORK = ["queued", "running"];
 
@@ -18,7 +18,7 @@ export function retentionPaths(dataDir: string) {
 }
 
 /** Removes `path` (file or folder); answers whether there was something to remove. */
-async function remove(path: string): Promise<boolean> {
+async function removePath(path: string): Promise<boolean> {
   const there = await stat(path).then(
     () => true,
     () => false,
@@ -41,22 +41,25 @@ const modifiedAt = (path: string) =>
  * slot still `receiving` whose `.part` was written within the period is a
  * transfer under way (a very slow PUT started before the URL expired): kept.
  */
-export function uploadFiles(dataDir: string): NonNullable<RetentionRule["files"]> {
+export function uploadFiles(dataDir: string): RuleFiles {
   const paths = retentionPaths(dataDir);
-  return async (batch, cutoff) => {
-    const keep: Candidate[] = [];
-    let removed = 0;
-    for (const c of batch) {
-      const file = paths.upload(String(c.key));
-      if (c.status === "receiving") {
-        const written = await modifiedAt(`${file}.part`);
-        if (written !== null && written >= cutoff) continue;
+  return {
+    target: "upload_files",
+    async remove(batch: Candidate[], cutoff: number) {
+      const deletable: Candidate[] = [];
+      let removed = 0;
+      for (const c of batch) {
+        const file = paths.upload(String(c.key));
+        if (c.status === "receiving") {
+          const written = await modifiedAt(`${file}.part`);
+          if (written !== null && written >= cutoff) continue;
+        }
+        if (await removePath(`${file}.part`)) removed++;
+        if (await removePath(file)) removed++;
+        deletable.push(c);
       }
-      if (await remove(`${file}.part`)) removed++;
-      if (await remove(file)) removed++;
-      keep.push(c);
-    }
-    return { keep, removed };
+      return { deletable, removed };
+    },
   };
 }
 
@@ -67,18 +70,21 @@ export function uploadFiles(dataDir: string): NonNullable<RetentionRule["files"]
  * served folder (named by a token derived from the server secret), when the
  * caller can name it.
  */
-export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: string) => Promise<void>): NonNullable<RetentionRule["files"]> {
+export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: string) => Promise<void>): RuleFiles {
   const paths = retentionPaths(dataDir);
-  return async (batch) => {
-    let removed = 0;
-    for (const c of batch) {
-      if (c.kind !== "video") continue;
-      const id = String(c.key);
-      if (await remove(paths.workDir(id))) removed++;
-      if (await remove(paths.originalDir(id))) removed++;
-      await removeMedia?.(id);
-    }
-    return { keep: batch, removed };
+  return {
+    target: "video_dirs",
+    async remove(batch: Candidate[]) {
+      let removed = 0;
+      for (const c of batch) {
+        if (c.kind !== "video") continue;
+        const id = String(c.key);
+        if (await removePath(paths.workDir(id))) removed++;
+        if (await removePath(paths.originalDir(id))) removed++;
+        await removeMedia?.(id);
+      }
+      return { deletable: batch, removed };
+    },
   };
 }
 
@@ -162,7 +168,7 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
       }
       if (inUse) continue;
     }
-    if (await remove(path)) removed++;
+    if (await removePath(path)) removed++;
   }
   return removed;
 }
@@ -183,7 +189,7 @@ export async function sweepWorkDirs(q: Q, dataDir: string, now: number, graceMs:
     if (await exists(fileChecks.openWork(q, id))) continue;
     const video = (await fileChecks.actor(q, id))[0];
     if (video && video.deletedAt === null && !(await exists(fileChecks.settled(q, { ...video, id })))) continue;
-    if (await remove(path)) removed++;
+    if (await removePath(path)) removed++;
   }
   return removed;
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fileChecks } from "./retention-files.ts";
 import type { Fixture } from "./retention-fixture.ts";
 import { openFixture } from "./retention-fixture.ts";
-import { actorsRule, deliveriesRule, endpointsRule, outboxRule, type Q, rateLimitsRule, type Statement, uploadsRule, workRule } from "./retention-rules.ts";
+import { actorsRule, deliveriesRule, endpointsRule, outboxRule, type Q, type RuleFiles, rateLimitsRule, type Statement, uploadsRule, workRule } from "./retention-rules.ts";
 
 /**
  * Every statement retention runs, explained by SQLite on the migrated schema:
@@ -28,7 +28,7 @@ function expectIndexed(detail: string[]) {
   expect(detail.some((step) => /^SEARCH \w+ USING (COVERING )?INDEX|^SEARCH \w+ USING INTEGER PRIMARY KEY/.test(step))).toBe(true);
 }
 
-const noFiles = async () => ({ keep: [], removed: 0 });
+const noFiles: RuleFiles = { target: "upload_files", remove: async () => ({ deletable: [], removed: 0 }) };
 
 test("each rule finds its candidates and deletes its rows through an index", async () => {
   const q = fx.database.db as unknown as Q;

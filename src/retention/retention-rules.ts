@@ -54,13 +54,20 @@ export interface RetentionRule {
   cutoff(now: number): number;
   candidates(q: Q, cutoff: number, limit: number): Statement<Candidate[]>;
   deletes(q: Q, keys: Array<string | number>, cutoff: number): Array<{ table: RetentionTarget; statement: Statement<ResultSet> }>;
-  /**
-   * Removes the files of a batch before its rows go (a crash in between
-   * leaves rows whose files are gone, deleted by the next sweep; the other
-   * order would leave files nothing points at). Answers the candidates whose
-   * rows may go now, and how many files it removed.
-   */
-  files?(batch: Candidate[], cutoff: number): Promise<{ keep: Candidate[]; removed: number }>;
+  /** The files its rows name, removed before the rows go. */
+  files?: RuleFiles;
+}
+
+/**
+ * Files removed before the rows that name them (a crash in between leaves
+ * rows whose files are gone, deleted by the next sweep; the other order would
+ * leave files nothing points at).
+ */
+export interface RuleFiles {
+  /** The report key of the files it removes. */
+  target: RetentionTarget;
+  /** Answers the candidates whose rows may go now (the others' files are still in use), and how many files it removed. */
+  remove(batch: Candidate[], cutoff: number): Promise<{ deletable: Candidate[]; removed: number }>;
 }
 
 /** Webhook delivery statuses that will not be attempted again (src/db/schema/webhooks.ts). */
@@ -124,7 +131,7 @@ export function workRule(config: Config): RetentionRule {
  * (idempotent on `source_url`, spec), which needs the row. Once the video is
  * deleted, the row goes too. Files are removed by `files` (uploadFiles).
  */
-export function uploadsRule(config: Config, files: RetentionRule["files"]): RetentionRule {
+export function uploadsRule(config: Config, files: RuleFiles): RetentionRule {
   const prefix = `${config.baseUrl}/uploads/`;
   // Index actors_dedupe: (org_id, kind, dedupe_key) of actors not deleted.
   const usedByVideo = sql`exists (select 1 from ${actors} where ${actors.orgId} = ${uploads.orgId} and ${actors.kind} = 'video' and ${actors.dedupeKey} = ${prefix} || ${uploads.id} and ${actors.deletedAt} is null)`;
@@ -143,7 +150,7 @@ export function uploadsRule(config: Config, files: RetentionRule["files"]): Rete
  * stream key digests go with them; `files` removes what a deleted video may
  * have left on disk.
  */
-export function actorsRule(config: Config, files: RetentionRule["files"]): RetentionRule {
+export function actorsRule(config: Config, files: RuleFiles): RetentionRule {
   return {
     table: "actors",
     cutoff: (now) => now - config.deletedActorRetentionMs,

@@ -90,10 +90,10 @@ export function createRetention(opts: RetentionOptions) {
     // Files are removed outside the write queue, between the read and the delete (which checks the rule again).
     const found = await rule.candidates(reader, cutoff, batchSize);
     if (found.length === 0) return 0;
-    const { keep, removed } = await rule.files(found, cutoff);
-    add(rule.table === "uploads" ? "upload_files" : "video_dirs", removed);
-    if (keep.length === 0) return 0;
-    const keys = keep.map((c) => c.key);
+    const { deletable, removed } = await rule.files.remove(found, cutoff);
+    add(rule.files.target, removed);
+    if (deletable.length === 0) return 0;
+    const keys = deletable.map((c) => c.key);
     return write(async (q) => {
       let deleted = 0;
       for (const d of rule.deletes(q, keys, cutoff)) {
