@@ -75,6 +75,7 @@ const periods = String(RETENTION_MS);
 const config = loadConfig({
   DATA_DIR: dataDir,
   PORT: "0",
+  RTMP_PORT: "0",
   HOST: "127.0.0.1",
   LOG_LEVEL: "silent",
   ALLOW_PRIVATE_NETWORK: "1",
