@@ -234,7 +234,9 @@ test("the signing secret never reaches the logs", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-logs-"));
   const lines: string[] = [];
   const logger = createLogger({ level: "debug", write: (l) => lines.push(l) });
-  const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_NETWORK: "1", ...WEBHOOK_ENV, WEBHOOK_RETRY_SCHEDULE: "0.05" }), { logger });
+  const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_NETWORK: "1", ...WEBHOOK_ENV, WEBHOOK_RETRY_SCHEDULE: "0.05" }), {
+    logger,
+  });
   const { port } = await service.listen();
   const rx = receiver(() => new Response(null, { status: 500 }));
   try {
