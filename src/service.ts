@@ -1,9 +1,8 @@
 import { hostname } from "node:os";
-import { VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../machines/video-machine.ts";
-import { type ActorKindSpec, createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
+import { actorKinds } from "./actor-kinds-config.ts";
+import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
 import { actorWorkHandlers } from "./actors/actor-work.ts";
 import { randomToken } from "./ids.ts";
-import { livestreamKind } from "./live/livestream-kind.ts";
 import { createLiveUrls } from "./live/live-urls.ts";
 import { createRetention } from "./retention/retention.ts";
 import { createRetentionHandler, scheduleRetention } from "./retention/retention-handler.ts";
@@ -75,15 +74,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     logger,
     ledger,
     policies,
-    kinds: {
-      video: { machine: videoMachine, version: VIDEO_MACHINE_VERSION, statusOf: videoStatus, ...(sealers.video as Pick<ActorKindSpec<"video">, "seal" | "open">) },
-      livestream: livestreamKind({
-        timings: { leadMs: config.liveScheduleLeadMs, idleMs: config.liveIdleTimeoutMs, reconnectMs: config.liveReconnectMs },
-        slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg },
-        logger: logger.child({ component: "live" }),
-        sealers: sealers.livestream as never,
-      }),
-    },
+    kinds: actorKinds(config, sealers, logger),
   });
   // Created once every module has registered its handlers; modules reach it through these two calls.
   let runner: WorkRunner | undefined;

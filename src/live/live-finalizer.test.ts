@@ -1,11 +1,11 @@
+import { actorKinds } from "../actor-kinds-config.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../../machines/video-machine.ts";
 import type { PublishRequest } from "../../media/rtmp/publish-handlers.ts";
-import { type ActorKindSpec, createActorRuntime } from "../actors/actor-runtime.ts";
+import { createActorRuntime } from "../actors/actor-runtime.ts";
 import { loadConfig } from "../config.ts";
 import { createDatabase } from "../db/create-database.ts";
 import { broadcasts, outbox, work } from "../db/schema/index.ts";
@@ -25,7 +25,6 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import { createLiveUrls } from "./live-urls.ts";
-import { livestreamKind } from "./livestream-kind.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
 /**
@@ -63,15 +62,7 @@ async function openStack() {
     logger,
     ledger,
     policies,
-    kinds: {
-      video: { machine: videoMachine, version: VIDEO_MACHINE_VERSION, statusOf: videoStatus, ...(sealers.video as Pick<ActorKindSpec<"video">, "seal" | "open">) },
-      livestream: livestreamKind({
-        timings: { leadMs: config.liveScheduleLeadMs, idleMs: config.liveIdleTimeoutMs, reconnectMs: config.liveReconnectMs },
-        slots: { pool: () => config.liveSlots, perOrg: () => config.liveSlotsPerOrg },
-        logger,
-        sealers: sealers.livestream as never,
-      }),
-    },
+    kinds: actorKinds(config, sealers, logger),
   });
   const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
   const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
