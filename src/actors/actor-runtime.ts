@@ -119,13 +119,27 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     return { state: { value, context: st.context }, migrated: true };
   }
 
-  function toRecord(row: Row): ActorRecord {
+  function toRecord(row: Row, state = upgrade(row).state): ActorRecord {
     const kind = row.kind as ActorKindName;
-    const { state } = upgrade(row);
     const open = kinds[kind]?.open;
     const context = open ? open(state.context, row.id) : state.context;
-    const tags = new Set<string>(machineOf(kind).resolveState({ value: state.value as never, context }).tags);
-    return { id: row.id, kind, orgId: row.orgId, status: row.status, value: state.value, context, tags, createdAt: row.createdAt, updatedAt: row.updatedAt, version: row.version };
+    // Resolved from the machine only when asked: a page of a list never pays for it.
+    let tags: ReadonlySet<string> | undefined;
+    return {
+      id: row.id,
+      kind,
+      orgId: row.orgId,
+      status: row.status,
+      value: state.value,
+      context,
+      get tags() {
+        tags ??= new Set<string>(machineOf(kind).resolveState({ value: state.value as never, context }).tags);
+        return tags;
+      },
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      version: row.version,
+    };
   }
 
   function stored(kind: ActorKindName, id: string, state: Persisted): Persisted {
@@ -188,8 +202,8 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     if (!row) return null;
     const s = spec(kind);
     const machine = machineOf(kind);
-    const { migrated } = upgrade(row);
-    const before = toRecord(row);
+    const { state: storedState, migrated } = upgrade(row);
+    const before = toRecord(row, storedState);
     const snapshot = machine.resolveState({ value: before.value as never, context: before.context });
     const [next, actions] = transition(machine, snapshot, event as never);
     const fx = effectsOf(actions as never);
@@ -253,6 +267,47 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     return { result: { record, previousStatus: null, changed: true, events: fx.domain, created: true }, wroteWork };
   }
 
+  /** Sends one of the kind's events; null when the actor does not exist. Unhandled events change nothing. */
+  async function send<K extends ActorKindName>(
+    kind: K,
+    id: string,
+    event: ActorEvent<K>,
+    options: {
+      /** Runs in the transaction after the transition, when it changed something: work that commits or rolls back with it. */
+      within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>;
+      /** Runs first in the transaction, whatever the transition does (e.g. take or release a lease); `"skip"` sends nothing. */
+      before?: (tx: Tx) => Promise<"skip" | undefined>;
+    } = {},
+  ): Promise<TransitionResult<ActorContext<K>> | null> {
+    const out = await database.write(async (tx) => {
+      if ((await options.before?.(tx)) === "skip") return null;
+      const done = await step(tx, kind, id, event);
+      if (done?.result.changed && options.within) await options.within(tx, done.result);
+      return done;
+    });
+    if (out?.result.changed) committed(out.result.events, out.wroteWork);
+    return (out?.result ?? null) as TransitionResult<ActorContext<K>> | null;
+  }
+
+  /**
+   * An event carried by a work row we hold (a timer, a message), in one
+   * transaction with its transition; nothing when the row is no longer ours.
+   * An event the kind's `check` refuses is replaced by what the kind says
+   * instead (a booked stream finding no slot free: its FAIL).
+   */
+  async function deliverHeld(row: WorkRow<"actor-timer"> | WorkRow<"actor-message">, firing?: string): Promise<TransitionResult | null> {
+    const { kind, actorId, event } = row.payload;
+    try {
+      const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event, firing) : null));
+      if (out?.result.changed) committed(out.result.events, out.wroteWork);
+      return out?.result ?? null;
+    } catch (err) {
+      const instead = spec(kind).refused?.(err, event);
+      if (!instead) throw err;
+      return send(kind, actorId, instead as never);
+    }
+  }
+
   function committed(events: DomainEvent[], wroteWork: boolean) {
     if (events.length > 0) for (const l of outboxListeners) l();
     if (wroteWork) for (const l of workListeners) l();
@@ -282,27 +337,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
      */
     createIn,
 
-    /** Sends one of the kind's events; null when the actor does not exist. Unhandled events change nothing. */
-    async send<K extends ActorKindName>(
-      kind: K,
-      id: string,
-      event: ActorEvent<K>,
-      options: {
-        /** Runs in the transaction after the transition, when it changed something: work that commits or rolls back with it. */
-        within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>;
-        /** Runs first in the transaction, whatever the transition does (e.g. take or release a lease); `"skip"` sends nothing. */
-        before?: (tx: Tx) => Promise<"skip" | undefined>;
-      } = {},
-    ): Promise<TransitionResult<ActorContext<K>> | null> {
-      const out = await database.write(async (tx) => {
-        if ((await options.before?.(tx)) === "skip") return null;
-        const done = await step(tx, kind, id, event);
-        if (done?.result.changed && options.within) await options.within(tx, done.result);
-        return done;
-      });
-      if (out?.result.changed) committed(out.result.events, out.wroteWork);
-      return (out?.result ?? null) as TransitionResult<ActorContext<K>> | null;
-    },
+    send,
 
     /**
      * Fires a timer row we hold: only while the row is still ours, in one
@@ -310,23 +345,12 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
      * committed first does nothing).
      */
     async fireTimer(row: WorkRow<"actor-timer">): Promise<TransitionResult | null> {
-      const { kind, actorId, event } = row.payload;
-      const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event, row.id) : null));
-      if (out?.result.changed) committed(out.result.events, out.wroteWork);
-      return out?.result ?? null;
+      return deliverHeld(row, row.id);
     },
 
-    /** Delivers a durable message (`actor-message` work) to its actor. */
+    /** Delivers a durable message (`actor-message` work) to its actor, as `fireTimer` does. */
     async deliver(row: WorkRow<"actor-message">): Promise<TransitionResult | null> {
-      const { kind, actorId, event } = row.payload;
-      const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event) : null));
-      if (out?.result.changed) committed(out.result.events, out.wroteWork);
-      return out?.result ?? null;
-    },
-
-    /** What a kind does with an event `check` refused (see ActorKindSpec.refused). */
-    refused<K extends ActorKindName>(kind: K, err: unknown, event: { type: string }): ActorEvent<K> | null {
-      return spec(kind).refused?.(err, event) ?? null;
+      return deliverHeld(row);
     },
 
     /** Reads an actor of one organization: another organization's id is simply absent. */
@@ -364,7 +388,7 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
         )
         .orderBy(desc(actors.createdAt), desc(actors.id))
         .limit(page.limit);
-      return rows.map(toRecord);
+      return rows.map((row) => toRecord(row));
     },
 
     /** Ids of the actors of a kind that carry a tag. */

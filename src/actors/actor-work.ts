@@ -4,34 +4,12 @@ import type { ActorRuntime } from "./actor-runtime.ts";
 /**
  * The work types that belong to the actors themselves: a delayed event
  * coming due (`actor-timer`) and a message from another actor
- * (`actor-message`). An event a kind's `check` refuses (a booked stream
- * finding no slot free) is replaced by what the kind says (its FAIL).
+ * (`actor-message`). The runtime delivers both while the row is held, and
+ * replaces an event the kind refuses with what the kind says instead.
  */
 export function actorWorkHandlers(runtime: ActorRuntime): Pick<WorkHandlers, "actor-timer" | "actor-message"> {
   return {
-    "actor-timer": {
-      async run(row) {
-        const { kind, actorId, event } = row.payload;
-        try {
-          await runtime.fireTimer(row);
-        } catch (err) {
-          const instead = runtime.refused(kind, err, event);
-          if (!instead) throw err;
-          await runtime.send(kind, actorId, instead as never);
-        }
-      },
-    },
-    "actor-message": {
-      async run(row) {
-        const { kind, actorId, event } = row.payload;
-        try {
-          await runtime.deliver(row);
-        } catch (err) {
-          const instead = runtime.refused(kind, err, event);
-          if (!instead) throw err;
-          await runtime.send(kind, actorId, instead as never);
-        }
-      },
-    },
+    "actor-timer": { run: (row) => runtime.fireTimer(row).then(() => undefined) },
+    "actor-message": { run: (row) => runtime.deliver(row).then(() => undefined) },
   };
 }
