@@ -1,3 +1,4 @@
+import { until } from "../../test/support/events.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -90,17 +91,6 @@ async function openStack(path: string, opts: { timings?: Partial<StreamTimings>;
   };
   opened.push(stack);
   return stack;
-}
-
-/** Polls `read` until `ok` holds (or fails the test after `ms`). */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`Condition not met in ${ms} ms; last value: ${JSON.stringify(v)}`);
-    await Bun.sleep(20);
-  }
 }
 
 const tagsOf = async (database: Database, id: string) => (await database.db.select({ tag: actorTags.tag }).from(actorTags).where(eq(actorTags.actorId, id))).map((r) => r.tag).sort();

@@ -1,3 +1,4 @@
+import { until } from "../../test/support/events.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,16 +64,6 @@ async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPo
 }
 
 const policy = (over: Partial<WorkPolicy>): WorkPolicy => ({ maxAttempts: 3, backoffMs: () => 10, concurrency: 2, timeoutMs: 5_000, ...over });
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`Condition not met in ${ms} ms; last value: ${JSON.stringify(v)}`);
-    await Bun.sleep(10);
-  }
-}
 
 const settled = (h: Harness, id: string) =>
   until(

@@ -9,6 +9,21 @@ export async function outboxEvents(service: Service, entityId: string): Promise<
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the time is up. */
+/** Polls `read` until `ok` holds of its value, and answers that value; fails with the last value read after `ms`. */
+export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  let last: T | undefined;
+  const hit = await waitFor(
+    async () => {
+      last = await read();
+      return ok(last) ? { value: last } : undefined;
+    },
+    { timeoutMs: ms, intervalMs: 10 },
+  ).catch(() => {
+    throw new Error(`Condition not met in ${ms} ms; last value: ${JSON.stringify(last)}`);
+  });
+  return hit.value;
+}
+
 export async function waitFor<T>(check: () => Promise<T | undefined | false | null>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let last: unknown;
