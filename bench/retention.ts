@@ -19,6 +19,7 @@
  *
  * Usage: npm run bench:retention [-- --events 1000000 --retention-ms 20000 --interval-ms 5000 --report-ms 5000 --backlog 20000]
  */
+import { startReceiverWorker } from "./receiver-client.ts";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,27 +46,14 @@ const WORK_PER_BATCH = 50;
 const CA_FILE = join(import.meta.dir, "../fixtures/tls/ca.pem");
 
 // Receiver thread (bench/webhook-receiver-worker.ts): drained at every report, so only counts are kept.
-const worker = new Worker(join(import.meta.dir, "webhook-receiver-worker.ts"));
-const fromWorker = <T>(type: string) =>
-  new Promise<T>((resolve) =>
-    worker.addEventListener("message", function on(e) {
-      if (e.data.type === type) {
-        worker.removeEventListener("message", on);
-        resolve(e.data);
-      }
-    }),
-  );
-const started = fromWorker<{ port: number }>("started");
-worker.postMessage({ type: "start" });
-const { port } = await started;
+const receiver = await startReceiverWorker();
+const { port } = receiver;
 let arrived = 0;
 let draining: Promise<void> = Promise.resolve();
 /** One drain at a time: two in flight would both take the first answer. */
 function drain(): Promise<void> {
   draining = draining.then(async () => {
-    const p = fromWorker<{ ids: string[] }>("arrivals");
-    worker.postMessage({ type: "drain" });
-    arrived += (await p).ids.length;
+    arrived += (await receiver.drain()).ids.length;
   });
   return draining;
 }
@@ -249,6 +237,6 @@ function pct(xs: number[], p: number): number {
 }
 
 await service.stop();
-worker.terminate();
+receiver.stop();
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);

@@ -13,6 +13,7 @@
  *
  * Usage: npm run bench:webhooks [-- --events 5000 --endpoints 1 --rate 500 --seconds 2]
  */
+import { startReceiverWorker } from "./receiver-client.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,24 +45,9 @@ const pct = (xs: number[], p: number) => {
 };
 
 // Receiver thread.
-const worker = new Worker(join(import.meta.dir, "webhook-receiver-worker.ts"));
-const fromWorker = <T>(type: string) =>
-  new Promise<T>((resolve) =>
-    worker.addEventListener("message", function on(e) {
-      if (e.data.type === type) {
-        worker.removeEventListener("message", on);
-        resolve(e.data);
-      }
-    }),
-  );
-const started = fromWorker<{ port: number }>("started");
-worker.postMessage({ type: "start" });
-const { port } = await started;
-async function arrivals(): Promise<{ ids: string[]; at: number[] }> {
-  const p = fromWorker<{ ids: string[]; at: number[] }>("arrivals");
-  worker.postMessage({ type: "drain" });
-  return p;
-}
+const receiver = await startReceiverWorker();
+const { port } = receiver;
+const arrivals = () => receiver.drain();
 async function waitArrivals(count: number, timeoutMs = 120_000): Promise<{ ids: string[]; at: number[] }> {
   const all = { ids: [] as string[], at: [] as number[] };
   const deadline = Date.now() + timeoutMs;
@@ -204,5 +190,5 @@ console.log(`targets  ≥ 1000 deliveries/s: ${dispatchRate >= 1000 ? "met" : "M
 if (!ok) process.exitCode = 1;
 
 await service.stop();
-worker.terminate();
+receiver.stop();
 rmSync(dataDir, { recursive: true, force: true });
