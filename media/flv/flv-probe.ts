@@ -30,8 +30,9 @@ export async function probeFlvFile(path: string): Promise<FlvProbe> {
   return probeFlvTags(readFlvFile(path));
 }
 
-export async function probeFlvTags(tags: AsyncIterable<FlvTag> | Iterable<FlvTag>): Promise<FlvProbe> {
-  const p: FlvProbe = {
+/** What a recording without any tag probes as. */
+export function emptyFlvProbe(): FlvProbe {
+  return {
     width: null,
     height: null,
     resolution: null,
@@ -44,6 +45,10 @@ export async function probeFlvTags(tags: AsyncIterable<FlvTag> | Iterable<FlvTag
     durationSeconds: 0,
     tags: 0,
   };
+}
+
+export async function probeFlvTags(tags: AsyncIterable<FlvTag> | Iterable<FlvTag>): Promise<FlvProbe> {
+  const p = emptyFlvProbe();
   let first = Infinity;
   let last = -Infinity;
   for await (const tag of tags) {
