@@ -56,6 +56,8 @@ export const actors = sqliteTable(
     index("actors_org_kind_created").on(t.orgId, t.kind, t.createdAt, t.id),
     // Retention's and the start-up upgrade's scans by kind and status (slot counts use actor_tags).
     index("actors_kind_status_org").on(t.kind, t.status, t.orgId).where(sql`deleted_at IS NULL`),
+    // The start-up upgrade finds rows of an older machine version without reading the others.
+    index("actors_kind_machine_version").on(t.kind, t.machineVersion).where(sql`deleted_at IS NULL`),
     uniqueIndex("actors_dedupe").on(t.orgId, t.kind, t.dedupeKey).where(sql`dedupe_key IS NOT NULL AND deleted_at IS NULL`),
     // Retention: soft-deleted actors past DELETED_ACTOR_RETENTION_MS, oldest first (src/retention).
     index("actors_deleted").on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),

@@ -1,0 +1,1 @@
+CREATE INDEX `actors_kind_machine_version` ON `actors` (`kind`,`machine_version`) WHERE deleted_at IS NULL;
