@@ -41,26 +41,17 @@ export function createVideoService(deps: {
 }) {
   const { runtime, ledger } = deps;
 
-  async function enqueueGuard() {
-    let active: number;
-    try {
-      active = await ledger.countOpen([...PIPELINE]);
-    } catch (err) {
-      deps.logger.error("Cannot read the job queue", { err });
-      throw new TranscodeQueueFailed();
-    }
-    if (active >= deps.queueLimit) throw new TranscodeQueueFull();
-  }
-
   async function create(ctx: VideoContext, dedupeKey: string | undefined, work: WorkRequest) {
-    // A recording must enter the library whatever the queue's length: the broadcast already happened.
-    if (ctx.kind === "UPLOAD") await enqueueGuard();
     let result: Awaited<ReturnType<typeof runtime.create<"video">>>;
     try {
       result = await runtime.create("video", ctx, {
         dedupeKey,
-        // The first stage is queued in the creation's own transaction: a video never exists without its work.
-        within: (tx, record) => ledger.enqueue(tx, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
+        // The first stage is queued in the creation's own transaction: a video never exists without its work, and
+        // the queue's length is read where it cannot change before the enqueue (recordings are registered elsewhere).
+        within: async (tx, record) => {
+          if ((await ledger.countOpen([...PIPELINE], tx)) >= deps.queueLimit) throw new TranscodeQueueFull();
+          await ledger.enqueue(tx, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts });
+        },
       });
     } catch (err) {
       if (err instanceof DomainError) throw err;

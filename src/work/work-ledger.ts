@@ -241,8 +241,8 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     },
 
     /** Open rows of the given types (the transcode queue's length). */
-    async countOpen(types: WorkType[]): Promise<number> {
-      const rows = await database.db
+    async countOpen(types: WorkType[], tx: Tx | Database["db"] = database.db): Promise<number> {
+      const rows = await tx
         .select({ n: sql<number>`count(*)` })
         .from(work)
         .where(and(inArray(work.type, types), inArray(work.status, OPEN)));
