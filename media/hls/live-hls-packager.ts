@@ -5,9 +5,10 @@ import type { FlvTag } from "../flv/flv-tag.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { bufferedPathedTarget } from "./buffered-pathed-target.ts";
 import { flvMediaEvent, type FlvMediaEvent } from "./flv-media-event.ts";
+import { createLiveTracks, type MediaEvent } from "./live-tracks.ts";
 import { parseMediaPlaylist, withTargetDuration } from "./media-playlist.ts";
 import { createSegmentRetention } from "./segment-retention.ts";
-import { audioTrackConfig, sameBytes, videoTrackConfig, type AudioTrackConfig, type VideoTrackConfig } from "./track-config.ts";
+import type { AudioTrackConfig, VideoTrackConfig } from "./track-config.ts";
 import { rewriteVideoDts } from "./ts-dts-rewrite.ts";
 
 /** The media playlist: this is what `hls_url` points at. */
@@ -94,10 +95,7 @@ export class HlsPackagerError extends Error {
   }
 }
 
-type MediaEvent = Extract<FlvMediaEvent, { kind: "video" | "audio" }> & { arrivalMs: number };
-
 const OWN_FILE = /^(index|master)\.m3u8$|^segment-\d+\.(ts|m4s)$|^init\.mp4$|\.tmp$/;
-const PROBE_MAX_EVENTS = 2000;
 
 export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsPackager {
   const dir = resolve(options.dir);
@@ -107,7 +105,6 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     throw new HlsPackagerError("windowSegments", `must be a positive integer, got ${windowSegments}`);
   }
   const segmentFormat = options.segmentFormat ?? "mpegts";
-  const probeMs = options.probeMs ?? 1000;
   const retention = createSegmentRetention({
     dir,
     graceSegments: options.graceSegments ?? windowSegments + 1,
@@ -116,30 +113,12 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
 
   let phase: "probing" | "running" | "ended" | "failed" = "probing";
   let failure: HlsPackagerError | null = null;
-  let video: VideoTrackConfig | null = null;
-  let audio: AudioTrackConfig | null = null;
-  let withVideo = false;
-  let withAudio = false;
   let output: Output | null = null;
   let videoSource: EncodedVideoPacketSource | null = null;
   let audioSource: EncodedAudioPacketSource | null = null;
-  const probe: MediaEvent[] = [];
-
-  // Timeline: FLV milliseconds minus baseMs become mediabunny seconds.
-  let baseMs: number | null = null;
-  let firstKeyPtsMs = 0;
-  let lastVideoDtsMs = -Infinity;
-  let videoPtsMax = -Infinity;
-  let videoPtsMaxBeforeKey = -Infinity;
-  let lastAudioMs = -Infinity;
-  let videoFrameSeconds = 1 / 30;
-  // The NAL length size mediabunny parses with vs. the one packets currently use
-  // (they differ only if a mid-stream sequence header changed it).
-  let muxNalLengthSize = 4;
-  let packetNalLengthSize = 4;
-  let inbandParameterSets: Uint8Array[] | null = null;
-  // Picture size after a mid-stream change (info() reports what is being sent now).
-  let currentSize: { width: number; height: number } | null = null;
+  // Fixed at start(): mediabunny keeps the first decoder config for the whole output.
+  let videoDecoderConfig: VideoTrackConfig["decoderConfig"] | null = null;
+  let audioDecoderConfig: AudioTrackConfig["decoderConfig"] | null = null;
 
   // Real decode timestamps (seconds) of video packets handed to mediabunny, in order (see ts-dts-rewrite.ts).
   const dtsQueue: number[] = [];
@@ -156,12 +135,13 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     warned.set(key, n);
     if (n === 1) logger?.warn?.(`live HLS: ${message}`, fields);
   }
+  const tracks = createLiveTracks({ probeMs: options.probeMs ?? 1000, warnOnce, logger });
 
   async function sink(request: TargetRequest, bytes: Uint8Array): Promise<void> {
     const path = resolve(dir, request.path);
     if (!path.startsWith(dir + sep)) throw new HlsPackagerError("path", `refusing to write outside ${dir}: ${request.path}`);
     const name = path.slice(dir.length + 1);
-    if (name.endsWith(".ts") && withVideo) {
+    if (name.endsWith(".ts") && videoDecoderConfig) {
       rewriteVideoDts(bytes, () => dtsQueue.shift());
     }
     if (name !== LIVE_HLS_PLAYLIST) {
@@ -209,77 +189,10 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     }
   }
 
-  function onVideoConfig(record: Uint8Array): void {
-    let config: VideoTrackConfig;
-    try {
-      config = videoTrackConfig(record);
-    } catch (err) {
-      warnOnce("bad-video-config", "unusable AVC sequence header, ignored", { error: String(err) });
-      return;
-    }
-    if (phase === "probing") {
-      video = config;
-      return;
-    }
-    if (!withVideo) {
-      warnOnce("late-video", "video started after the stream was set up audio-only; video ignored");
-      return;
-    }
-    if (sameBytes(config.avc.record, video!.avc.record)) return;
-    // mediabunny keeps the first decoder config for the whole output. For TS it
-    // prepends that SPS/PPS to every keyframe; putting the new ones after them
-    // in-band makes decoders use the new ones (the last SPS/PPS with an id wins).
-    const old = video!;
-    if (config.sps.width !== old.sps.width || config.sps.height !== old.sps.height) {
-      warnOnce("resolution-change", "resolution changed mid-stream; some players will not follow", {
-        from: `${old.sps.width}x${old.sps.height}`,
-        to: `${config.sps.width}x${config.sps.height}`,
-      });
-    } else {
-      logger?.info?.("live HLS: AVC sequence header changed mid-stream; sending new SPS/PPS in-band");
-    }
-    packetNalLengthSize = config.avc.nalLengthSize;
-    inbandParameterSets = [...config.avc.sps, ...config.avc.pps];
-    video = { ...config, decoderConfig: old.decoderConfig };
-    currentSize = { width: config.sps.width, height: config.sps.height };
-  }
-
-  function onAudioConfig(asc: Uint8Array): void {
-    let config: AudioTrackConfig;
-    try {
-      config = audioTrackConfig(asc);
-    } catch (err) {
-      warnOnce("bad-audio-config", "unusable AAC sequence header, ignored", { error: String(err) });
-      return;
-    }
-    if (phase === "probing") {
-      audio = config;
-      return;
-    }
-    if (!withAudio) {
-      warnOnce("late-audio", "audio started after the stream was set up video-only; audio ignored");
-      return;
-    }
-    if (!sameBytes(config.aac.description, audio!.aac.description)) {
-      warnOnce("audio-config-change", "AAC config changed mid-stream; keeping the first one", {
-        from: audio!.decoderConfig.codec,
-        to: config.decoderConfig.codec,
-      });
-    }
-  }
-
-  function shouldStart(): boolean {
-    if (video && audio) return true;
-    if (!video && !audio) return false;
-    const first = probe[0];
-    const last = probe[probe.length - 1];
-    return !!first && !!last && (last.dtsMs - first.dtsMs >= probeMs || probe.length >= PROBE_MAX_EVENTS);
-  }
-
   async function start(): Promise<void> {
-    withVideo = !!video;
-    withAudio = !!audio;
-    if (video) muxNalLengthSize = packetNalLengthSize = video.avc.nalLengthSize;
+    const { video, audio } = tracks.lock();
+    videoDecoderConfig = video?.decoderConfig ?? null;
+    audioDecoderConfig = audio?.decoderConfig ?? null;
     const format = segmentFormat === "cmaf" ? new CmafOutputFormat() : new MpegTsOutputFormat();
     output = new Output({
       format: new HlsOutputFormat({
@@ -305,57 +218,18 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     await output.start();
     phase = "running";
     logger?.info?.("live HLS: started", { dir, video: video?.decoderConfig.codec ?? null, audio: audio?.decoderConfig.codec ?? null });
-    const buffered = probe.splice(0);
+    const buffered = tracks.takeBuffered();
     for (const ev of buffered) await feed(ev);
   }
 
   async function feed(ev: MediaEvent): Promise<void> {
-    if (ev.kind === "video") {
-      if (!withVideo || !videoSource || !video) return;
-      if (baseMs === null) {
-        if (!ev.isKeyframe) return; // nothing decodable before the first keyframe
-        baseMs = ev.dtsMs;
-        firstKeyPtsMs = ev.ptsMs;
-      }
-      // mediabunny rejects (and we would corrupt the stream with) time going backwards.
-      if (ev.dtsMs < lastVideoDtsMs) {
-        return warnOnce("video-dts-backwards", "video timestamp went backwards; frame dropped", { dtsMs: ev.dtsMs, lastVideoDtsMs });
-      }
-      const floor = ev.isKeyframe ? videoPtsMax : videoPtsMaxBeforeKey;
-      if (ev.ptsMs < floor) {
-        return warnOnce("video-pts-gop", "frame shown before the previous GOP ended (open GOP?); dropped", { ptsMs: ev.ptsMs });
-      }
-      if (ev.isKeyframe) videoPtsMaxBeforeKey = videoPtsMax;
-      videoPtsMax = Math.max(videoPtsMax, ev.ptsMs);
-      if (ev.dtsMs > lastVideoDtsMs && lastVideoDtsMs > -Infinity) videoFrameSeconds = (ev.dtsMs - lastVideoDtsMs) / 1000;
-      lastVideoDtsMs = ev.dtsMs;
-
-      let data = ev.data;
-      if (packetNalLengthSize !== muxNalLengthSize || (ev.isKeyframe && inbandParameterSets)) {
-        data = reframe(data, packetNalLengthSize, muxNalLengthSize, ev.isKeyframe ? inbandParameterSets : null);
-      }
-      const t = (ev.ptsMs - baseMs) / 1000;
-      if (segmentFormat === "mpegts") dtsQueue.push((ev.dtsMs - baseMs) / 1000); // consumed by the TS sink only
-      if (ev.isKeyframe) starts.push({ t, arrivalMs: ev.arrivalMs });
-      await videoSource.add(new EncodedPacket(data, ev.isKeyframe ? "key" : "delta", t, videoFrameSeconds), {
-        decoderConfig: video.decoderConfig,
-      });
-      return;
-    }
-    if (!withAudio || !audioSource || !audio) return;
-    if (withVideo) {
-      // Audio before the first keyframe would start the first segment without a picture.
-      if (baseMs === null || ev.dtsMs < firstKeyPtsMs) return;
-    } else {
-      baseMs ??= ev.dtsMs;
-    }
-    if (ev.dtsMs < lastAudioMs) {
-      return warnOnce("audio-backwards", "audio timestamp went backwards; frame dropped", { dtsMs: ev.dtsMs, lastAudioMs });
-    }
-    lastAudioMs = ev.dtsMs;
-    const t = (ev.dtsMs - baseMs) / 1000;
-    if (!withVideo) starts.push({ t, arrivalMs: ev.arrivalMs });
-    await audioSource.add(new EncodedPacket(ev.data, "key", t, audio.frameDuration), { decoderConfig: audio.decoderConfig });
+    const frame = tracks.frame(ev);
+    if (!frame) return;
+    if (frame.track === "video" && segmentFormat === "mpegts") dtsQueue.push(frame.dts); // consumed by the TS sink only
+    if (frame.cutPoint) starts.push({ t: frame.t, arrivalMs: ev.arrivalMs });
+    const packet = new EncodedPacket(frame.data, frame.isKeyframe ? "key" : "delta", frame.t, frame.duration);
+    if (frame.track === "video") await videoSource!.add(packet, { decoderConfig: videoDecoderConfig! });
+    else await audioSource!.add(packet, { decoderConfig: audioDecoderConfig! });
   }
 
   async function handle(tag: FlvTag, arrivalMs: number): Promise<void> {
@@ -372,20 +246,19 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       case "ignored":
         return;
       case "video-config":
-        onVideoConfig(ev.record);
+        tracks.onVideoConfig(ev.record);
         break;
       case "audio-config":
-        onAudioConfig(ev.asc);
+        tracks.onAudioConfig(ev.asc);
         break;
       default: {
         // RTMP servers reuse buffers; mediabunny holds packets until their segment is written.
         const media: MediaEvent = { ...ev, data: ev.data.slice(), arrivalMs };
         if (phase === "running") return feed(media);
-        probe.push(media);
-        if (probe.length > PROBE_MAX_EVENTS && !video && !audio) probe.shift();
+        tracks.buffer(media);
       }
     }
-    if (phase === "probing" && shouldStart()) await start();
+    if (phase === "probing" && tracks.ready()) await start();
   }
 
   let queue: Promise<void> = prepareDir().catch((err) => {
@@ -422,8 +295,10 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       return enqueue(async () => {
         if (phase === "ended") return;
         if (phase === "probing") {
-          if (!video && !audio) {
+          if (!tracks.any()) {
             phase = "ended";
+            // Tracks are final once probing ends: a sequence header queued behind end() is a late track.
+            tracks.lock();
             return;
           }
           await start();
@@ -433,38 +308,17 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
       });
     },
     info() {
-      const size = currentSize ?? (video ? { width: video.sps.width, height: video.sps.height } : null);
+      const { size, hasAudio, hasVideo, videoCodec, audioCodec } = tracks.info();
       return {
         width: size?.width ?? null,
         height: size?.height ?? null,
         resolution: size ? `${size.width}x${size.height}` : null,
-        hasAudio: phase === "probing" ? !!audio : withAudio,
-        hasVideo: phase === "probing" ? !!video : withVideo,
+        hasAudio,
+        hasVideo,
         segments: segmentsPublished,
-        videoCodec: video?.decoderConfig.codec ?? null,
-        audioCodec: audio?.decoderConfig.codec ?? null,
+        videoCodec,
+        audioCodec,
       };
     },
   };
-}
-
-/** Re-frames length-prefixed NAL units to another prefix size, optionally prepending parameter sets. */
-function reframe(data: Uint8Array, fromSize: number, toSize: number, prepend: Uint8Array[] | null): Uint8Array {
-  const units: Uint8Array[] = [...(prepend ?? [])];
-  let o = 0;
-  while (o + fromSize <= data.length) {
-    let len = 0;
-    for (let i = 0; i < fromSize; i++) len = len * 256 + data[o + i]!;
-    o += fromSize;
-    units.push(data.subarray(o, Math.min(o + len, data.length)));
-    o += len;
-  }
-  const out = new Uint8Array(units.reduce((n, u) => n + toSize + u.length, 0));
-  let w = 0;
-  for (const u of units) {
-    for (let i = toSize - 1; i >= 0; i--) out[w++] = Math.floor(u.length / 256 ** i) & 0xff;
-    out.set(u, w);
-    w += u.length;
-  }
-  return out;
 }
