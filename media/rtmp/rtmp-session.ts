@@ -1,7 +1,9 @@
 /**
- * One server-side RTMP connection: handshake, then connect → createStream →
- * publish → media → unpublish. Socket-agnostic (see SessionIo) so the server
- * owns sockets and timers and this file owns protocol and ordering.
+ * One server-side RTMP connection: handshake, then messages in arrival order
+ * (commands go to SessionCommands: connect → createStream → publish →
+ * unpublish), media to the sink, and a single end. Socket-agnostic (see
+ * SessionIo) so the server owns sockets and timers and this file owns
+ * protocol and ordering.
  *
  * Ordering guarantee: bytes are processed strictly in arrival order, one
  * message at a time. When authorize or a sink returns a pending promise,
@@ -10,18 +12,17 @@
  * backpressure story: memory per connection stays bounded by the high-water
  * mark plus one socket read plus one incomplete message.
  */
-import { decodeAmf0, type Amf0Object, type Amf0Value } from "./amf0.ts";
+import { decodeAmf0 } from "./amf0.ts";
 import { splitAggregate } from "./aggregate-message.ts";
 import type { BitrateMeter } from "./bitrate-meter.ts";
 import { ByteQueue } from "./byte-queue.ts";
-import { setPeerBandwidthMessage, streamBeginMessage } from "./control-messages.ts";
 import { interpretDataMessage } from "./data-message.ts";
 import { Amf0DecodeError, RtmpError, RtmpProtocolError } from "./errors.ts";
 import { ServerHandshake } from "./handshake.ts";
 import { MessageChannel } from "./message-channel.ts";
-import { ChunkStreamId, MessageType, type RtmpMessage } from "./message-types.ts";
-import type { AuthorizeResult, CloseReason, MediaMessageType, MediaSink, PublishHandlers, PublishRequest, RtmpLogger } from "./publish-handlers.ts";
-import { resolvePublishTarget } from "./publish-target.ts";
+import { MessageType, type RtmpMessage } from "./message-types.ts";
+import type { CloseReason, MediaMessageType, MediaSink, PublishHandlers, PublishRequest, RtmpLogger } from "./publish-handlers.ts";
+import { type CommandHost, type CommandOptions, SessionCommands } from "./session-commands.ts";
 
 /** What the session needs from its socket. */
 export interface SessionIo {
@@ -32,17 +33,11 @@ export interface SessionIo {
   close(graceful: boolean): void;
 }
 
-export interface SessionOptions {
+export interface SessionOptions extends CommandOptions {
   maxMessageBytes: number;
   maxChunkStreams: number;
-  /** Our outgoing chunk size, announced right after connect. */
-  outChunkSize: number;
-  /** Window Acknowledgement Size and Set Peer Bandwidth we announce. */
-  ackWindow: number;
   /** Buffered unprocessed bytes above which the socket is paused while waiting. */
   readHighWaterBytes: number;
-  /** createStream calls allowed per connection (a publisher needs one). */
-  maxStreams: number;
 }
 
 export interface SessionHooks {
@@ -55,20 +50,15 @@ export interface SessionHooks {
   onEnded(session: RtmpSession): void;
 }
 
-type Phase = "handshake" | "awaiting-connect" | "connected" | "authorizing" | "publishing" | "closed";
-
-const FMS_VERSION = "FMS/3,0,1,123";
+/** "open": handshake done, commands flow (their own phases are SessionCommands'). */
+type Phase = "handshake" | "open" | "publishing" | "closed";
 
 export class RtmpSession {
   private phase: Phase = "handshake";
   private readonly queue = new ByteQueue();
   private readonly handshake = new ServerHandshake();
   private readonly channel: MessageChannel;
-  private app = "";
-  private tcUrl = "";
-  private nextStreamId = 1;
-  private fcPublishSeen = false;
-  private publishStreamId = 0;
+  private readonly commands: SessionCommands;
   private sink: MediaSink | null = null;
   private sinkClosed = false;
   /** Messages split out of an aggregate, delivered before reading on. */
@@ -81,19 +71,16 @@ export class RtmpSession {
   /** The socket is gone; finish processing what was received, then end. */
   private peerGone = false;
   private closeReason: CloseReason | null = null;
-  private request: PublishRequest | null = null;
   private bytesIn = 0;
   private messagesDelivered = 0;
   /** The stream's bitrate cap, counted on every message payload once publishing. */
   private meter: BitrateMeter | null = null;
-  /** From authorize (e.g. stream_id): added to our log entries about this publish. */
-  private logTags: Record<string, unknown> = {};
 
   constructor(
     readonly id: number,
     readonly remoteAddress: string,
     private readonly io: SessionIo,
-    private readonly handlers: PublishHandlers,
+    handlers: PublishHandlers,
     private readonly options: SessionOptions,
     private readonly hooks: SessionHooks,
     private readonly log: RtmpLogger,
@@ -102,6 +89,14 @@ export class RtmpSession {
       maxMessageBytes: options.maxMessageBytes,
       maxChunkStreams: options.maxChunkStreams,
     });
+    const host: CommandHost = {
+      id,
+      remoteAddress,
+      isClosed: () => this.phase === "closed",
+      startPublishing: (sink) => this.startPublishing(sink),
+      end: (reason, graceful) => this.end(reason, graceful),
+    };
+    this.commands = new SessionCommands(host, this.channel, handlers, options, log);
   }
 
   get handshakeDone(): boolean {
@@ -117,9 +112,9 @@ export class RtmpSession {
     return this.waitingOnSink;
   }
 
-  /** The accepted publish, once NetStream.Publish.Start has been sent. */
+  /** The accepted publish (NetStream.Publish.Start is sent along with it). */
   get publishing(): PublishRequest | null {
-    return this.phase === "publishing" ? this.request : null;
+    return this.phase === "publishing" ? this.commands.request : null;
   }
 
   stats(): { bytesIn: number; bufferedBytes: number; messagesDelivered: number; paused: boolean } {
@@ -177,7 +172,7 @@ export class RtmpSession {
           const step = this.handshake.advance(this.queue);
           if (step.reply) this.io.write(step.reply);
           if (!step.done) break;
-          this.phase = "awaiting-connect";
+          this.phase = "open";
           this.log({ event: "rtmp.handshake", connection: this.id });
           // Bytes that arrived together with C2 were not counted for acks yet.
           this.channel.noteReceived(this.queue.length);
@@ -225,7 +220,7 @@ export class RtmpSession {
     // An aggregate's parts come back through here one by one: count those, not the wrapper.
     if (this.meter && this.phase === "publishing" && message.typeId !== MessageType.aggregate) {
       const now = performance.now();
-      if (!this.meter.add(message.payload.length, now)) return this.overBitrate(now);
+      if (!this.meter.add(message.payload.length, now)) return this.commands.refuseOverBitrate(this.meter, now);
     }
     switch (message.typeId) {
       case MessageType.audio:
@@ -238,9 +233,9 @@ export class RtmpSession {
         // AMF3-era clients prefix AMF0 data with a 0 format byte.
         return this.handleData(message.timestamp, stripAmf3Prefix(message.payload));
       case MessageType.commandAmf0:
-        return this.handleCommand(message, decodeAmf0(message.payload));
+        return this.commands.handle(message, decodeAmf0(message.payload));
       case MessageType.commandAmf3:
-        return this.handleCommand(message, decodeAmf0(stripAmf3Prefix(message.payload)));
+        return this.commands.handle(message, decodeAmf0(stripAmf3Prefix(message.payload)));
       case MessageType.aggregate:
         this.requirePublishing("aggregate");
         for (const part of splitAggregate(message.payload, message.timestamp)) {
@@ -280,161 +275,17 @@ export class RtmpSession {
     return this.deliver("data", timestamp, action.payload);
   }
 
-  private handleCommand(message: RtmpMessage, values: Amf0Value[]): Promise<unknown> | void {
-    const [name, transactionId, , ...args] = values;
-    if (typeof name !== "string") throw new Amf0DecodeError("command without a name");
-    const txn = typeof transactionId === "number" ? transactionId : 0;
-    if (name !== "connect" && this.phase === "awaiting-connect") throw new RtmpProtocolError(`${name} before connect`);
-    switch (name) {
-      case "connect":
-        return this.onConnect(txn, values[2]);
-      case "releaseStream":
-      case "FCPublish":
-        // Answered so clients that track every transaction are satisfied; onFCPublish waits for authorization.
-        if (name === "FCPublish") this.fcPublishSeen = true;
-        if (txn > 0) this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_result", txn, null, undefined]);
-        return;
-      case "createStream": {
-        if (this.nextStreamId > this.options.maxStreams) throw new RtmpProtocolError("too many createStream calls");
-        const streamId = this.nextStreamId++;
-        this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_result", txn, null, streamId]);
-        return;
-      }
-      case "publish":
-        return this.onPublish(message.streamId, args[0], args[1]);
-      case "FCUnpublish":
-      case "deleteStream":
-      case "closeStream":
-        return this.onUnpublish(name);
-      case "play":
-      case "play2":
-        this.sendStatus(message.streamId, "error", "NetStream.Play.Failed", "this server accepts publishing only");
-        this.log({ event: "rtmp.play.refused", connection: this.id });
-        return this.end("error", true);
-      case "_result":
-      case "_error":
-      case "onStatus":
-      case "_checkbw":
-      case "getStreamLength":
-        return;
-      default:
-        if (txn > 0) {
-          this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["_error", txn, null, { level: "error", code: "NetConnection.Call.Failed", description: `unknown command ${name.slice(0, 64)}` }]);
-        }
-        return;
-    }
-  }
-
-  private onConnect(txn: number, commandObject: Amf0Value): void {
-    if (this.phase !== "awaiting-connect") throw new RtmpProtocolError("second connect on one connection");
-    if (!isObject(commandObject)) throw new RtmpProtocolError("connect without a command object");
-    this.app = typeof commandObject.app === "string" ? commandObject.app : "";
-    this.tcUrl = typeof commandObject.tcUrl === "string" ? commandObject.tcUrl : "";
-    this.phase = "connected";
-    this.channel.announceAckWindow(this.options.ackWindow);
-    this.channel.sendMessage(setPeerBandwidthMessage(this.options.ackWindow, 2));
-    this.channel.setOutgoingChunkSize(this.options.outChunkSize);
-    this.channel.sendAmf0Command(ChunkStreamId.command, 0, [
-      "_result",
-      txn,
-      { fmsVer: FMS_VERSION, capabilities: 31 },
-      { level: "status", code: "NetConnection.Connect.Success", description: "Connection succeeded.", objectEncoding: 0 },
-    ]);
-    this.log({ event: "rtmp.connect", connection: this.id, app: this.app, tcUrl: this.tcUrl });
-  }
-
-  private onPublish(streamId: number, nameValue: Amf0Value, typeValue: Amf0Value): Promise<unknown> | void {
-    if (this.phase !== "connected") throw new RtmpProtocolError(`publish in phase ${this.phase}`);
-    const name = typeof nameValue === "string" ? nameValue : "";
-    const target = resolvePublishTarget({ app: this.app, name, tcUrl: this.tcUrl });
-    const request: PublishRequest = {
-      app: target.app,
-      streamKey: target.streamKey,
-      query: target.query,
-      publishType: typeof typeValue === "string" ? typeValue : "live",
-      remoteAddress: this.remoteAddress,
-      raw: { app: this.app, name, tcUrl: this.tcUrl },
-    };
-    this.request = request;
-    this.publishStreamId = streamId;
-    if (target.streamKey === "") return this.refuse("BadName", "missing stream key");
-    this.phase = "authorizing";
-    this.log({ event: "rtmp.publish.request", connection: this.id, app: request.app, streamKey: redact(request.streamKey) });
-    let decision: Promise<AuthorizeResult>;
-    try {
-      decision = Promise.resolve(this.handlers.authorize(request));
-    } catch (error) {
-      decision = Promise.reject(error);
-    }
-    return decision.then(
-      (result) => this.onAuthorized(result),
-      (error: unknown) => {
-        this.log({ event: "rtmp.authorize.error", connection: this.id, error: String(error) });
-        if (this.phase !== "closed") this.refuse("Rejected", "internal error");
-      },
-    );
-  }
-
-  private onAuthorized(result: AuthorizeResult): void {
-    if (!result.ok) {
-      if (this.phase !== "closed") this.refuse(result.status ?? "BadName", result.reason);
-      return;
-    }
+  /** authorize said yes (see CommandHost.startPublishing). */
+  private startPublishing(sink: MediaSink): boolean {
     if (this.phase === "closed") {
       // The encoder left while we were deciding: the service still has to hear about it.
-      safeOnClose(result.sink, this.closeReason ?? "disconnect", this.log);
-      return;
+      safeOnClose(sink, this.closeReason ?? "disconnect", this.log);
+      return false;
     }
-    this.sink = result.sink;
-    this.logTags = { ...result.logTags };
+    this.sink = sink;
     this.phase = "publishing";
-    const streamId = this.publishStreamId;
-    this.channel.sendMessage(streamBeginMessage(streamId));
-    if (this.fcPublishSeen) {
-      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["onFCPublish", 0, null, { code: "NetStream.Publish.Start", description: "Publishing started." }]);
-    }
-    this.sendStatus(streamId, "status", "NetStream.Publish.Start", "Publishing started.");
     this.meter = this.hooks.onPublishStarted(this);
-    this.log({ event: "rtmp.publish.start", connection: this.id, streamKey: redact(this.request!.streamKey) });
-  }
-
-  private refuse(status: "BadName" | "Rejected", reason: string): void {
-    this.sendStatus(this.publishStreamId, "error", `NetStream.Publish.${status}`, reason);
-    this.log({ event: "rtmp.publish.refused", connection: this.id, status, reason, streamKey: redact(this.request?.streamKey ?? "") });
-    // No sink exists, so no onClose; the reason only matters for the log.
-    this.end("error", true);
-  }
-
-  private onUnpublish(command: string): void {
-    if (this.phase !== "publishing") return;
-    if (command === "FCUnpublish") {
-      this.channel.sendAmf0Command(ChunkStreamId.command, 0, ["onFCUnpublish", 0, null, { code: "NetStream.Unpublish.Success", description: "" }]);
-    }
-    this.sendStatus(this.publishStreamId, "status", "NetStream.Unpublish.Success", "Stopped publishing.");
-    this.end("unpublish", true);
-  }
-
-  /** Over the cap: tell the encoder why (ffmpeg prints it), log it for the operator, disconnect. */
-  private overBitrate(now: number): void {
-    const meter = this.meter!;
-    const description = `Bitrate above the ${meter.limitKbps} kbps limit of this server.`;
-    this.sendStatus(this.publishStreamId, "error", "NetStream.Publish.Rejected", description);
-    this.log({
-      ...this.logTags,
-      event: "rtmp.bitrate.exceeded",
-      level: "warn",
-      msg: "Publisher disconnected: bitrate above the limit",
-      connection: this.id,
-      remoteAddress: this.remoteAddress,
-      limitKbps: meter.limitKbps,
-      measuredKbps: meter.measuredKbps(now),
-      measuredOverMs: meter.measuredOverMs(now),
-    });
-    this.end("bitrate", true);
-  }
-
-  private sendStatus(streamId: number, level: "status" | "error", code: string, description: string): void {
-    this.channel.sendAmf0Command(ChunkStreamId.streamCommand, streamId, ["onStatus", 0, null, { level, code, description }]);
+    return true;
   }
 
   private fail(error: unknown): void {
@@ -463,7 +314,7 @@ export class RtmpSession {
       if (this.waitingOn && this.waitingOnSink) this.waitingOn.then(notify, notify);
       else notify();
     }
-    this.log({ ...this.logTags, event: "rtmp.close", connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
+    this.log({ ...this.commands.logTags, event: "rtmp.close", connection: this.id, reason, wasPublishing, bytesIn: this.bytesIn });
     this.hooks.onEnded(this);
     this.io.close(graceful);
   }
@@ -480,13 +331,4 @@ function safeOnClose(sink: MediaSink, reason: CloseReason, log: RtmpLogger): voi
 function stripAmf3Prefix(payload: Uint8Array): Uint8Array {
   if (payload[0] !== 0) throw new Amf0DecodeError("AMF3 message without the AMF0 switch byte");
   return payload.subarray(1);
-}
-
-function isObject(value: Amf0Value): value is Amf0Object {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Stream keys are secrets: logs get a recognisable prefix only. */
-function redact(key: string): string {
-  return key.length <= 4 ? "****" : `${key.slice(0, 4)}…`;
 }
