@@ -1,9 +1,14 @@
 import { randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { AttemptOutcome, Deliver } from "./deliver.ts";
+import { createDeliveryAdmission } from "./delivery-admission.ts";
+import { createAttempter } from "./delivery-attempt.ts";
+import { createDeliveryIntake } from "./delivery-intake.ts";
 import { createDeliveryLanes, type Lane } from "./delivery-lanes.ts";
 import type { AttemptResult, AttemptVerdict, Claim, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
-import type { EndpointStore, SendableEndpoint } from "./endpoint-store.ts";
+import { createWorkSet, type Job } from "./delivery-work-set.ts";
+import { createEndpointCache } from "./endpoint-cache.ts";
+import type { EndpointStore } from "./endpoint-store.ts";
 import { createLeaseRenewer } from "../work/lease-renewer.ts";
 import { createResultRecorder } from "./result-recorder.ts";
 import { nextRetryDelayMs } from "./retry-policy.ts";
@@ -59,21 +64,6 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
-type JobState = "queued" | "inflight" | "recording" | "waiting" | "gone";
-
-interface Job {
-  row: DeliveryRow;
-  manual: boolean;
-  state: JobState;
-  /** Its endpoint was deleted, or a manual re-send already delivered it: finish, record, then forget. */
-  dead: boolean;
-  /** This process holds the delivery's lease (automatic jobs): forgetting it releases the lease. */
-  claimed: boolean;
-  timer?: ReturnType<typeof setTimeout>;
-  abort?: AbortController;
-  waiters: Array<(outcome: AttemptOutcome | null) => void>;
-}
-
 interface Recorded {
   job: Job;
   result: AttemptResult;
@@ -87,9 +77,11 @@ const SWEEP_MS = 30_000;
  * acknowledged, abandoned or dropped.
  *
  * - Fan-out: one write transaction per batch of outbox rows (deliveries built,
- *   rows marked), woken by the actor runtime after each commit and polled.
- * - Sending: a bounded in-memory work set fed to fair per-endpoint lanes
- *   (delivery-lanes.ts), so one slow receiver never holds up the others.
+ *   rows marked), woken by the actor runtime after each commit and polled
+ *   (delivery-intake.ts).
+ * - Sending: a bounded in-memory work set (delivery-work-set.ts, bounded by
+ *   delivery-admission.ts) fed to fair per-endpoint lanes (delivery-lanes.ts),
+ *   so one slow receiver never holds up the others.
  * - Recording: results are group-committed (result-recorder.ts); a delivery
  *   leaves memory only once its result is durable.
  * - Crash safety: the database is the truth. Whatever was not recorded is
@@ -103,42 +95,30 @@ const SWEEP_MS = 30_000;
  *   leases run out and its work is claimed by the next sweep of another.
  */
 export function createDispatcher(opts: DispatcherOptions) {
-  const { deliveries, endpoints, deliver } = opts;
+  const { deliveries, deliver } = opts;
   const log = opts.logger.child({ component: "webhooks" });
   const maxPerEndpoint = opts.maxPerEndpoint ?? 16;
   const maxQueued = opts.maxQueued ?? 10_000;
-  const maxQueuedPerOrg = Math.max(1, opts.maxQueuedPerOrg ?? Math.floor(maxQueued / 4));
-  const fanOutBatch = opts.fanOutBatch ?? 500;
-  const pollMs = opts.pollMs ?? 500;
-  const parkAfterMs = opts.parkAfterMs ?? 60_000;
   const random = opts.random ?? Math.random;
   const leaseMs = opts.leaseMs ?? 30_000;
-  // Swept at least once per lease, so a dead process's deliveries are taken over within about two leases.
-  const sweepMs = Math.min(SWEEP_MS, leaseMs);
 
-  const auto = new Map<string, Job>();
-  const manual = new Map<string, Job>();
-  const endpointById = new Map<string, SendableEndpoint>();
-  const removed = new Set<string>();
-  /** Automatic deliveries held in memory, per organization. */
-  const heldByOrg = new Map<string, number>();
-  /** Organizations at their share of memory: their due deliveries are left in the database until they are below it. */
-  const fullOrgs = new Set<string>();
+  const endpoints = createEndpointCache(opts.endpoints);
   /** This process instance: the `claimed_by` of the deliveries it holds. */
   let owner = `dsp_${randomToken(16)}`;
-  let fanning: Promise<void> | null = null;
-  let fanAgain = false;
-  let loading: Promise<void> | null = null;
-  let backlog = true;
-  let parkedDue: number | null = null;
-  let lastSweep = 0;
   let stopped = true;
-  let ticker: ReturnType<typeof setInterval> | undefined;
   const counters = { sent: 0, delivered: 0, failed: 0, abandoned: 0 };
-  const unreadableSecrets = new Set<string>();
 
   const claim = (): Claim => ({ by: owner, until: Date.now() + leaseMs });
 
+  const admission = createDeliveryAdmission({
+    maxHeld: maxQueued,
+    maxHeldPerOrg: opts.maxQueuedPerOrg ?? Math.floor(maxQueued / 4),
+    parkAfterMs: opts.parkAfterMs ?? 60_000,
+    // Swept at least once per lease, so a dead process's deliveries are taken over within about two leases.
+    sweepMs: Math.min(SWEEP_MS, leaseMs),
+  });
+  // The closures below are called only once the dispatcher runs, when every part exists.
+  const work = createWorkSet({ admission, release: (id) => recorder.release(id), enqueue: (job) => enqueue(job) });
   const lanes = createDeliveryLanes<Job>({
     maxInFlight: opts.maxInFlight ?? 192,
     ceiling: opts.ceiling ?? 224,
@@ -161,49 +141,27 @@ export function createDispatcher(opts: DispatcherOptions) {
     leaseMs,
     log,
     what: "webhook deliveries",
-    held: () => [...auto.values()].filter((j) => j.claimed),
+    held: () => work.claimed(),
     idOf: (job) => job.row.id,
-    lost: dropLost,
+    lost: (jobs) => work.dropLost(jobs),
   });
+  const intake = createDeliveryIntake({
+    deliveries,
+    endpoints,
+    admission,
+    claim,
+    admit: (row) => work.admit(row),
+    stopped: () => stopped,
+    log,
+    fanOutBatch: opts.fanOutBatch ?? 500,
+    pollMs: opts.pollMs ?? 500,
+  });
+  const attempt = createAttempter({ deliver, log });
 
   const tagsOf = (row: DeliveryRow) => ({ delivery_id: row.id, endpoint_id: row.endpointId, org_id: row.orgId });
 
-  function settleWaiters(job: Job, outcome: AttemptOutcome | null) {
-    const waiters = job.waiters;
-    job.waiters = [];
-    for (const w of waiters) w(outcome);
-  }
-
-  function mapOf(job: Job) {
-    return job.manual ? manual : auto;
-  }
-
-  /** Takes a job out of memory for good (its row in the database stays as it is, its lease is given back). */
-  function forget(job: Job) {
-    if (job.timer) clearTimeout(job.timer);
-    job.timer = undefined;
-    job.state = "gone";
-    if (mapOf(job).get(job.row.id) === job) {
-      mapOf(job).delete(job.row.id);
-      if (!job.manual) unhold(job.row.orgId);
-    }
-    if (job.claimed) {
-      job.claimed = false;
-      recorder.release(job.row.id);
-    }
-    settleWaiters(job, null);
-  }
-
-  function unhold(orgId: string) {
-    const n = (heldByOrg.get(orgId) ?? 1) - 1;
-    if (n > 0) heldByOrg.set(orgId, n);
-    else heldByOrg.delete(orgId);
-    // Room again (a tenth of its share, so its backlog is loaded in batches): load what it left in the database.
-    if (n <= maxQueuedPerOrg - Math.ceil(maxQueuedPerOrg / 10) && fullOrgs.delete(orgId)) backlog = true;
-  }
-
   function enqueue(job: Job, front = false) {
-    if (stopped || job.dead || removed.has(job.row.endpointId) || !endpointById.has(job.row.endpointId)) return forget(job);
+    if (stopped || job.dead || endpoints.isRemoved(job.row.endpointId) || !endpoints.has(job.row.endpointId)) return work.forget(job);
     job.state = "queued";
     lanes.push(job.row.endpointId, job.row.orgId, job, front);
     pump();
@@ -213,77 +171,23 @@ export function createDispatcher(opts: DispatcherOptions) {
     if (!stopped) lanes.pump();
   }
 
-  /** Arms a timer for a retry that is near, or leaves a far one to the database. */
-  function waitOrPark(job: Job, at: number) {
-    const delay = at - Date.now();
-    if (delay <= 0) return enqueue(job);
-    if (delay > parkAfterMs) {
-      forget(job);
-      parkedDue = parkedDue === null ? at : Math.min(parkedDue, at);
-      return;
-    }
-    job.state = "waiting";
-    job.timer = setTimeout(() => {
-      job.timer = undefined;
-      if (job.state === "waiting") enqueue(job);
-    }, delay);
-  }
-
-  /** Takes a delivery this process has just claimed into memory. */
-  function admit(row: DeliveryRow, waiter?: (o: AttemptOutcome | null) => void) {
-    const existing = auto.get(row.id);
-    if (existing) {
-      if (waiter) existing.waiters.push(waiter);
-      return;
-    }
-    const held = heldByOrg.get(row.orgId) ?? 0;
-    if (auto.size >= maxQueued || held >= maxQueuedPerOrg) {
-      // Left in the database, released: loaded when there is room (for this organization).
-      if (held >= maxQueuedPerOrg) fullOrgs.add(row.orgId);
-      else backlog = true;
-      recorder.release(row.id);
-      waiter?.(null);
-      return;
-    }
-    const job: Job = { row: { ...row }, manual: false, state: "queued", dead: false, claimed: true, waiters: waiter ? [waiter] : [] };
-    auto.set(row.id, job);
-    heldByOrg.set(row.orgId, held + 1);
-    if (held + 1 >= maxQueuedPerOrg) fullOrgs.add(row.orgId);
-    waitOrPark(job, row.nextAttemptAt ?? 0);
-  }
-
   function start(job: Job, lane: Lane<Job>) {
-    const endpoint = endpointById.get(job.row.endpointId);
-    if (!endpoint) return forget(job);
+    const endpoint = endpoints.get(job.row.endpointId);
+    if (!endpoint) return work.forget(job);
     job.state = "inflight";
     job.abort = new AbortController();
     lanes.begin(lane);
     counters.sent++;
-    const attempt =
-      endpoint.secret === null ? unsignable(endpoint) : deliver({ url: endpoint.url, secret: endpoint.secret, event: job.row.event, deliveryId: job.row.id, body: job.row.body }, job.abort.signal);
-    attempt
-      .catch((err): AttemptOutcome => {
-        log.error("Cannot deliver a webhook", { err, ...tagsOf(job.row) });
-        return { ok: false, startedAt: Date.now(), durationMs: 0, statusCode: null, error: "Internal error while sending", aborted: false };
-      })
+    attempt(job.row, endpoint, job.abort.signal)
       .then((outcome) => finish(job, lane, outcome))
       .catch((err) => log.error("Cannot finish a webhook attempt", { err, ...tagsOf(job.row) }));
-  }
-
-  /** An endpoint whose sealed secret no longer opens: nothing is sent, the attempt fails (and is retried, then abandoned). */
-  async function unsignable(endpoint: SendableEndpoint): Promise<AttemptOutcome> {
-    if (!unreadableSecrets.has(endpoint.id)) {
-      unreadableSecrets.add(endpoint.id);
-      log.error("Cannot sign webhook deliveries: the endpoint's signing secret does not open (was SECRET_KEY changed?)", { endpoint_id: endpoint.id, org_id: endpoint.orgId });
-    }
-    return { ok: false, startedAt: Date.now(), durationMs: 0, statusCode: null, error: "Cannot sign: the signing secret is unreadable", aborted: false };
   }
 
   function verdictOf(job: Job, outcome: AttemptOutcome): AttemptVerdict {
     if (outcome.ok) return { kind: "delivered" };
     if (job.manual) return { kind: "unchanged" };
     const delay = nextRetryDelayMs(opts.retrySchedule, job.row.attempts + 1, random);
-    return delay === null ? { kind: "abandoned" } : { kind: "retry", at: Date.now() + delay, hold: delay <= parkAfterMs };
+    return delay === null ? { kind: "abandoned" } : { kind: "retry", at: Date.now() + delay, hold: !admission.parks(delay) };
   }
 
   function finish(job: Job, lane: Lane<Job>, outcome: AttemptOutcome) {
@@ -291,7 +195,7 @@ export function createDispatcher(opts: DispatcherOptions) {
     job.abort = undefined;
     if (outcome.aborted) {
       // Cut by shutdown: not an attempt. Still pending in the database, sent again after restart.
-      forget(job);
+      work.forget(job);
     } else {
       const verdict = verdictOf(job, outcome);
       if (outcome.ok) counters.delivered++;
@@ -312,108 +216,23 @@ export function createDispatcher(opts: DispatcherOptions) {
     } else if (!outcome.ok) {
       log.debug("Webhook attempt failed", { ...tags, status_code: result.statusCode, error: result.error, manual: job.manual });
     }
-    settleWaiters(job, outcome);
+    work.settleWaiters(job, outcome);
     if (job.manual) {
       if (verdict.kind === "delivered") {
-        const twin = auto.get(job.row.id);
+        const twin = work.automatic(job.row.id);
         if (twin) {
           twin.dead = true;
-          if (twin.state === "queued" || twin.state === "waiting") forget(twin);
+          if (twin.state === "queued" || twin.state === "waiting") work.forget(twin);
         }
       }
-      return forget(job);
+      return work.forget(job);
     }
     if (verdict.kind !== "retry") job.claimed = false; // finished: the recording let go of the lease
-    if (verdict.kind !== "retry" || job.dead || stopped || removed.has(job.row.endpointId)) return forget(job);
+    if (verdict.kind !== "retry" || job.dead || stopped || endpoints.isRemoved(job.row.endpointId)) return work.forget(job);
     job.row.attempts++;
     job.row.nextAttemptAt = verdict.at;
     job.claimed = verdict.hold; // a parked retry was released by the recording
-    waitOrPark(job, verdict.at);
-  }
-
-  async function fanOutLoop(): Promise<void> {
-    do {
-      fanAgain = false;
-      const { deliveries: built, endpoints: active, events } = await deliveries.fanOut(fanOutBatch, claim());
-      for (const ep of active) if (!removed.has(ep.id)) endpointById.set(ep.id, ep);
-      for (const row of built) admit(row);
-      if (events === fanOutBatch) fanAgain = true;
-    } while (fanAgain && !stopped);
-  }
-
-  /** Fans out what the outbox holds; a call while a run is under way makes that run go round again. */
-  function wake(): void {
-    if (stopped) return;
-    if (fanning) {
-      fanAgain = true;
-      return;
-    }
-    fanning = fanOutLoop()
-      .catch((err) => log.error("Cannot fan out outbox events to webhook endpoints", { err }))
-      .finally(() => {
-        fanning = null;
-      });
-  }
-
-  async function ensureEndpoints(ids: string[]): Promise<void> {
-    const missing = [...new Set(ids)].filter((id) => !endpointById.has(id) && !removed.has(id));
-    for (const ep of await endpoints.sendableByIds(missing)) if (!removed.has(ep.id)) endpointById.set(ep.id, ep);
-  }
-
-  async function loadDueOnce(): Promise<void> {
-    const now = Date.now();
-    const room = maxQueued - auto.size;
-    if (room <= 0) {
-      backlog = true;
-      return;
-    }
-    // What this process holds is leased, so it is not found again; what another holds is not found at all.
-    // An organization at its share is skipped: its backlog cannot crowd the others out of memory.
-    const { rows, more } = await deliveries.claimDue(now, room, claim(), {
-      skipOrgs: [...fullOrgs],
-      roomFor: (orgId) => maxQueuedPerOrg - (heldByOrg.get(orgId) ?? 0),
-    });
-    backlog = more;
-    if (rows.length > 0) {
-      await ensureEndpoints(rows.map((r) => r.endpointId));
-      for (const row of rows) admit(row); // when stopped (or the endpoint is gone) it is released at once
-    }
-    parkedDue = await deliveries.nextDueAfter(now);
-    lastSweep = now;
-  }
-
-  /**
-   * Loads (claims) pending deliveries that are due and held by nobody: after a
-   * restart, a backlog, a parked retry, or another process's crash.
-   */
-  function loadDue(): Promise<void> {
-    if (stopped) return Promise.resolve();
-    if (!loading) {
-      loading = loadDueOnce()
-        .catch((err) => log.error("Cannot load due webhook deliveries", { err }))
-        .finally(() => {
-          loading = null;
-        });
-    }
-    return loading;
-  }
-
-  function tick() {
-    wake();
-    const now = Date.now();
-    if (backlog || (parkedDue !== null && parkedDue <= now) || now - lastSweep >= sweepMs) void loadDue();
-  }
-
-  /** Drops what another process took over or finished, unless it is under way here. */
-  function dropLost(jobs: Job[]): number {
-    let lost = 0;
-    for (const job of jobs) {
-      if (!job.claimed || (job.state !== "queued" && job.state !== "waiting")) continue;
-      job.claimed = false;
-      forget(job);
-      lost++;
-    }
-    return lost;
+    work.waitOrPark(job, verdict.at);
   }
 
   return {
@@ -421,11 +240,10 @@ export function createDispatcher(opts: DispatcherOptions) {
       if (!stopped) return;
       stopped = false;
       owner = `dsp_${randomToken(16)}`;
-      ticker = setInterval(tick, pollMs);
-      ticker.unref?.();
+      intake.startPolling();
       renewer.start();
-      await loadDue();
-      wake();
+      await intake.loadDue();
+      intake.wake();
     },
 
     /**
@@ -437,33 +255,31 @@ export function createDispatcher(opts: DispatcherOptions) {
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      if (ticker) clearInterval(ticker);
+      intake.stopPolling();
       renewer.stop();
-      for (const job of [...auto.values(), ...manual.values()]) if (job.state === "waiting" || job.state === "queued") forget(job);
-      await fanning;
-      await loading;
+      for (const job of work.all()) if (job.state === "waiting" || job.state === "queued") work.forget(job);
+      await intake.settled();
       await renewer.settled();
       const deadline = Date.now() + (opts.stopGraceMs ?? 5000);
       while (lanes.inflight > 0 && Date.now() < deadline) await Bun.sleep(10);
-      for (const job of [...auto.values(), ...manual.values()]) job.abort?.abort();
+      for (const job of work.all()) job.abort?.abort();
       const cutDeadline = Date.now() + 1000;
       while (lanes.inflight > 0 && Date.now() < cutDeadline) await Bun.sleep(5);
       await recorder.drain();
-      for (const job of [...auto.values(), ...manual.values()]) forget(job);
+      for (const job of work.all()) work.forget(job);
       await recorder.flush(); // the leases of what was just forgotten
       lanes.clear();
     },
 
-    wake,
+    wake: intake.wake,
 
     /** The endpoint was deleted: nothing more is sent to it, armed retry timers included. */
     forgetEndpoint(endpointId: string): void {
-      removed.add(endpointId);
-      endpointById.delete(endpointId);
-      for (const job of [...auto.values(), ...manual.values()]) {
+      endpoints.remove(endpointId);
+      for (const job of work.all()) {
         if (job.row.endpointId !== endpointId) continue;
         job.dead = true;
-        if (job.state === "queued" || job.state === "waiting") forget(job);
+        if (job.state === "queued" || job.state === "waiting") work.forget(job);
       }
     },
 
@@ -473,26 +289,22 @@ export function createDispatcher(opts: DispatcherOptions) {
      */
     async resend(row: DeliveryRow): Promise<AttemptOutcome | null> {
       if (stopped) return null;
-      await ensureEndpoints([row.endpointId]);
-      if (!endpointById.has(row.endpointId)) return null;
+      await endpoints.ensure([row.endpointId]);
+      if (!endpoints.has(row.endpointId)) return null;
       return new Promise((resolve) => {
-        const existing = manual.get(row.id);
-        if (existing) return existing.waiters.push(resolve);
-        // A manual re-send ignores leases: one attempt now, whoever holds the delivery.
-        const job: Job = { row: { ...row }, manual: true, state: "queued", dead: false, claimed: false, waiters: [resolve] };
-        manual.set(row.id, job);
-        enqueue(job, true);
+        const job = work.resend(row, resolve);
+        if (job) enqueue(job, true);
       });
     },
 
     /** Creates a delivery of `event` with `data` for one endpoint and sends it through the usual path. */
     async sendOne(endpointId: string, event: string, data: Record<string, unknown>, opts: { test: boolean }): Promise<{ row: DeliveryRow; outcome: Promise<AttemptOutcome | null> } | null> {
-      await ensureEndpoints([endpointId]);
-      const endpoint = endpointById.get(endpointId);
+      await endpoints.ensure([endpointId]);
+      const endpoint = endpoints.get(endpointId);
       if (!endpoint) return null;
       const row = await deliveries.insertOne(endpoint, event, data, { ...opts, claim: stopped ? null : claim() });
       const outcome = new Promise<AttemptOutcome | null>((resolve) => {
-        if (!stopped) return admit(row, resolve);
+        if (!stopped) return work.admit(row, resolve);
         if (row.claimedBy !== null) recorder.release(row.id);
         resolve(null);
       });
@@ -500,12 +312,12 @@ export function createDispatcher(opts: DispatcherOptions) {
     },
 
     stats() {
-      return { ...counters, inflight: lanes.inflight, inMemory: auto.size + manual.size, pendingResults: recorder.pending };
+      return { ...counters, inflight: lanes.inflight, inMemory: work.size, pendingResults: recorder.pending };
     },
 
     /** In flight and held in memory for one organization. */
     orgStats(orgId: string) {
-      return { inflight: lanes.inflightOf(orgId), held: heldByOrg.get(orgId) ?? 0 };
+      return { inflight: lanes.inflightOf(orgId), held: admission.heldOf(orgId) };
     },
   };
 }
