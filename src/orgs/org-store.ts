@@ -1,4 +1,4 @@
-import { and, desc, eq, isNotNull, isNull, lte } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
 import { apiKeys, organizations } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -101,7 +101,8 @@ export function createOrgStore(database: Database) {
       .select({ prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
       .from(apiKeys)
       .where(eq(apiKeys.orgId, orgId))
-      .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+      // Newest first; keys made in the same millisecond (a rotation) by insertion order, not by their random ids.
+      .orderBy(desc(apiKeys.createdAt), desc(sql`rowid`));
     const now = Date.now();
     return rows.map((r) => ({ ...r, status: keyStatus(r, now) }));
   }
