@@ -76,6 +76,21 @@ export interface Config {
   deletedActorRetentionMs: number;
   /** RETENTION_INTERVAL_MS: time between retention sweeps (default 10 min). */
   retentionIntervalMs: number;
+  /**
+   * STORAGE: where durable files live. `local` (default): under DATA_DIR.
+   * `s3`: an S3-compatible bucket (Bun's S3 client, `S3_*` variables); DATA_DIR
+   * then holds only scratch space, so any process can serve and transcode.
+   */
+  storage: "local" | "s3";
+  /** S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION (Bun's names); only with STORAGE=s3. */
+  s3: { endpoint?: string; bucket: string; accessKeyId?: string; secretAccessKey?: string; region?: string } | null;
+  /**
+   * RATE_LIMIT_STORE: `memory` counts in the process (exact for one process,
+   * flushed to the database each second); `database` counts every request in
+   * the database, exact across processes. Default: `database` when
+   * DATABASE_URL names a server (libsql://, http(s)://, ws(s)://), else `memory`.
+   */
+  rateLimitStore: "memory" | "database";
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -112,6 +127,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const webhookTimeoutMs = int(env, "WEBHOOK_TIMEOUT_MS", 10_000);
   const webhookLeaseMs = int(env, "WEBHOOK_LEASE_MS", webhookTimeoutMs + 20_000);
   if (webhookLeaseMs < 100) throw new ConfigError(`WEBHOOK_LEASE_MS must be at least 100, got "${env.WEBHOOK_LEASE_MS}"`);
+  const storage = (env.STORAGE || "local") as Config["storage"];
+  if (!["local", "s3"].includes(storage)) throw new ConfigError(`STORAGE must be local or s3, got "${storage}"`);
+  const databaseUrl = env.DATABASE_URL || `file:${join(dataDir, "service.db")}`;
+  const rateLimitStore = (env.RATE_LIMIT_STORE || (databaseUrl.startsWith("file:") ? "memory" : "database")) as Config["rateLimitStore"];
+  if (!["memory", "database"].includes(rateLimitStore)) throw new ConfigError(`RATE_LIMIT_STORE must be memory or database, got "${rateLimitStore}"`);
   return {
     port,
     hostname: env.HOST || "0.0.0.0",
@@ -119,7 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rtmpHost: env.RTMP_HOST || "localhost",
     dataDir,
     baseUrl: (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
-    databaseUrl: env.DATABASE_URL || `file:${join(dataDir, "service.db")}`,
+    databaseUrl,
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     mediaBackend: backend,
     liveSlots: int(env, "LIVE_SLOTS", 100),
@@ -158,5 +178,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     uploadRetentionMs: int(env, "UPLOAD_RETENTION_MS", DAY_MS),
     deletedActorRetentionMs: int(env, "DELETED_ACTOR_RETENTION_MS", 30 * DAY_MS),
     retentionIntervalMs: Math.max(1000, int(env, "RETENTION_INTERVAL_MS", 10 * 60_000)),
+    storage,
+    s3: storage === "s3" ? s3Config(env) : null,
+    rateLimitStore,
+  };
+}
+
+/** Bun's S3 variable names (S3_* first, then the AWS_* ones Bun also reads). */
+function s3Config(env: Record<string, string | undefined>): NonNullable<Config["s3"]> {
+  const bucket = env.S3_BUCKET || env.AWS_BUCKET;
+  if (!bucket) throw new ConfigError("STORAGE=s3 needs S3_BUCKET");
+  return {
+    endpoint: env.S3_ENDPOINT || env.AWS_ENDPOINT || undefined,
+    bucket,
+    accessKeyId: env.S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined,
+    region: env.S3_REGION || env.AWS_REGION || undefined,
   };
 }
