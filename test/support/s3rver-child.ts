@@ -2,6 +2,7 @@
  * Runs s3rver (an S3-compatible server for tests) on a free port with one
  * bucket; prints `{"port": N}` once listening. argv: directory bucket.
  */
+// @ts-expect-error s3rver ships no types; only its constructor, run() and close() are used.
 import S3rver from "s3rver";
 
 const [directory, bucket] = process.argv.slice(2);
