@@ -1,5 +1,4 @@
 import { expect, test } from "bun:test";
-import type { Subprocess } from "bun";
 import { and, eq } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +10,7 @@ import { broadcasts, outbox, work } from "../src/db/schema/index.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
+import { type Child, spawnService } from "./support/service-process.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
 /**
@@ -25,67 +25,6 @@ const LEASE_MS = 1500;
 const LEAD_MS = 1000;
 // Short leases so a dead process's holds lapse within the test: the broadcast's, and its claimed work's.
 const ENV = { LIVE_BROADCAST_LEASE_MS: String(LEASE_MS), LIVE_RECONNECT_MS: "500", JOB_LEASE_MS: "2000", LIVE_SCHEDULE_LEAD_MS: String(LEAD_MS) };
-
-interface Child {
-  proc: Subprocess;
-  port: number;
-  rtmpPort: number;
-  orgId: string;
-  apiKey: string;
-  /** The child's work-ledger holder id (who claimed a work row). */
-  holder: string;
-  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
-  /** Graceful stop (SIGTERM), then SIGKILL if it hangs. */
-  stop(): Promise<void>;
-}
-
-async function spawnService(env: Record<string, string>, org?: { orgId: string; apiKey: string }): Promise<Child> {
-  const args = [process.execPath, join(import.meta.dir, "support/service-child.ts"), JSON.stringify(env)];
-  if (org) args.push(JSON.stringify(org));
-  // In the child's environment too: crash points (VIDLIVE_FAULT) read process.env, not the config.
-  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let out = "";
-  let info: { port: number; rtmpPort: number; orgId: string; apiKey: string; holder: string } | undefined;
-  while (!info) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`service child exited before it was ready: ${out}`);
-    out += decoder.decode(value, { stream: true });
-    const line = out.split("\n").find((l) => l.startsWith("{") && l.includes('"rtmpPort"'));
-    if (line) info = JSON.parse(line);
-  }
-  // Keep draining (logs, with TEST_LOGS) so the child never blocks on a full pipe.
-  void (async () => {
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) return;
-      if (process.env.TEST_LOGS && value) process.stderr.write(value);
-    }
-  })();
-  const { port, rtmpPort, orgId, apiKey, holder } = info;
-  return {
-    proc,
-    port,
-    rtmpPort,
-    orgId,
-    apiKey,
-    holder,
-    api: (path, init = {}) =>
-      fetch(`http://127.0.0.1:${port}/api/public/v1${path}`, {
-        ...init,
-        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-        body: init.json === undefined ? undefined : JSON.stringify(init.json),
-      }),
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill("SIGTERM");
-      const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);
-      await proc.exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 const childStream = async (c: Child, id: string) => ((await (await c.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
 
