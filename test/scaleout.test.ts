@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createClient } from "@libsql/client";
+import { S3Client } from "bun";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { waitFor } from "./support/events.ts";
+import { startFileServer } from "./support/file-server.ts";
+import { parsePlaylist } from "./support/media-check.ts";
+import { type S3Server, startS3rver } from "./support/s3rver.ts";
+import { type Child, spawnService } from "./support/service-process.ts";
+import { type Sqld, startSqld } from "./support/sqld.ts";
+import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+/**
+ * Issue 10's proof on real engines: a real libSQL server (sqld) and a real
+ * S3-compatible bucket (s3rver), three service processes each with its own
+ * DATA_DIR (nothing shared but the database and the bucket).
+ *
+ * - A is an API-only node (TRANSCODE_WORKERS=0): a video registered on it is
+ *   transcoded by B or C, its media in the bucket and served by any process.
+ * - Each webhook delivery is POSTed once, whichever process sends it.
+ * - kill -9 of the process mid-transcode: another takes the work over after
+ *   its lease, and the video completes once.
+ *
+ * The shared rate limit and live across processes have their own suites
+ * (test/rate-limits-multi-process.test.ts, test/live-scaleout.test.ts).
+ */
+
+const hasFfmpeg = Bun.which("ffmpeg") !== null;
+const JOB_LEASE_MS = 2000;
+
+let sqld: Sqld;
+let s3: S3Server;
+let rx: WebhookReceiver;
+const origin = startFileServer();
+const dirs: string[] = [];
+const children: Child[] = [];
+let bucket: S3Client;
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  const dataDir = mkdtempSync(join(tmpdir(), "scaleout-"));
+  dirs.push(dataDir);
+  return {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    RTMP_PORT: "0",
+    SECRET_KEY: "c".repeat(64),
+    DATABASE_URL: sqld.url,
+    MEDIA_BACKEND: "native",
+    JOB_LEASE_MS: String(JOB_LEASE_MS),
+    WEBHOOK_CA_FILE: TEST_CA_FILE,
+    WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2",
+    ...s3.env,
+    ...extra,
+  };
+}
+
+async function spawn(extra: Record<string, string> = {}): Promise<Child> {
+  const first = children[0];
+  const child = await spawnService(env(extra), first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined);
+  children.push(child);
+  return child;
+}
+
+/** Every file under the processes' DATA_DIRs that is not scratch or the service's own state. */
+function mediaOnLocalDisks(): string[] {
+  const found: string[] = [];
+  for (const dir of dirs) {
+    for (const top of ["media", "originals", "uploads", "recordings", "live"]) {
+      const walk = (d: string) => {
+        let entries: import("node:fs").Dirent[];
+        try {
+          entries = readdirSync(d, { withFileTypes: true });
+        } catch {
+          return;
+        }
+        for (const e of entries) {
+          const p = join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else found.push(p);
+        }
+      };
+      walk(join(dir, top));
+    }
+  }
+  return found;
+}
+
+async function objectKeys(prefix: string): Promise<string[]> {
+  const res = await bucket.list({ prefix, maxKeys: 1000 });
+  return (res.contents ?? []).map((o) => o.key);
+}
+
+/** A read on the shared database, from the test process (a remote client: no file shared with the services). */
+async function sql(text: string, args: string[]) {
+  const client = createClient({ url: sqld.url });
+  try {
+    return (await client.execute({ sql: text, args })).rows;
+  } finally {
+    client.close();
+  }
+}
+
+const videoOf = async (c: Child, id: string) => ((await (await c.api(`/videos/${id}/`)).json()) as any).data?.video;
+
+beforeAll(async () => {
+  sqld = await startSqld();
+  s3 = await startS3rver();
+  bucket = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+  rx = startWebhookReceiver();
+  await spawn({ TRANSCODE_WORKERS: "0" }); // A: API only
+  await spawn(); // B
+  await spawn(); // C
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.stop()));
+  rx?.stop();
+  origin.stop();
+  await sqld?.stop();
+  await s3?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test.skipIf(!hasFfmpeg)(
+  "a video registered on an API-only process is transcoded by another, its media in the bucket only, served by every process; each webhook delivery is POSTed once",
+  async () => {
+    const [a, b, c] = children as [Child, Child, Child];
+    const hook = await a.api("/webhooks/", { method: "POST", json: { url: `${rx.url}/hooks`, events: ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"] } });
+    expect(hook.status).toBe(201);
+
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url(`av-360p-2s.mp4?n=${i}`), title: `scale ${i}` } });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as any).data.asset.public_id);
+    }
+    const done = await Promise.all(
+      ids.map((id) => waitFor(async () => ((await videoOf(b, id))?.status === "COMPLETED" ? videoOf(c, id) : undefined), { timeoutMs: 90_000, what: `video ${id} COMPLETED` })),
+    );
+
+    for (const v of done) {
+      expect(v.status).toBe("COMPLETED");
+      // The ladder is in the bucket...
+      const token = new URL(v.url).pathname.split("/")[2]!;
+      const keys = await objectKeys(`media/${token}/`);
+      expect(keys).toContain(`media/${token}/index.m3u8`);
+      expect(keys.some((k) => k.endsWith(".ts") || k.endsWith(".m4s"))).toBe(true);
+      // ...and every process serves it, with byte ranges.
+      for (const p of children) {
+        const url = new URL(v.url);
+        const master = await fetch(`${p.base}${url.pathname}`);
+        expect(master.status).toBe(200);
+        const rung = parsePlaylist(await master.text()).uris[0]!;
+        const media = await fetch(new URL(rung, `${p.base}${url.pathname}`));
+        expect(media.status).toBe(200);
+        const seg = parsePlaylist(await media.text()).uris[0]!;
+        const part = await fetch(new URL(seg, media.url), { headers: { range: "bytes=0-187" } });
+        expect(part.status).toBe(206);
+        expect((await part.arrayBuffer()).byteLength).toBe(188);
+      }
+    }
+    // The API-only process transcoded nothing; nothing is left on any local disk.
+    expect(mediaOnLocalDisks()).toEqual([]);
+
+    // 3 videos x 3 events, each delivery exactly once whichever process sent it.
+    const received = await rx.waitFor(9, 30_000);
+    await Bun.sleep(1500); // a duplicate would arrive within the retry schedule
+    const deliveryIds = rx.received.map((r) => r.headers.get("x-service-delivery"));
+    expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
+    expect(received.length).toBe(9);
+    const pairs = rx.received.map((r) => `${(JSON.parse(r.body) as any).data.video.id}:${r.headers.get("x-service-event")}`);
+    expect(new Set(pairs).size).toBe(9);
+  },
+  150_000,
+);
+
+test.skipIf(!hasFfmpeg)(
+  "kill -9 of the process transcoding a video: another takes the work over after its lease and the video completes once",
+  async () => {
+    const a = children[0]!;
+    // A long enough source that the kill lands mid-transcode.
+    const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url("av-720p-3s.mp4?kill=1"), title: "killed mid-transcode" } });
+    expect(res.status).toBe(201);
+    const id = ((await res.json()) as any).data.asset.public_id as string;
+
+    // Whoever started it: find the transcoding process by the work row's holder.
+    const owner = await waitFor(
+      async () => {
+        const v = await videoOf(a, id);
+        if (v?.status === "COMPLETED") throw new Error("completed before the kill: use a longer fixture");
+        const rows = await sql("SELECT claimed_by FROM work WHERE entity_id = ? AND type = 'transcode' AND claimed_by IS NOT NULL", [id]);
+        const holder = rows[0]?.claimed_by as string | undefined;
+        return holder ? children.find((c) => c.holder === holder) : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20, what: "the transcode claimed" },
+    );
+    expect(owner).not.toBe(a);
+    owner!.proc.kill("SIGKILL");
+    await owner!.proc.exited;
+
+    const done = await waitFor(
+      async () => {
+        const v = await videoOf(a, id);
+        return v?.status === "COMPLETED" ? v : undefined;
+      },
+      { timeoutMs: 90_000, what: "the video completed by the survivor" },
+    );
+    const token = new URL(done.url).pathname.split("/")[2]!;
+    expect(await objectKeys(`media/${token}/`)).toContain(`media/${token}/index.m3u8`);
+    const master = await fetch(`${a.base}${new URL(done.url).pathname}`);
+    expect(master.status).toBe(200);
+    const completed = await sql("SELECT count(*) AS n FROM outbox WHERE entity_id = ? AND event = 'VIDEO_TRANSCODING_COMPLETED'", [id]);
+    expect(Number(completed[0]!.n)).toBe(1);
+  },
+  150_000,
+);
