@@ -20,6 +20,8 @@ import { organizationRoutes } from "./routes/organization-routes.ts";
 import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts";
 import { createActorSealers, sealLegacyActorSecrets } from "./secrets/actor-secrets.ts";
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
+import { createObjectStore } from "./storage/create-object-store.ts";
+import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
@@ -42,6 +44,8 @@ export interface Service {
   secret: ServerSecret;
   outbound: OutboundGuard;
   store: MediaStore;
+  /** Where durable files live (STORAGE: DATA_DIR or an S3 bucket); keys as in src/storage/object-store.ts. */
+  objects: ObjectStore;
   videos: VideoModule;
   live: LiveModule;
   webhooks: WebhookModule;
@@ -79,7 +83,8 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
   // Created once every module has registered its handlers; modules reach it through these two calls.
   let runner: WorkRunner | undefined;
   const work = { wake: () => runner?.wake(), cancelEntity: (id: string) => runner?.cancelEntity(id) ?? false };
-  const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret });
+  const objects = createObjectStore(config);
+  const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret, objects });
   // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
   const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
   const videos = createVideoModule({
@@ -98,7 +103,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     createTranscoder: async ({ childPidDir }) =>
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
-  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake });
+  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id) });
   runner = createWorkRunner({
     ledger,
@@ -121,7 +126,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     rateLimiter,
     logger,
     plugins: [organizationRoutes(), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
-    publicPlugins: [mediaRoutes(store), ...videos.publicPlugins, ...live.publicPlugins],
+    publicPlugins: [mediaRoutes(store, objects), ...videos.publicPlugins, ...live.publicPlugins],
   });
 
   let server: ReturnType<typeof Bun.serve> | undefined;
@@ -140,6 +145,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     secret,
     outbound,
     store,
+    objects,
     videos,
     live,
     webhooks,

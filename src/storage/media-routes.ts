@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import { extname, relative, sep } from "node:path";
+import { extname } from "node:path";
 import { ApiError } from "../http/api-error.ts";
 import type { MediaStore } from "./media-store.ts";
+import type { ObjectStore } from "./object-store.ts";
 
 const TYPES: Record<string, string> = {
   ".m3u8": "application/vnd.apple.mpegurl",
@@ -15,12 +16,11 @@ const TYPES: Record<string, string> = {
   ".flv": "video/x-flv",
 };
 
-/** Serves one file with byte ranges; playlists are short-lived, everything else immutable. */
-export async function serveFile(request: Request, path: string, opts: { attachmentName?: string; live?: boolean } = {}): Promise<Response> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw ApiError.notFound();
-  const size = file.size;
-  const ext = extname(path).toLowerCase();
+type ServeOpts = { attachmentName?: string; live?: boolean };
+
+/** The headers of every media answer: type by extension, ranges, CORS for web players, caching. */
+function mediaHeaders(name: string, opts: ServeOpts): Record<string, string> {
+  const ext = extname(name).toLowerCase();
   const headers: Record<string, string> = {
     "content-type": TYPES[ext] ?? "application/octet-stream",
     "accept-ranges": "bytes",
@@ -28,20 +28,58 @@ export async function serveFile(request: Request, path: string, opts: { attachme
     "cache-control": ext === ".m3u8" || ext === ".mpd" ? (opts.live ? "no-cache" : "public, max-age=60") : "public, max-age=31536000, immutable",
   };
   if (opts.attachmentName) headers["content-disposition"] = `attachment; filename="${opts.attachmentName.replace(/"/g, "")}"`;
+  return headers;
+}
+
+/** A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`) of an object of `size` bytes; `end` inclusive; "invalid" → 416. */
+function parseRange(header: string, size: number): { start: number; end: number } | "invalid" {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  let start = m && m[1] !== "" ? Number(m[1]) : NaN;
+  let end = m && m[2] !== "" ? Number(m[2]) : size - 1;
+  if (m && m[1] === "" && m[2] !== "") {
+    start = Math.max(0, size - Number(m[2]));
+    end = size - 1;
+  }
+  if (!m || Number.isNaN(start) || start >= size || end < start) return "invalid";
+  return { start, end: Math.min(end, size - 1) };
+}
+
+/**
+ * Serves one stored object with single byte ranges (206, 416); playlists are
+ * short-lived, everything else immutable. The bytes go through this process
+ * whatever the store: a local file is sent from disk, an S3 object is
+ * streamed (never `new Response(s3file)`, which Bun answers with a redirect
+ * to a presigned URL, breaking relative segment URLs in playlists).
+ */
+export async function serveObject(request: Request, objects: ObjectStore, key: string, opts: ServeOpts = {}): Promise<Response> {
+  const st = await objects.stat(key);
+  if (!st) throw ApiError.notFound();
+  const size = st.size;
+  const headers = mediaHeaders(key, opts);
   const range = request.headers.get("range");
   if (range) {
-    const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
-    let start = m && m[1] !== "" ? Number(m[1]) : NaN;
-    let end = m && m[2] !== "" ? Number(m[2]) : size - 1;
-    if (m && m[1] === "" && m[2] !== "") {
-      start = Math.max(0, size - Number(m[2]));
-      end = size - 1;
-    }
-    if (!m || Number.isNaN(start) || start >= size || end < start) {
-      return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } });
-    }
-    end = Math.min(end, size - 1);
-    return new Response(file.slice(start, end + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${start}-${end}/${size}`, "content-length": String(end - start + 1) } });
+    const r = parseRange(range, size);
+    if (r === "invalid") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } });
+    return new Response(objects.body(key, { start: r.start, end: r.end + 1 }), {
+      status: 206,
+      headers: { ...headers, "content-range": `bytes ${r.start}-${r.end}/${size}`, "content-length": String(r.end - r.start + 1) },
+    });
+  }
+  // An empty object: an empty body (a zero-length slice of a remote object is not worth a request).
+  return new Response(size === 0 ? null : objects.body(key), { headers: { ...headers, "content-length": String(size) } });
+}
+
+/** Serves one local file with byte ranges (the live HLS route before its folder moved to the object store). */
+export async function serveFile(request: Request, path: string, opts: ServeOpts = {}): Promise<Response> {
+  const file = Bun.file(path);
+  if (!(await file.exists())) throw ApiError.notFound();
+  const size = file.size;
+  const headers = mediaHeaders(path, opts);
+  const range = request.headers.get("range");
+  if (range) {
+    const r = parseRange(range, size);
+    if (r === "invalid") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } });
+    return new Response(file.slice(r.start, r.end + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${r.start}-${r.end}/${size}`, "content-length": String(r.end - r.start + 1) } });
   }
   return new Response(file, { headers: { ...headers, "content-length": String(size) } });
 }
@@ -52,8 +90,8 @@ export async function serveFile(request: Request, path: string, opts: { attachme
  */
 const NEVER_SERVED_TOP = "original";
 
-/** GET /media/<token>/<path>: transcoded renditions and downloads, never the original. */
-export function mediaRoutes(store: MediaStore) {
+/** GET /media/<token>/<path>: transcoded renditions and downloads from the object store, never the original. */
+export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
   return new Elysia({ name: "media-routes" }).get(
     "/media/:token/*",
     ({ params, request }) => {
@@ -63,11 +101,11 @@ export function mediaRoutes(store: MediaStore) {
       } catch {
         throw ApiError.notFound();
       }
-      const path = store.resolveServed(params.token, rel);
-      if (!path) throw ApiError.notFound();
-      if (relative(store.mediaRoot, path).split(sep)[1] === NEVER_SERVED_TOP) throw ApiError.notFound();
+      const key = store.servedKey(params.token, rel);
+      if (!key) throw ApiError.notFound();
+      if (key.split("/")[2] === NEVER_SERVED_TOP) throw ApiError.notFound();
       const isDownload = rel.startsWith("downloads/");
-      return serveFile(request, path, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
+      return serveObject(request, objects, key, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
     },
     { detail: { hide: true } },
   );

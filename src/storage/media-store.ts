@@ -1,15 +1,20 @@
 import { mkdir, rm } from "node:fs/promises";
-import { join, normalize, sep } from "node:path";
+import { join, normalize, posix, sep } from "node:path";
 import type { ServerSecret } from "../secrets/server-secret.ts";
+import { createLocalObjectStore } from "./local-object-store.ts";
+import type { ObjectStore } from "./object-store.ts";
 
 /**
- * Where files live under DATA_DIR. Media is served from /media/<token>/…,
- * where the token is an HMAC of the owner's id under the server secret:
- * unguessable, stable across restarts and processes, and needs no column.
- * Originals (the source as received) live outside the served tree, in
- * originals/<owner id>/, and are never served.
+ * Where files live. Durable files are objects (src/storage/object-store.ts)
+ * whose keys are their paths under DATA_DIR in the local layout; the work
+ * dir is local scratch space of the process running a fetch or a transcode.
+ * Media is served from /media/<token>/…, where the token is an HMAC of the
+ * owner's id under the server secret: unguessable, stable across restarts
+ * and processes, and needs no column. Originals (the source as received)
+ * live outside the served tree, in originals/<owner id>/, and are never served.
  */
-export function createMediaStore(opts: { dataDir: string; baseUrl: () => string; secret: ServerSecret }) {
+export function createMediaStore(opts: { dataDir: string; baseUrl: () => string; secret: ServerSecret; objects?: ObjectStore }) {
+  const objects = opts.objects ?? createLocalObjectStore(opts.dataDir);
   const mediaRoot = join(opts.dataDir, "media");
   const workRoot = join(opts.dataDir, "work");
   const uploadRoot = join(opts.dataDir, "uploads");
@@ -19,18 +24,33 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
 
   return {
     dataDir: opts.dataDir,
+    objects,
     mediaRoot,
     tokenFor,
-    /** The kept source of a video: not under mediaRoot, so no URL reaches it. */
+    /** Object keys (prefixes) of an owner's served media, its kept original, and an upload. */
+    mediaKey: (ownerId: string) => `media/${tokenFor(ownerId)}`,
+    originalKey: (ownerId: string) => `originals/${ownerId}`,
+    uploadKey: (uploadId: string) => `uploads/${uploadId}`,
+    /** The kept source of a video in the local layout: not under mediaRoot, so no URL reaches it. */
     originalDir: (ownerId: string) => join(originalRoot, ownerId),
     mediaDir: (ownerId: string) => join(mediaRoot, tokenFor(ownerId)),
+    /** Local scratch of a fetch or transcode; never holds anything another process needs. */
     workDir: (ownerId: string) => join(workRoot, ownerId),
     uploadPath: (uploadId: string) => join(uploadRoot, uploadId),
     uploadRoot,
     /** Public URL of a file inside an owner's media dir. */
     url: (ownerId: string, relative: string) => `${opts.baseUrl()}/media/${tokenFor(ownerId)}/${relative.split(sep).join("/")}`,
 
-    /** Resolves a served path to a file inside the media root, or null on traversal attempts. */
+    /** The object key of a served path (`media/<token>/<path>`), or null for a bad token or a traversal attempt. */
+    servedKey(token: string, relative: string): string | null {
+      if (!/^[0-9a-f]{40}$/.test(token)) return null;
+      if (relative.includes("\0") || relative.includes("\\")) return null;
+      const rel = posix.normalize(relative).replace(/^\/+/, "");
+      if (rel === "" || rel === "." || rel === ".." || rel.startsWith("../") || rel.endsWith("/")) return null;
+      return `media/${token}/${rel}`;
+    },
+
+    /** Resolves a served path to a file inside the local media root, or null on traversal attempts. */
     resolveServed(token: string, relative: string): string | null {
       if (!/^[0-9a-f]{40}$/.test(token)) return null;
       const base = join(mediaRoot, token);
@@ -43,10 +63,11 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
       return dir;
     },
 
+    /** Everything of an owner: served media and original (in the store), scratch (here). */
     async remove(ownerId: string) {
-      await rm(join(mediaRoot, tokenFor(ownerId)), { recursive: true, force: true });
+      await objects.deletePrefix(`media/${tokenFor(ownerId)}`);
+      await objects.deletePrefix(`originals/${ownerId}`);
       await rm(join(workRoot, ownerId), { recursive: true, force: true });
-      await rm(join(originalRoot, ownerId), { recursive: true, force: true });
     },
   };
 }
