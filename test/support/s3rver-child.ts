@@ -26,6 +26,46 @@ const { readdirSync } = fs;
 // @ts-expect-error no declaration file
 const { default: S3rver } = await import("s3rver");
 
+// s3rver answers a PUT before the object's file is written (it never waits for
+// its write stream) and rewrites the file in place: a GET right after a PUT of
+// the same key (a live playlist, rewritten at every segment) read the old or a
+// partial object in 20 of 50 tries. S3 is read-after-write consistent and a
+// PUT atomic: the object goes to a temp file, awaited, then renamed over.
+// @ts-expect-error no declaration file
+const { default: FilesystemStore } = await import("s3rver/lib/stores/filesystem.js");
+const { once } = await import("node:events");
+const { Readable, Transform } = await import("node:stream");
+const { pipeline } = await import("node:stream/promises");
+type S3rverObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: Record<string, string> };
+let tmpCounter = 0;
+FilesystemStore.prototype.putObject = async function (this: any, object: S3rverObject) {
+  const objectPath: string = this.getResourcePath(object.bucket, object.key, "object");
+  await fs.promises.mkdir(objectPath.slice(0, objectPath.lastIndexOf("/")), { recursive: true });
+  const tmp = `${objectPath}.${process.pid}.${++tmpCounter}.tmp`;
+  const md5 = crypto.createHash("md5");
+  let size = 0;
+  const count = new Transform({
+    transform(chunk, _encoding, callback) {
+      md5.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  const source = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : (object.content as NodeJS.ReadableStream);
+  const out = fs.createWriteStream(tmp);
+  try {
+    await pipeline(source, count, out);
+    if (!out.closed) await once(out, "close");
+    await fs.promises.rename(tmp, objectPath);
+  } catch (err) {
+    await fs.promises.rm(tmp, { force: true });
+    throw err;
+  }
+  const digest = md5.digest("hex");
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
+
 const [directory, bucket] = process.argv.slice(2);
 const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket ?? "vidlive", configs: [] }] });
 const addr = (await server.run()) as { port: number };
