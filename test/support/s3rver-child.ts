@@ -3,7 +3,10 @@
  * bucket; prints `{"port": N}` once listening. argv: directory bucket.
  */
 import crypto from "node:crypto";
+import { once } from "node:events";
 import fs from "node:fs";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 // s3rver encrypts list continuation tokens with the cipher "des", a name Bun's
 // BoringSSL does not know (it knows "des-cbc", the same cipher): without this
@@ -33,9 +36,6 @@ const { default: S3rver } = await import("s3rver");
 // PUT atomic: the object goes to a temp file, awaited, then renamed over.
 // @ts-expect-error no declaration file
 const { default: FilesystemStore } = await import("s3rver/lib/stores/filesystem.js");
-const { once } = await import("node:events");
-const { Readable, Transform } = await import("node:stream");
-const { pipeline } = await import("node:stream/promises");
 type S3rverObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: Record<string, string> };
 let tmpCounter = 0;
 FilesystemStore.prototype.putObject = async function (this: any, object: S3rverObject) {
