@@ -1,9 +1,9 @@
 import { createClient, type Client } from "@libsql/client";
 import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
-import { migrate } from "drizzle-orm/libsql/migrator";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { migrateOnce } from "./migrate-once.ts";
 import * as schema from "./schema/index.ts";
 
 export type Schema = typeof schema;
@@ -109,7 +109,12 @@ function localDatabasePath(url: string): string | null {
   return path && path !== ":memory:" && !url.includes("mode=memory") ? path : null;
 }
 
-export async function createDatabase(opts: { url: string; authToken?: string }): Promise<Database> {
+export async function createDatabase(opts: {
+  url: string;
+  authToken?: string;
+  /** How long the migration lock outlives a crashed migrator (migrate-once.ts; tests shorten it). */
+  migrationLockLeaseMs?: number;
+}): Promise<Database> {
   const { url, authToken } = opts;
   const isFile = url.startsWith("file:");
   const localPath = localDatabasePath(url);
@@ -126,7 +131,7 @@ export async function createDatabase(opts: { url: string; authToken?: string }):
   if (localPath) protectDatabaseFiles(localPath, "after");
   const writer = drizzle(writerClient, { schema });
   const reader = drizzle(readerClient, { schema });
-  await migrate(writer, { migrationsFolder: MIGRATIONS });
+  await migrateOnce(writer, writerClient, { migrationsFolder: MIGRATIONS, leaseMs: opts.migrationLockLeaseMs });
   const hot = createHotReader(url, readerClient);
 
   let tail: Promise<unknown> = Promise.resolve();
