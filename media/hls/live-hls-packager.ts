@@ -40,9 +40,25 @@ export interface LiveHlsLogger {
   error?(message: string, fields?: Record<string, unknown>): void;
 }
 
+/**
+ * Where finished files go when not to `dir` (e.g. an object store). Each call
+ * is awaited before the next file is produced, so a playlist is written only
+ * after every segment (and init segment) it names has been written.
+ */
+export interface LiveHlsFileSink {
+  /** Once, before any file: a previous run's files are removed (they would be served as this run's). */
+  prepare(): Promise<void>;
+  /** A whole file, by name relative to the playlist (`index.m3u8`, `segment-3.ts`, `init.mp4`). */
+  write(name: string, bytes: Uint8Array): Promise<void>;
+  /** A segment that left the playlist's grace window; a missing one is not an error. */
+  remove(name: string): Promise<void>;
+}
+
 export interface LiveHlsPackagerOptions {
-  /** Created if missing. Stale playlists/segments of a previous run are removed. */
+  /** Created if missing (unless `files` is given). Stale playlists/segments of a previous run are removed. */
   dir: string;
+  /** Finished files go here instead of atomic files in `dir`. */
+  files?: LiveHlsFileSink;
   /** Target segment length; segments are cut on keyframes, so the encoder's GOP should divide it. */
   segmentSeconds: number;
   /** Segments listed in the live playlist. */
@@ -105,8 +121,10 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     throw new HlsPackagerError("windowSegments", `must be a positive integer, got ${windowSegments}`);
   }
   const segmentFormat = options.segmentFormat ?? "mpegts";
+  const files = options.files;
   const retention = createSegmentRetention({
     dir,
+    remove: files ? (uri) => files.remove(uri) : undefined,
     graceSegments: options.graceSegments ?? windowSegments + 1,
     onError: (uri, err) => logger?.warn?.("live HLS: could not delete an old segment", { uri, error: String(err) }),
   });
@@ -144,15 +162,16 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     if (name.endsWith(".ts") && videoDecoderConfig) {
       rewriteVideoDts(bytes, () => dtsQueue.shift());
     }
+    const write = (data: Uint8Array | string) => (files ? files.write(name, typeof data === "string" ? new TextEncoder().encode(data) : data) : writeFileAtomic(path, data));
     if (name !== LIVE_HLS_PLAYLIST) {
-      await writeFileAtomic(path, bytes);
+      await write(bytes);
       return;
     }
     const playlist = parseMediaPlaylist(new TextDecoder().decode(bytes));
     const fresh = playlist.segments.filter((s) => s.sequence > lastPublishedSequence);
     for (const s of fresh) maxRoundedDuration = Math.max(maxRoundedDuration, Math.round(s.duration));
     const targetDuration = Math.max(Math.ceil(segmentSeconds), maxRoundedDuration);
-    await writeFileAtomic(path, withTargetDuration(new TextDecoder().decode(bytes), targetDuration));
+    await write(withTargetDuration(new TextDecoder().decode(bytes), targetDuration));
     const publishedAtMs = Date.now();
     for (const s of fresh) {
       const start = nextSegmentStart ?? starts[0]?.t ?? 0;
@@ -261,7 +280,7 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
     if (phase === "probing" && tracks.ready()) await start();
   }
 
-  let queue: Promise<void> = prepareDir().catch((err) => {
+  let queue: Promise<void> = (files ? files.prepare() : prepareDir()).catch((err) => {
     phase = "failed";
     failure = new HlsPackagerError("dir", `cannot prepare ${dir}: ${String(err)}`, { cause: err });
   });

@@ -14,7 +14,13 @@ export interface SegmentRetention {
  * fetched the previous playlist may still request it. Counting pops approximates
  * that without timers.
  */
-export function createSegmentRetention(options: { dir: string; graceSegments: number; onError?: (uri: string, err: unknown) => void }): SegmentRetention {
+export function createSegmentRetention(options: {
+  dir: string;
+  graceSegments: number;
+  onError?: (uri: string, err: unknown) => void;
+  /** Deletes a segment somewhere else than `dir` (an object store); a missing one is not an error. */
+  remove?: (uri: string) => Promise<void>;
+}): SegmentRetention {
   const pending: string[] = [];
   return {
     get pending() {
@@ -24,7 +30,7 @@ export function createSegmentRetention(options: { dir: string; graceSegments: nu
       pending.push(uri);
       while (pending.length > options.graceSegments) {
         const victim = pending.shift()!;
-        unlink(join(options.dir, victim)).catch((err) => {
+        (options.remove ? options.remove(victim) : unlink(join(options.dir, victim))).catch((err) => {
           if ((err as NodeJS.ErrnoException).code !== "ENOENT") options.onError?.(victim, err);
         });
       }

@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createFlvWriter, type FlvWriter } from "../../media/flv/flv-writer.ts";
 import type { FlvTag } from "../../media/flv/flv-tag.ts";
-import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsFileSink, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
@@ -17,7 +17,16 @@ const LOGGED_JUMPS = 5;
  * and any jump of the publisher's clock, continues where the output stopped,
  * and media time never outruns the wall clock by more than one segment.
  */
-export function createBroadcast(opts: { streamId: string; latency: Latency; flvPath: string; hlsDir: string; logger: Logger; onSegment: (info: LiveHlsSegmentInfo) => void }) {
+export function createBroadcast(opts: {
+  streamId: string;
+  latency: Latency;
+  flvPath: string;
+  hlsDir: string;
+  /** Where the live HLS files go when not to `hlsDir` (the object store's uploads). */
+  hlsFiles?: LiveHlsFileSink;
+  logger: Logger;
+  onSegment: (info: LiveHlsSegmentInfo) => void;
+}) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
   let packager: LiveHlsPackager | undefined;
@@ -47,6 +56,7 @@ export function createBroadcast(opts: { streamId: string; latency: Latency; flvP
     }
     packager ??= createLiveHlsPackager({
       dir: opts.hlsDir,
+      files: opts.hlsFiles,
       ...preset,
       onSegment: (info) => opts.onSegment(info),
       logger: {

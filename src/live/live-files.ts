@@ -1,33 +1,159 @@
-import { appendFile, readFile, rm, stat } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { LiveHlsFileSink } from "../../media/hls/live-hls-packager.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import { probeRecording } from "./recording-probe.ts";
+
+const HLS_TYPES: Record<string, string> = {
+  m3u8: "application/vnd.apple.mpegurl",
+  ts: "video/mp2t",
+  m4s: "video/iso.segment",
+  mp4: "video/mp4",
+};
+const typeOf = (name: string) => HLS_TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream";
+
+/** Upload times of live HLS files (ms), per broadcast, for the finalize log and the README's figure. */
+export interface UploadStats {
+  files: number;
+  totalMs: number;
+  maxMs: number;
+}
 
 /**
- * Where a broadcast lives on disk: its FLV recording (the recording video's
- * source, moved into the library by its transcode) and its live HLS folder
- * (served at hls_url; removed LIVE_FILES_RETENTION_MS after the end by
- * `live-files-remove` work, or at once when the stream is deleted).
+ * Where a broadcast lives: its FLV recording (the recording video's source)
+ * and its live HLS files (served at hls_url; removed LIVE_FILES_RETENTION_MS
+ * after the end by `live-files-remove` work, or at once when the stream is
+ * deleted), under the object store's keys `recordings/<stream>.flv` and
+ * `live/<token>/<file>`.
+ *
+ * The FLV is always written on this process's disk (`flvPath`), an append-only
+ * file for the whole broadcast. The live HLS goes where the store is: with
+ * `STORAGE=local` the packager writes `DATA_DIR/live/<token>/` itself (no
+ * copy, `hlsSink` is undefined); with `STORAGE=s3` every finished file is
+ * uploaded, nothing is written locally, so any process can serve hls_url.
  */
-export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls }) {
+export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects: ObjectStore }) {
+  const { objects } = opts;
+  const remote = objects.kind === "s3";
+  const flvKey = (id: string) => `recordings/${id}.flv`;
   const flvPath = (id: string) => join(opts.dataDir, "recordings", `${id}.flv`);
-  const hlsDir = (id: string) => join(opts.dataDir, "live", opts.urls.token(id));
+  const hlsPrefix = (id: string) => `live/${opts.urls.token(id)}`;
+  const hlsDir = (id: string) => join(opts.dataDir, hlsPrefix(id));
+  const uploads = new Map<string, UploadStats>();
+
   return {
     flvPath,
+    flvKey,
     hlsDir,
-    /** When the recording was last written (epoch ms), or null. */
-    recordingWrittenAt: (id: string) =>
-      stat(flvPath(id)).then(
+    hlsPrefix,
+
+    /**
+     * The packager's sink with a remote store: each file is uploaded whole
+     * before the packager goes on, so the playlist naming a segment is
+     * uploaded only after the segment (and the init segment) is; undefined
+     * with the local store (the packager writes its folder itself).
+     */
+    hlsSink(id: string): LiveHlsFileSink | undefined {
+      if (!remote) return undefined;
+      const prefix = hlsPrefix(id);
+      const stats: UploadStats = { files: 0, totalMs: 0, maxMs: 0 };
+      uploads.set(id, stats);
+      return {
+        prepare: async () => {
+          await objects.deletePrefix(prefix);
+        },
+        async write(name, bytes) {
+          const started = performance.now();
+          await objects.putBytes(`${prefix}/${name}`, bytes, { type: typeOf(name) });
+          const ms = performance.now() - started;
+          stats.files++;
+          stats.totalMs += ms;
+          stats.maxMs = Math.max(stats.maxMs, ms);
+        },
+        remove: (name) => objects.delete(`${prefix}/${name}`),
+      };
+    },
+
+    /** This process's upload times for a broadcast's live HLS (remote store only), forgotten once read. */
+    takeUploadStats(id: string): UploadStats | undefined {
+      const s = uploads.get(id);
+      uploads.delete(id);
+      return s;
+    },
+
+    /**
+     * When the recording was last written (epoch ms), or null: the local
+     * file, else (remote store) the upload of an earlier finalize attempt.
+     */
+    async recordingWrittenAt(id: string): Promise<number | null> {
+      const local = await stat(flvPath(id)).then(
         (s) => s.mtimeMs,
         () => null,
-      ),
+      );
+      if (local !== null || !remote) return local;
+      return (await objects.stat(flvKey(id)))?.lastModified ?? null;
+    },
+
+    /**
+     * The recording's size and length. On this disk as a rule; with a remote
+     * store, a finalize attempt that uploaded it (and removed the local file)
+     * then died before its commit left it only in the bucket: probed from a
+     * downloaded copy. A broadcast whose owner died on another machine left
+     * neither: no media (the stream ends without a recording).
+     */
+    async probe(id: string) {
+      const local = await probeRecording(flvPath(id));
+      if (local.hasMedia || !remote || (await objects.stat(flvKey(id))) === null) return local;
+      const dir = await mkdtemp(join(tmpdir(), "vidlive-probe-"));
+      try {
+        const copy = join(dir, "recording.flv");
+        if (!(await objects.download(flvKey(id), copy))) return local;
+        return await probeRecording(copy);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    /**
+     * Before the commit that registers the recording: with a remote store the
+     * FLV is uploaded to `recordings/<stream>.flv` (the recording's transcode
+     * may run on any process) and the local file removed; an FLV without
+     * media is only removed. Nothing to do with the local store (the file
+     * already is at its key).
+     */
+    async storeRecording(id: string, hasMedia: boolean): Promise<void> {
+      if (!remote) return;
+      const path = flvPath(id);
+      if (
+        !(await stat(path).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      if (hasMedia) await objects.putFile(flvKey(id), path, { type: "video/x-flv", move: true });
+      else await rm(path, { force: true });
+    },
+
     /** A playlist left open by a process that died gets its ENDLIST, so players stop waiting. */
     async closePlaylist(id: string): Promise<void> {
-      const playlist = join(hlsDir(id), "index.m3u8");
-      const text = await readFile(playlist, "utf8").catch(() => null);
-      if (text !== null && !text.includes("#EXT-X-ENDLIST")) await appendFile(playlist, "#EXT-X-ENDLIST\n");
+      if (!remote) {
+        const playlist = join(hlsDir(id), "index.m3u8");
+        const text = await readFile(playlist, "utf8").catch(() => null);
+        if (text !== null && !text.includes("#EXT-X-ENDLIST")) await appendFile(playlist, "#EXT-X-ENDLIST\n");
+        return;
+      }
+      const key = `${hlsPrefix(id)}/index.m3u8`;
+      if ((await objects.stat(key)) === null) return;
+      const text = await new Response(objects.body(key)).text();
+      if (!text.includes("#EXT-X-ENDLIST")) await objects.putBytes(key, `${text}${text.endsWith("\n") ? "" : "\n"}#EXT-X-ENDLIST\n`, { type: HLS_TYPES.m3u8 });
     },
+
+    /** The live HLS files, wherever the store keeps them. */
     async removeHls(id: string): Promise<void> {
-      await rm(hlsDir(id), { recursive: true, force: true });
+      await objects.deletePrefix(hlsPrefix(id));
     },
   };
 }

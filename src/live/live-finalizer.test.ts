@@ -1,5 +1,5 @@
 import { actorKinds } from "../actor-kinds-config.ts";
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +13,10 @@ import { silentLogger } from "../log.ts";
 import { createOrgStore } from "../orgs/org-store.ts";
 import { createActorSealers } from "../secrets/actor-secrets.ts";
 import { loadServerSecret } from "../secrets/server-secret.ts";
+import { createLocalObjectStore } from "../storage/local-object-store.ts";
 import { createMediaStore } from "../storage/media-store.ts";
+import { createS3ObjectStore } from "../storage/s3-object-store.ts";
+import { type S3Server, startS3rver } from "../../test/support/s3rver.ts";
 import { createUploadStore } from "../videos/upload-store.ts";
 import { createVideoService } from "../videos/video-service.ts";
 import { createWorkLedger, type WorkRow } from "../work/work-ledger.ts";
@@ -45,7 +48,8 @@ afterEach(() => {
   for (const c of cleanups.splice(0).reverse()) c();
 });
 
-async function openStack() {
+/** The service's pieces on a fresh DATA_DIR; `s3`: live files and recordings in that bucket (STORAGE=s3). */
+async function openStack(opts: { s3?: S3Server } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "live-finalizer-"));
   const config = loadConfig({ DATA_DIR: dataDir, LIVE_FILES_RETENTION_MS: String(RETENTION_MS), LIVE_BROADCAST_LEASE_MS: String(LEASE_MS), LIVE_RECONNECT_MS: "60000" });
   const logger = silentLogger;
@@ -67,13 +71,16 @@ async function openStack() {
   const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
   const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
   const videos = createVideoService({ runtime, ledger, policies, uploads, store, logger, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
-  const files = createLiveFiles({ dataDir, urls });
+  const objects = opts.s3
+    ? createS3ObjectStore({ endpoint: opts.s3.endpoint, bucket: opts.s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" })
+    : createLocalObjectStore(dataDir);
+  const files = createLiveFiles({ dataDir, urls, objects });
   const leases = createBroadcastLeases({ database, holder: ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger });
   const ingest = createLiveIngest({ runtime, ledger, policies, leases, livestreams, urls, files, logger, kick: () => true });
   const handlers = createLiveWork({ runtime, ledger, policies, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
   const { org } = await createOrgStore(database).createOrg("Live finalizer tests");
-  return { database, ledger, runtime, urls, files, leases, livestreams, ingest, handlers, org };
+  return { database, ledger, runtime, urls, files, objects, leases, livestreams, ingest, handlers, org, dataDir };
 }
 
 type Stack = Awaited<ReturnType<typeof openStack>>;
@@ -368,4 +375,79 @@ describe("ingest authorize", () => {
       expect(s.ingest.held()).toEqual([]);
     });
   }
+});
+
+describe("live-finalize with STORAGE=s3 (a real s3rver bucket)", () => {
+  let s3: S3Server;
+  const started = startS3rver().then((server) => (s3 = server));
+  afterAll(async () => {
+    await started;
+    await s3.stop();
+  });
+
+  const OPEN_PLAYLIST = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.000,\nsegment-0.ts\n";
+  const objectText = (s: Stack, key: string) => new Response(s.objects.body(key)).text();
+
+  test("the owner's FLV is uploaded to recordings/<stream>.flv and removed from this disk before the commit that registers the recording", async () => {
+    await started;
+    const s = await openStack({ s3 });
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    const flv = placeRecording(s, id);
+
+    expect(await s.handlers["live-finalize"].run(await openRow(s, id, "live-finalize"), ctx)).toBeUndefined();
+
+    expect(existsSync(flv)).toBe(false);
+    expect((await s.objects.stat(`recordings/${id}.flv`))?.size).toBe(readFileSync(FLV_FIXTURE).length);
+    const videos = await recordings(s);
+    expect(videos).toHaveLength(1);
+    // The transcode names the DATA_DIR path; a process without the file takes it from the store (its key).
+    expect((await openRow(s, videos[0]!.id, "transcode")).payload).toEqual({ sourcePath: flv });
+    expect((await s.runtime.get("livestream", id))!.context.recording).toMatchObject({ asset_id: videos[0]!.id, width: 640, height: 360, duration_seconds: 6 });
+  });
+
+  test("an attempt that uploaded the FLV died before its commit: the next one probes the bucket's copy and registers the recording", async () => {
+    await started;
+    const s = await openStack({ s3 });
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    await s.objects.putFile(`recordings/${id}.flv`, FLV_FIXTURE);
+    expect(existsSync(s.files.flvPath(id))).toBe(false);
+
+    await s.handlers["live-finalize"].run(await openRow(s, id, "live-finalize"), ctx);
+
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.value).toBe("recorded");
+    expect(stream!.context.recording).toMatchObject({ width: 640, height: 360, duration_seconds: 6 });
+    expect(await recordings(s)).toHaveLength(1);
+  });
+
+  test("a dead owner on another machine: its playlist in the bucket gets its ENDLIST, the stream ends without a recording; live-files-remove empties live/<token>/", async () => {
+    await started;
+    const s = await openStack({ s3 });
+    const { id } = await streamOnAir(s);
+    await ownerDied(s, id);
+    const prefix = s.files.hlsPrefix(id);
+    await s.objects.putBytes(`${prefix}/segment-0.ts`, new Uint8Array(188));
+    await s.objects.putBytes(`${prefix}/index.m3u8`, OPEN_PLAYLIST);
+
+    const row = await openRow(s, id, "live-finalize");
+    await s.handlers["live-finalize"].run(row, ctx);
+
+    const text = await objectText(s, `${prefix}/index.m3u8`);
+    expect(text).toBe(`${OPEN_PLAYLIST}#EXT-X-ENDLIST\n`);
+    const stream = await s.runtime.get("livestream", id);
+    expect(stream!.status).toBe("ENDED");
+    expect(stream!.context.recording).toBeNull();
+    expect(await recordings(s)).toEqual([]);
+    // Run twice (a crash after the commit): ENDLIST once.
+    await s.handlers["live-finalize"].run(row, ctx);
+    expect((await objectText(s, `${prefix}/index.m3u8`)).match(/#EXT-X-ENDLIST/g)).toHaveLength(1);
+
+    await s.handlers["live-files-remove"].run(await openRow(s, id, "live-files-remove"), ctx);
+    const left: string[] = [];
+    for await (const o of s.objects.list(prefix)) left.push(o.key);
+    expect(left).toEqual([]);
+    expect(existsSync(join(s.dataDir, "live"))).toBe(false);
+  });
 });

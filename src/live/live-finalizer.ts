@@ -9,7 +9,6 @@ import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
 import type { BroadcastLeases } from "./broadcast-leases.ts";
 import type { LiveFiles } from "./live-files.ts";
 import type { LiveIngest } from "./live-ingest.ts";
-import { probeRecording } from "./recording-probe.ts";
 
 /** How long to wait before asking again when another live process holds the broadcast. */
 const OWNER_ELSEWHERE_MS = 500;
@@ -65,7 +64,8 @@ export function createLiveWork(deps: {
         const ctx = stream.context;
         const local = await deps.ingest.close(streamId);
         if (!local) await files.closePlaylist(streamId);
-        const probe = await probeRecording(files.flvPath(streamId));
+        // Local as a rule; from the bucket when an earlier attempt uploaded it and died before its commit.
+        const probe = await files.probe(streamId);
         const durationSeconds = local
           ? local.broadcast.durationSeconds()
           : lease && probe.hasMedia
@@ -88,6 +88,8 @@ export function createLiveWork(deps: {
             height: height ?? null,
           };
         }
+        // A remote store gets the FLV before the commit that queues its transcode (which may run on another process).
+        await files.storeRecording(streamId, probe.hasMedia);
         crashPoint("live-finalize:before-commit");
         // Resumed after its owner died: the broadcast ended when its publisher left (or its owner stopped renewing), not now.
         const at = new Date(!local && lease ? Math.min(Date.now(), lease.leftAt ?? lease.leaseUntil) : Date.now()).toISOString();
@@ -128,7 +130,15 @@ export function createLiveWork(deps: {
         );
         crashPoint("live-finalize:after-commit");
         deps.ingest.forget(streamId);
-        logger.info("Live broadcast finalized", { stream_id: streamId, org_id: ctx.orgId, trigger: row.payload.trigger, recording_id: recordingId, duration_s: durationSeconds });
+        const uploads = files.takeUploadStats(streamId);
+        logger.info("Live broadcast finalized", {
+          stream_id: streamId,
+          org_id: ctx.orgId,
+          trigger: row.payload.trigger,
+          recording_id: recordingId,
+          duration_s: durationSeconds,
+          ...(uploads && uploads.files > 0 ? { hls_uploads: uploads.files, hls_upload_avg_ms: Math.round(uploads.totalMs / uploads.files), hls_upload_max_ms: Math.round(uploads.maxMs) } : {}),
+        });
       },
     },
 

@@ -139,6 +139,7 @@ export function createLiveIngest(deps: {
             latency: ctx.latency,
             flvPath: deps.files.flvPath(ctx.id),
             hlsDir: deps.files.hlsDir(ctx.id),
+            hlsFiles: deps.files.hlsSink(ctx.id),
             logger,
             onSegment: (info) => {
               startPlayer(created);

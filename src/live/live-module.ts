@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { join } from "node:path";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
@@ -8,7 +7,8 @@ import type { Database } from "../db/create-database.ts";
 import { ApiError } from "../http/api-error.ts";
 import type { Logger } from "../log.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
-import { serveFile } from "../storage/media-routes.ts";
+import { serveObject } from "../storage/media-routes.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { VideoService } from "../videos/video-service.ts";
 import { createLeaseRenewer } from "../work/lease-renewer.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
@@ -36,13 +36,15 @@ export function createLiveModule(deps: {
   videos: VideoService;
   urls: LiveUrls;
   secret: ServerSecret;
+  /** Where live HLS files and recordings are kept (`STORAGE`): hls_url is served from it by any process. */
+  objects: ObjectStore;
   logger: Logger;
   /** Wakes the work runner (a finalization was queued here). */
   wakeWork: () => void;
 }) {
   const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
-  const files = createLiveFiles({ dataDir: config.dataDir, urls });
+  const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger });
   let rtmp: RtmpServer | undefined;
@@ -93,11 +95,27 @@ export function createLiveModule(deps: {
     logger.warn("Broadcast not finalized in time", { stream_id: id, timeout_ms: timeoutMs });
   }
 
+  /**
+   * A remote live playlist is rewritten at every segment: read whole in one
+   * GET and answered with its own length (a size from a HEAD before the GET
+   * could be the previous version's). Small; a Range on it is ignored (200).
+   */
+  async function livePlaylist(key: string): Promise<Response> {
+    const bytes = await new Response(deps.objects.body(key)).arrayBuffer().catch(() => null);
+    if (!bytes) throw ApiError.notFound();
+    return new Response(bytes, {
+      headers: { "content-type": "application/vnd.apple.mpegurl", "access-control-allow-origin": "*", "cache-control": "no-cache", "content-length": String(bytes.byteLength) },
+    });
+  }
+
   const hlsRoutes = new Elysia({ name: "live-hls-routes" }).get(
     "/live/:token/:file",
     ({ params, request }) => {
       if (!/^[0-9a-f]{40}$/.test(params.token) || !/^[\w-]+\.(m3u8|ts|m4s|mp4)$/.test(params.file)) throw ApiError.notFound();
-      return serveFile(request, join(config.dataDir, "live", params.token, params.file), { live: true });
+      const key = `live/${params.token}/${params.file}`;
+      // From the store, not this process's disk: with STORAGE=s3 the broadcast may be ingested by another process.
+      if (deps.objects.kind === "s3" && params.file.endsWith(".m3u8")) return livePlaylist(key);
+      return serveObject(request, deps.objects, key, { live: true });
     },
     { detail: { hide: true } },
   );
