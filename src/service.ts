@@ -104,7 +104,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
   const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects });
-  const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id) });
+  const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
     policies,

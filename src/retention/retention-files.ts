@@ -2,7 +2,15 @@ import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { actors, actorTags, broadcasts, work } from "../db/schema/index.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { Candidate, Q, RuleFiles } from "./retention-rules.ts";
+
+/**
+ * The object store when it is not DATA_DIR itself (STORAGE=s3), else
+ * undefined: the local folders are always swept (in s3 mode they are this
+ * process's scratch), the bucket too when there is one.
+ */
+const remote = (objects?: ObjectStore) => (objects && objects.kind !== "local" ? objects : undefined);
 
 const OPEN_WORK = ["queued", "running"];
 
@@ -41,8 +49,9 @@ const modifiedAt = (path: string) =>
  * slot still `receiving` whose `.part` was written within the period is a
  * transfer under way (a very slow PUT started before the URL expired): kept.
  */
-export function uploadFiles(dataDir: string): RuleFiles {
+export function uploadFiles(dataDir: string, objects?: ObjectStore): RuleFiles {
   const paths = retentionPaths(dataDir);
+  const bucket = remote(objects);
   return {
     target: "upload_files",
     async remove(batch: Candidate[], cutoff: number) {
@@ -56,6 +65,12 @@ export function uploadFiles(dataDir: string): RuleFiles {
         }
         if (await removePath(`${file}.part`)) removed++;
         if (await removePath(file)) removed++;
+        // STORAGE=s3: the presigned PUT wrote `uploads/<id>` straight to the bucket.
+        const key = `uploads/${String(c.key)}`;
+        if (bucket && (await bucket.stat(key))) {
+          await bucket.delete(key);
+          removed++;
+        }
         deletable.push(c);
       }
       return { deletable, removed };
@@ -70,8 +85,9 @@ export function uploadFiles(dataDir: string): RuleFiles {
  * served folder (named by a token derived from the server secret), when the
  * caller can name it.
  */
-export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: string) => Promise<void>): RuleFiles {
+export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: string) => Promise<void>, objects?: ObjectStore): RuleFiles {
   const paths = retentionPaths(dataDir);
+  const bucket = remote(objects);
   return {
     target: "video_dirs",
     async remove(batch: Candidate[]) {
@@ -81,6 +97,10 @@ export function deletedVideoFiles(dataDir: string, removeMedia?: (videoId: strin
         const id = String(c.key);
         if (await removePath(paths.workDir(id))) removed++;
         if (await removePath(paths.originalDir(id))) removed++;
+        if (bucket) {
+          if ((await bucket.deletePrefix(`work/${id}`)) > 0) removed++;
+          if ((await bucket.deletePrefix(`originals/${id}`)) > 0) removed++;
+        }
         await removeMedia?.(id);
       }
       return { deletable: batch, removed };
@@ -145,15 +165,42 @@ const entries = (dir: string) => readdir(dir).catch(() => [] as string[]);
  * `graceMs`: a file written this recently is kept whatever the rows say (a
  * publish that has opened its file before its row was committed).
  */
-export async function sweepRecordings(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+export async function sweepRecordings(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal, objects?: ObjectStore): Promise<number> {
   const dir = retentionPaths(dataDir).recordings;
   let removed = 0;
-  for (const name of await entries(dir)) {
+  const local = (async function* () {
+    for (const name of await entries(dir)) {
+      const path = join(dir, name);
+      yield { name, modifiedAt: () => modifiedAt(path), remove: () => removePath(path) };
+    }
+  })();
+  removed += await sweepRecordingEntries(q, local, now, graceMs, signal);
+  const bucket = remote(objects);
+  if (bucket) {
+    // STORAGE=s3: a finished broadcast's recording is the object `recordings/<stream>.flv`.
+    const stored = (async function* () {
+      for await (const o of bucket.list("recordings")) {
+        const name = o.key.slice("recordings/".length);
+        if (name.includes("/")) continue;
+        yield { name, modifiedAt: async () => o.lastModified, remove: () => bucket.delete(o.key).then(() => true) };
+      }
+    })();
+    removed += await sweepRecordingEntries(q, stored, now, graceMs, signal);
+  }
+  return removed;
+}
+
+type RecordingEntry = { name: string; modifiedAt: () => Promise<number | null>; remove: () => Promise<boolean> };
+
+async function sweepRecordingEntries(q: Q, found: AsyncIterable<RecordingEntry>, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+  let removed = 0;
+  for await (const entry of found) {
     signal?.throwIfAborted();
+    const { name } = entry;
     if (!name.endsWith(".flv")) continue;
     const streamId = name.slice(0, -".flv".length);
-    const path = join(dir, name);
-    if (!(await olderThan(path, now - graceMs))) continue;
+    const at = await entry.modifiedAt();
+    if (at === null || at >= now - graceMs) continue;
     if (await exists(fileChecks.broadcast(q, streamId))) continue;
     if (await exists(fileChecks.openWork(q, streamId))) continue;
     if (await exists(fileChecks.openTranscodeOf(q, name))) continue;
@@ -168,7 +215,7 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
       }
       if (inUse) continue;
     }
-    if (await removePath(path)) removed++;
+    if (await entry.remove()) removed++;
   }
   return removed;
 }
@@ -179,17 +226,41 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
  * (on success, on failure for good, on delete), so what is left is the
  * trace of a crash or of a run that outlived its video's deletion.
  */
-export async function sweepWorkDirs(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+export async function sweepWorkDirs(q: Q, dataDir: string, now: number, graceMs: number, signal?: AbortSignal, objects?: ObjectStore): Promise<number> {
   const paths = retentionPaths(dataDir);
   let removed = 0;
   for (const id of await entries(paths.workRoot)) {
     signal?.throwIfAborted();
     const path = paths.workDir(id);
     if (!(await olderThan(path, now - graceMs))) continue;
-    if (await exists(fileChecks.openWork(q, id))) continue;
-    const video = (await fileChecks.actor(q, id))[0];
-    if (video && video.deletedAt === null && !(await exists(fileChecks.settled(q, { ...video, id })))) continue;
+    if (!(await workUnused(q, id))) continue;
     if (await removePath(path)) removed++;
   }
+  const bucket = remote(objects);
+  if (bucket) {
+    // STORAGE=s3: `work/<video>/…` objects (a fetched source between the stages); one video's keys are adjacent in the listing.
+    type WorkObjects = { id: string; newest: number };
+    const seen: { current: WorkObjects | null } = { current: null };
+    const settle = async (w: WorkObjects) => {
+      if (w.newest >= now - graceMs || !(await workUnused(q, w.id))) return;
+      if ((await bucket.deletePrefix(`work/${w.id}`)) > 0) removed++;
+    };
+    for await (const o of bucket.list("work")) {
+      signal?.throwIfAborted();
+      const id = o.key.split("/")[1];
+      if (!id) continue;
+      const previous = seen.current;
+      if (previous && previous.id !== id) await settle(previous);
+      seen.current = { id, newest: Math.max(previous && previous.id === id ? previous.newest : 0, o.lastModified) };
+    }
+    if (seen.current) await settle(seen.current);
+  }
   return removed;
+}
+
+/** No open work, and the video is settled, deleted or gone. */
+async function workUnused(q: Q, id: string): Promise<boolean> {
+  if (await exists(fileChecks.openWork(q, id))) return false;
+  const video = (await fileChecks.actor(q, id))[0];
+  return !(video && video.deletedAt === null && !(await exists(fileChecks.settled(q, { ...video, id }))));
 }

@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
 import type { Logger } from "../log.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import { deletedVideoFiles, sweepRecordings, sweepWorkDirs, uploadFiles } from "./retention-files.ts";
 import {
   actorsRule,
@@ -25,6 +26,8 @@ export interface RetentionOptions {
   logger: Logger;
   /** Removes a deleted video's served folder (MediaStore.remove); without it only its work and originals folders are looked at. */
   removeMedia?: (videoId: string) => Promise<void>;
+  /** The object store (src/storage): with STORAGE=s3 the files of uploads, recordings, originals and work live in its bucket too. */
+  objects?: ObjectStore;
   /** Rows per delete statement (default 500): each batch is its own short write transaction. */
   batchSize?: number;
   /** A file or folder written this recently is never removed, whatever the rows say (default 10 min). */
@@ -55,8 +58,8 @@ export function createRetention(opts: RetentionOptions) {
     deliveriesRule(config),
     endpointsRule(config),
     workRule(config),
-    uploadsRule(config, uploadFiles(config.dataDir)),
-    actorsRule(config, deletedVideoFiles(config.dataDir, opts.removeMedia)),
+    uploadsRule(config, uploadFiles(config.dataDir, opts.objects)),
+    actorsRule(config, deletedVideoFiles(config.dataDir, opts.removeMedia, opts.objects)),
     rateLimitsRule(config),
   ];
   const reader = database.db as unknown as Q;
@@ -140,7 +143,7 @@ export function createRetention(opts: RetentionOptions) {
         ["work_dirs", sweepWorkDirs],
       ] as const) {
         try {
-          report[target] += await sweepFolder(reader, config.dataDir, now, graceMs, signal);
+          report[target] += await sweepFolder(reader, config.dataDir, now, graceMs, signal, opts.objects);
         } catch (err) {
           if (signal?.aborted) throw err;
           failed++;

@@ -1,5 +1,5 @@
 import { mkdir, rm } from "node:fs/promises";
-import { join, normalize, posix, sep } from "node:path";
+import { isAbsolute, join, normalize, posix, relative as relativePath, sep } from "node:path";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import { createLocalObjectStore } from "./local-object-store.ts";
 import type { ObjectStore } from "./object-store.ts";
@@ -41,6 +41,13 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
     /** Public URL of a file inside an owner's media dir. */
     url: (ownerId: string, relative: string) => `${opts.baseUrl()}/media/${tokenFor(ownerId)}/${relative.split(sep).join("/")}`,
 
+    /** The object key of a file under DATA_DIR (`recordings/<stream>.flv`, `work/<video>/source.mp4`), or null outside it. */
+    keyOf(path: string): string | null {
+      const rel = relativePath(opts.dataDir, path);
+      if (!rel || rel.startsWith("..") || isAbsolute(rel)) return null;
+      return rel.split(sep).join("/");
+    },
+
     /** The object key of a served path (`media/<token>/<path>`), or null for a bad token or a traversal attempt. */
     servedKey(token: string, relative: string): string | null {
       if (!/^[0-9a-f]{40}$/.test(token)) return null;
@@ -63,11 +70,18 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
       return dir;
     },
 
-    /** Everything of an owner: served media and original (in the store), scratch (here). */
+    /** Work files of an owner: the local scratch and (STORAGE=s3) a fetched source kept in the store between the stages. */
+    async removeWork(ownerId: string) {
+      await rm(join(workRoot, ownerId), { recursive: true, force: true });
+      if (objects.kind !== "local") await objects.deletePrefix(`work/${ownerId}`);
+    },
+
+    /** Everything of an owner: served media, original and work files. */
     async remove(ownerId: string) {
       await objects.deletePrefix(`media/${tokenFor(ownerId)}`);
       await objects.deletePrefix(`originals/${ownerId}`);
       await rm(join(workRoot, ownerId), { recursive: true, force: true });
+      if (objects.kind !== "local") await objects.deletePrefix(`work/${ownerId}`);
     },
   };
 }

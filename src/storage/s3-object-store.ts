@@ -42,6 +42,23 @@ async function inParallel<T>(items: T[], n: number, fn: (item: T) => Promise<voi
   await Promise.all(lanes);
 }
 
+/**
+ * The same bytes through a plain JS stream. Bun.serve drops a Response's own
+ * `Content-Length` and answers chunked when the body is an S3 stream (measured,
+ * Bun 1.4.5), and players need the length on a 206; a relayed stream keeps it.
+ */
+function relayed(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
 async function* walk(dir: string): AsyncGenerator<string> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const e of entries) {
@@ -130,7 +147,7 @@ export function createS3ObjectStore(cfg: S3StoreConfig, opts: { pageSize?: numbe
 
     body(key, range) {
       const file = client.file(checkKey(key));
-      return (range ? file.slice(range.start, range.end) : file).stream();
+      return relayed((range ? file.slice(range.start, range.end) : file).stream());
     },
 
     async download(key, path) {

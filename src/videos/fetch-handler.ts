@@ -37,6 +37,8 @@ export function createFetchHandler(deps: {
       const dest = join(workDir, `source${ext}`);
       const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard });
       logger.info("Source fetched", { video_id: ctx.id, bytes });
+      // Another process may run the transcode: the source is stored first (STORAGE=local: already at its key's path).
+      await store.objects.putFile(store.keyOf(dest)!, dest, { move: true });
       const payload: TranscodePayload = { sourcePath: dest, fetched: true };
       return { next: { type: "transcode", payload } };
     },

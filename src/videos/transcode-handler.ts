@@ -1,6 +1,6 @@
-import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { extname, join } from "node:path";
+import { basename, extname, join } from "node:path";
 import type { TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
@@ -17,8 +17,9 @@ export type { TranscodePayload };
 import { asWorkError, videoFailure } from "./video-failure.ts";
 
 /**
- * The `transcode` job: its source is already on disk (an upload, a recording,
- * or what the `fetch-source` stage wrote); probe it, announce the start,
+ * The `transcode` job: its source is already stored (an upload, a recording,
+ * or what the `fetch-source` stage wrote), on this disk or in the bucket
+ * (downloaded to scratch); probe it, announce the start,
  * transcode the ladder with progress, keep the original outside the served
  * tree, announce the result. Safe to run again after a crash: outputs are
  * rebuilt from scratch, and the machine absorbs a repeated start, so each
@@ -34,22 +35,35 @@ export function createTranscodeHandler(deps: {
   timeoutMs: number;
 }): WorkHandler<"transcode"> {
   const { runtime, store } = deps;
+  const objects = store.objects;
 
   /**
-   * The source on disk, or null when it must be fetched first (a job queued
-   * before fetching was its own stage, or a fetched copy that went missing).
-   * A run repeated after a crash that had already moved the source to the
-   * originals uses that copy.
+   * The source as a local file, or null when it must be fetched first (a job
+   * queued before fetching was its own stage, or a fetched copy that went
+   * missing). In order: the file on this disk (STORAGE=local, or a copy this
+   * process still has); its object (STORAGE=s3: `uploads/<id>`, a recording
+   * `recordings/<stream>.flv`, a fetched `work/<video>/source.*`), downloaded
+   * to scratch; the original a run repeated after a crash had already kept.
+   * `key` is the source's object key (null for a file outside DATA_DIR).
    */
-  async function localSource(job: WorkRow<"transcode">): Promise<string | null> {
+  async function findSource(job: WorkRow<"transcode">, workDir: string): Promise<{ path: string; key: string | null } | null> {
     const payload: TranscodePayload = job.payload;
     const path = payload.uploadId ? deps.uploads.path(payload.uploadId) : payload.sourcePath;
     if (!path) return null;
-    if (await Bun.file(path).exists()) return path;
-    const kept = await readdir(store.originalDir(job.entityId)).catch(() => [] as string[]);
-    const original = kept.find((f) => f.startsWith("source"));
-    if (original) return join(store.originalDir(job.entityId), original);
-    return payload.fetched ? null : path;
+    const key = payload.uploadId ? deps.uploads.key(payload.uploadId) : store.keyOf(path);
+    if (await Bun.file(path).exists()) return { path, key };
+    if (key && objects.kind !== "local") {
+      const copy = join(workDir, `source${extname(key)}`);
+      if (await objects.download(key, copy)) return { path: copy, key };
+    }
+    for await (const kept of objects.list(store.originalKey(job.entityId))) {
+      if (!basename(kept.key).startsWith("source")) continue;
+      const local = objects.localPath(kept.key);
+      if (local) return { path: local, key: kept.key };
+      const copy = join(workDir, basename(kept.key));
+      if (await objects.download(kept.key, copy)) return { path: copy, key: kept.key };
+    }
+    return payload.fetched ? null : { path, key };
   }
 
   return {
@@ -57,15 +71,21 @@ export function createTranscodeHandler(deps: {
       const record = await runtime.get("video", job.entityId);
       if (!record?.tags.has("transcoding")) return;
       const ctx = record.context;
-      const source = await localSource(job);
-      if (!source) {
+      const workDir = await store.ensure(store.workDir(ctx.id));
+      const found = await findSource(job, workDir);
+      if (!found) {
         if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
         return { next: { type: "fetch-source", payload: {} } };
       }
+      const source = found.path;
       const org = await deps.orgs.getOrg(job.orgId);
       const settings = org?.settings ?? defaultOrgSettings();
-      const workDir = await store.ensure(store.workDir(ctx.id));
       const sourceBytes = (await stat(source)).size;
+      // A presigned S3 PUT can be repeated until it expires: an object replaced after its registration's check is checked again.
+      if (job.payload.uploadId && objects.kind !== "local") {
+        const limit = await deps.uploads.maxBytesOf(job.payload.uploadId);
+        if (limit !== null && sourceBytes > limit) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The upload is larger than ${limit} bytes.`);
+      }
 
       const transcoder = await deps.transcoder();
       let probe: Awaited<ReturnType<Transcoder["probe"]>>;
@@ -88,8 +108,12 @@ export function createTranscodeHandler(deps: {
         .filter((r, i, all): r is string => !!r && planned.some((p) => p.name === r) && all.indexOf(r) === i)
         .map((rung) => ({ rung, format: settings.downloads.format }));
 
-      const outDir = store.mediaDir(ctx.id);
+      // Outputs are rebuilt from scratch. STORAGE=local: written in place (the
+      // store's putDir is then a no-op); s3: into scratch, uploaded after.
+      const mediaKey = store.mediaKey(ctx.id);
+      const outDir = objects.localPath(mediaKey) ?? join(workDir, "media");
       await rm(outDir, { recursive: true, force: true });
+      if (objects.kind !== "local") await objects.deletePrefix(mediaKey);
       await mkdir(outDir, { recursive: true });
 
       let lastSent = 0;
@@ -115,15 +139,18 @@ export function createTranscodeHandler(deps: {
           throw asWorkError(err);
         });
       const { hlsBytes, downloadBytes } = result;
+      const storing = performance.now();
+      const stored = await objects.putDir(mediaKey, outDir, { move: true });
       // Keep the original (storage.original_bytes) outside the served tree: it is
       // never a media URL. Uploads, recordings and fetched copies are consumed.
-      const originalDir = store.originalDir(ctx.id);
-      const original = join(originalDir, `source${extname(source).slice(0, 8) || ".bin"}`);
-      if (source !== original) {
-        await rm(originalDir, { recursive: true, force: true });
-        await store.ensure(originalDir);
-        await rename(source, original).catch(() => copyFile(source, original));
+      const originalKey = `${store.originalKey(ctx.id)}/source${extname(source).slice(0, 8) || ".bin"}`;
+      if (found.key !== originalKey) {
+        await objects.deletePrefix(store.originalKey(ctx.id));
+        await objects.putFile(originalKey, source, { move: true });
+        // STORAGE=local: the move consumed it; s3: the source object goes once the original is stored.
+        if (found.key && objects.kind !== "local") await objects.delete(found.key);
       }
+      if (objects.kind !== "local") logger.info("Transcode outputs stored", { video_id: ctx.id, files: stored.files, bytes: stored.bytes + sourceBytes, ms: Math.round(performance.now() - storing) });
 
       const renditions: Rendition[] = result.renditions.map((r) => ({
         quality: r.quality,
@@ -148,7 +175,7 @@ export function createTranscodeHandler(deps: {
       };
       if (signal.aborted) throw signal.reason;
       await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
-      await rm(workDir, { recursive: true, force: true });
+      await store.removeWork(ctx.id);
       logger.info("Transcode completed", { video_id: ctx.id, renditions: renditions.map((r) => r.quality), hls_bytes: hlsBytes });
     },
 
@@ -160,5 +187,5 @@ export function createTranscodeHandler(deps: {
 export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, job: WorkRow, err: unknown): Promise<void> {
   const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
   await deps.runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
-  await rm(deps.store.workDir(job.entityId), { recursive: true, force: true }).catch(() => undefined);
+  await deps.store.removeWork(job.entityId).catch(() => undefined);
 }

@@ -9,9 +9,16 @@ import { UploadEmpty, UploadNotPending, UploadNotRegistrable, UploadTooLarge, Up
 
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
-/** Presigned single-use PUT slots into the service's own storage. */
+/**
+ * Presigned PUT slots. `STORAGE=local`: single-use slots into the service's
+ * own `PUT /uploads/{id}` (signed by the server secret), written to
+ * `DATA_DIR/uploads/<id>`. `STORAGE=s3`: a presigned S3 PUT of the object
+ * `uploads/<id>`, straight to the bucket (the bytes never cross the service);
+ * the slot is checked and completed when the upload is registered.
+ */
 export function createUploadStore(deps: { database: Database; secret: ServerSecret; store: MediaStore; baseUrl: () => string; maxBytes: number }) {
   const { database } = deps;
+  const objects = deps.store.objects;
   const sig = (id: string, expires: number) => deps.secret.sign("upload", `${id}.${expires}`);
 
   return {
@@ -21,9 +28,10 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
       const expiresAt = Date.now() + UPLOAD_TTL_MS;
       await database.write((tx) => tx.insert(uploads).values({ id, orgId, status: "pending", expiresAt, maxBytes: deps.maxBytes, createdAt: Date.now() }));
       const expires = Math.floor(expiresAt / 1000);
+      const direct = objects.presignPut(deps.store.uploadKey(id), { expiresInSeconds: Math.floor(UPLOAD_TTL_MS / 1000) });
       return {
         upload_id: id,
-        upload_url: `${deps.baseUrl()}/uploads/${id}?expires=${expires}&sig=${sig(id, expires)}`,
+        upload_url: direct ?? `${deps.baseUrl()}/uploads/${id}?expires=${expires}&sig=${sig(id, expires)}`,
         method: "PUT",
         source_url: `${deps.baseUrl()}/uploads/${id}`, // = sourceUrlOf(id)
         expires_at: new Date(expiresAt).toISOString(),
@@ -68,6 +76,8 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
         await sink.end();
         if (size === 0) throw new UploadEmpty();
         await rename(part, final);
+        // STORAGE=s3 still accepts the service's own PUT (a URL handed out before a switch to s3): into the bucket.
+        if (objects.kind !== "local") await objects.putFile(deps.store.uploadKey(id), final, { move: true });
       } catch (err) {
         await Promise.resolve(sink.end()).catch(() => undefined);
         await rm(part, { force: true });
@@ -90,13 +100,41 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
     /** The canonical source_url of an upload (no query, no fragment). */
     sourceUrlOf: (id: string) => `${deps.baseUrl()}/uploads/${id}`,
 
+    /**
+     * The upload exists, is this organization's and is finished. A presigned
+     * S3 PUT tells the service nothing: the object itself is checked (stat)
+     * and the slot completed here; an object over the slot's max_bytes is
+     * deleted and refused, so the bucket never keeps more than was allowed.
+     */
     async assertRegistrable(orgId: string, id: string) {
       const rows = await database.db.select().from(uploads).where(eq(uploads.id, id)).limit(1);
       const row = rows[0];
       if (!row || row.orgId !== orgId) throw new UploadNotRegistrable("unknown");
-      if (row.status !== "complete") throw new UploadNotRegistrable("unfinished");
+      if (row.status === "complete") return;
+      if (objects.kind === "local") throw new UploadNotRegistrable("unfinished");
+      const key = deps.store.uploadKey(id);
+      const object = await objects.stat(key);
+      if (!object) throw new UploadNotRegistrable("unfinished");
+      if (object.size > row.maxBytes) {
+        await objects.delete(key);
+        throw new UploadTooLarge("body", row.maxBytes);
+      }
+      if (object.size === 0) {
+        await objects.delete(key);
+        throw new UploadEmpty();
+      }
+      await database.write((tx) => tx.update(uploads).set({ status: "complete", sizeBytes: object.size }).where(eq(uploads.id, id)));
     },
 
+    /** The max_bytes of a slot, or null when the slot is gone. */
+    async maxBytesOf(id: string): Promise<number | null> {
+      const rows = await database.db.select({ maxBytes: uploads.maxBytes }).from(uploads).where(eq(uploads.id, id)).limit(1);
+      return rows[0]?.maxBytes ?? null;
+    },
+
+    /** The upload's object key (`uploads/<id>`). */
+    key: (id: string) => deps.store.uploadKey(id),
+    /** Where the upload is on this machine's disk in the local layout. */
     path: (id: string) => deps.store.uploadPath(id),
   };
 }
