@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { uploads } from "../src/db/schema/index.ts";
+import { silentLogger } from "../src/log.ts";
+import { createRetention } from "../src/retention/retention.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
-import { waitFor } from "./support/events.ts";
+import { outboxEvents, waitFor } from "./support/events.ts";
+import { spawnService } from "./support/service-process.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { startS3rver, type S3Server } from "./support/s3rver.ts";
@@ -22,6 +25,9 @@ const FIXTURE = "av-360p-2s.mp4";
 
 let s3: S3Server;
 let sqld: Sqld;
+let env: Record<string, string>;
+/** The video deleted by the first test (retention looks at it again). */
+let deletedVideo: string | undefined;
 let a: TestService;
 let b: TestService;
 const files = startFileServer();
@@ -29,7 +35,7 @@ const files = startFileServer();
 beforeAll(async () => {
   if (!native) return;
   [s3, sqld] = await Promise.all([startS3rver(), startSqld()]);
-  const env = { ...s3.env, DATABASE_URL: sqld.url, SECRET_KEY: "storage-s3-test-secret-key-0123456789abcdef", MEDIA_BACKEND: "native", TRANSCODE_WORKERS: "1" };
+  env = { ...s3.env, DATABASE_URL: sqld.url, SECRET_KEY: "storage-s3-test-secret-key-0123456789abcdef", MEDIA_BACKEND: "native", TRANSCODE_WORKERS: "1" };
   a = await startTestService({ env });
   b = await startTestService({ env, org: { orgId: a.orgId, apiKey: a.apiKey } });
 }, 60_000);
@@ -138,6 +144,7 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     for (const t of [a, b]) for (const folder of ["media", "originals", "uploads", "work"]) expect(localFiles(t, folder)).toEqual([]);
 
     // DELETE through the other process removes the objects.
+    deletedVideo = id;
     expect((await b.api(`/videos/${id}/`, { method: "DELETE" })).status).toBe(200);
     expect(await keys(objects, mediaKey)).toEqual([]);
     expect(await keys(objects, `originals/${id}`)).toEqual([]);
@@ -165,5 +172,61 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     expect(res.status).toBe(422);
     expect(JSON.stringify(await res.json())).toContain("must be at most 8 bytes");
     expect(await a.service.objects.stat(`uploads/${slot.upload_id}`)).toBeNull();
+  });
+
+  test("kill -9 after the outputs and the original are stored, before COMPLETED: another process repeats the transcode from the kept original; each event once", async () => {
+    const dataDir = `${a.dataDir}-crash`;
+    const c = await spawnService({ ...env, DATA_DIR: dataDir, JOB_LEASE_MS: "1500", VIDLIVE_FAULT: "transcode:after-store" }, { orgId: a.orgId, apiKey: a.apiKey });
+    try {
+      const slot = ((await (await c.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+      expect((await fetch(slot.upload_url, { method: "PUT", body: readFileSync(join(FIXTURES, FIXTURE)) })).status).toBe(200);
+      // a and b take part in the claims too: stopped from claiming, only c runs this transcode first.
+      await a.service.runner.stop();
+      await b.service.runner.stop();
+      const reg = await c.api("/videos/", { method: "POST", json: { source_url: slot.source_url } });
+      expect(reg.status).toBe(201);
+      const id = ((await reg.json()) as any).data.asset.public_id as string;
+      await c.proc.exited;
+      expect(c.proc.signalCode).toBe("SIGKILL");
+      // The upload was consumed, the original kept: the repeat has only the bucket's original to go on.
+      expect(await a.service.objects.stat(`uploads/${slot.upload_id}`)).toBeNull();
+      expect(await keys(a.service.objects, `originals/${id}`)).toEqual([`originals/${id}/source.bin`]);
+      a.service.runner.start();
+      const data = await settled(a, id);
+      expect(data.video.status).toBe("COMPLETED");
+      expect((await fetch(on(b, data.video.url))).status).toBe(200);
+      const events = (await outboxEvents(a.service, id)).map((e) => e.event);
+      expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect(await keys(a.service.objects, `originals/${id}`)).toEqual([`originals/${id}/source.bin`]);
+    } finally {
+      await c.stop();
+      a.service.runner.start();
+      b.service.runner.start();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test("retention removes what rows no longer need from the bucket: expired uploads, work and recordings nothing uses, a deleted video's recreated original", async () => {
+    const objects = a.service.objects;
+    const now = Date.now();
+    const DAY = 86_400_000;
+    await a.service.database.write((tx) => tx.insert(uploads).values({ id: "upl_expiredS3", orgId: a.orgId, status: "pending", expiresAt: now - 3 * DAY, maxBytes: 100, createdAt: now - 3 * DAY }));
+    await objects.putBytes("uploads/upl_expiredS3", "left by a presigned PUT");
+    await objects.putBytes("work/vid_goneS3/source.mp4", "a fetched source whose video is gone");
+    await objects.putBytes("recordings/str_goneS3.flv", "FLV");
+    // A run that outlived its video's deletion recreated the original.
+    expect(deletedVideo).toBeString();
+    await objects.putBytes(`originals/${deletedVideo}/source.bin`, "late");
+    const retention = createRetention({ database: a.service.database, config: a.service.config, logger: silentLogger, objects, removeMedia: (vid) => a.service.store.remove(vid) });
+    // Far enough ahead that the deleted video's period (30 days) and the files' grace are over.
+    const report = await retention.sweep(now + 31 * DAY);
+    expect(report.upload_files).toBeGreaterThanOrEqual(1);
+    expect(report.work_dirs).toBeGreaterThanOrEqual(1);
+    expect(report.recordings).toBeGreaterThanOrEqual(1);
+    expect(report.video_dirs).toBeGreaterThanOrEqual(1);
+    expect(await objects.stat("uploads/upl_expiredS3")).toBeNull();
+    expect(await keys(objects, "work/vid_goneS3")).toEqual([]);
+    expect(await objects.stat("recordings/str_goneS3.flv")).toBeNull();
+    expect(await keys(objects, `originals/${deletedVideo}`)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import type { TranscodeOutcome, Rendition } from "../../machines/video-payload.t
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
 import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import { crashPoint } from "../faults.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings } from "../orgs/org-settings.ts";
@@ -150,6 +151,8 @@ export function createTranscodeHandler(deps: {
         // STORAGE=local: the move consumed it; s3: the source object goes once the original is stored.
         if (found.key && objects.kind !== "local") await objects.delete(found.key);
       }
+      // Everything stored, the source consumed, COMPLETED not yet sent: a repeat must find the kept original.
+      crashPoint("transcode:after-store");
       if (objects.kind !== "local") logger.info("Transcode outputs stored", { video_id: ctx.id, files: stored.files, bytes: stored.bytes + sourceBytes, ms: Math.round(performance.now() - storing) });
 
       const renditions: Rendition[] = result.renditions.map((r) => ({
