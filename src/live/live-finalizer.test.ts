@@ -24,6 +24,7 @@ import { workPolicies } from "../work/work-policies.ts";
 import type { WorkContext } from "../work/work-runner.ts";
 import type { WorkType } from "../work/work-types.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
+import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
@@ -294,6 +295,36 @@ describe("live-finalize", () => {
     const events = await eventsOf(s, id);
     expect(events.filter((e) => e === "LIVESTREAM_ENDED")).toHaveLength(1);
     expect(events.filter((e) => e === "LIVESTREAM_RECORDING_READY")).toHaveLength(1);
+  });
+});
+
+describe("finalize handover", () => {
+  test("a finalization queued and deferred by another process is made due now by the owner, which is woken; a due or running row is left alone", async () => {
+    const s = await openStack();
+    const { id } = await streamOnAir(s);
+    await foreignLease(s, id, LEASE_MS);
+    await s.runtime.send("livestream", id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds: 5 });
+    // As the process that answered /end/: claimed, the owner is elsewhere, deferred to the owner's lease end.
+    const claimed = (await s.ledger.claim("live-finalize"))!;
+    expect(claimed.entityId).toBe(id);
+    const result = (await s.handlers["live-finalize"].run(claimed, ctx)) as { defer: number };
+    expect(result.defer).toBeGreaterThan(LEASE_MS - 1_000);
+    expect(await s.ledger.defer(claimed.id, result.defer)).toBe(true);
+    expect((await openRow(s, id, "live-finalize")).runAfter).toBeGreaterThan(Date.now() + 1_000);
+
+    // The owner (a process holding the broadcast) looks.
+    let woken = 0;
+    const handover = createFinalizeHandover({ database: s.database, ledger: s.ledger, held: () => [id, "liv_other"], wake: () => woken++, logger: silentLogger });
+    const before = Date.now();
+    await handover.tick();
+    expect(woken).toBe(1);
+    const row = await openRow(s, id, "live-finalize");
+    expect(row.status).toBe("queued");
+    expect(row.runAfter).toBeGreaterThanOrEqual(before);
+    expect(row.runAfter).toBeLessThanOrEqual(Date.now());
+    // Due now: nothing more to do (no write, no wake).
+    await handover.tick();
+    expect(woken).toBe(1);
   });
 });
 

@@ -10,9 +10,6 @@ import type { BroadcastLeases } from "./broadcast-leases.ts";
 import type { LiveFiles } from "./live-files.ts";
 import type { LiveIngest } from "./live-ingest.ts";
 
-/** How long to wait before asking again when another live process holds the broadcast. */
-const OWNER_ELSEWHERE_MS = 500;
-
 /**
  * The work of a broadcast's end, as PeerTube's live-ending job: durable rows
  * any process may run, resumable after a crash at any point.
@@ -56,7 +53,10 @@ export function createLiveWork(deps: {
         const { streamId } = row.payload;
         const stream = await runtime.get("livestream", streamId);
         const lease = await leases.get(streamId);
-        if (lease && lease.claimedBy !== leases.holder && lease.leaseUntil > Date.now()) return { defer: OWNER_ELSEWHERE_MS };
+        // Another live process holds the broadcast: only it can close the files. Its handover (finalize-handover.ts) makes
+        // this row due again within a fraction of a second; deferring to its lease's end, not racing it for the row,
+        // leaves the claim to it, and is when this row is ours to run should it die.
+        if (lease && lease.claimedBy !== leases.holder && lease.leaseUntil > Date.now()) return { defer: lease.leaseUntil - Date.now() + 50 };
         if (!stream) {
           deps.ingest.forget(streamId);
           return;

@@ -14,6 +14,7 @@ import { createLeaseRenewer } from "../work/lease-renewer.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
 import type { WorkPolicies } from "../work/work-runner.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
+import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
@@ -84,6 +85,9 @@ export function createLiveModule(deps: {
     idOf: (id) => id,
     lost: (ids) => ingest.lost(ids),
   });
+
+  // A finalization queued by another process (an end answered there) is claimed here, where the broadcast is.
+  const handover = createFinalizeHandover({ database: deps.database, ledger: deps.ledger, held: () => ingest.held(), wake: deps.wakeWork, logger });
 
   /** Resolves once the stream's broadcast is finalized (no open `live-finalize` work), or after `timeoutMs`. */
   async function finalized(id: string, timeoutMs = 15_000): Promise<void> {
@@ -161,11 +165,13 @@ export function createLiveModule(deps: {
       config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
       renewer.start();
+      handover.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
       const upgraded = await runtime.upgrade("livestream", { type: "UPGRADED" });
       if (upgraded > 0) logger.info("Live streams upgraded to the current machine", { count: upgraded });
     },
     async stop() {
+      handover.stop();
       renewer.stop();
       await renewer.settled();
       const held = ingest.held();
