@@ -64,7 +64,8 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
   ensurePrivateDir(config.dataDir); // 0700: database, media, uploads, the key file
   const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
   const orgs = createOrgStore(database);
-  const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs });
+  // RATE_LIMIT_STORE: `database` (default on a libSQL server) is exact across processes; `memory` for a `file:` database.
+  const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs, store: config.rateLimitStore });
   await rateLimiter.load();
   const secret = loadServerSecret(config.dataDir, config.secretKey);
   // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).

@@ -102,7 +102,9 @@ export function createApp(deps: AppDeps) {
       const checks = [{ key: `key:${auth.keyId}`, limit: limits.requestsPerMinute }];
       const orgLimit = orgLimitFor(request.method, path.slice(API_PREFIX.length), limits);
       if (orgLimit) checks.push({ key: `org:${auth.org.id}:${orgLimit.name}`, limit: orgLimit.limit });
-      const verdict = rateLimiter.hit(checks);
+      // Memory answers synchronously: no extra await on the embedded default's hot path.
+      const pending = rateLimiter.hit(checks);
+      const verdict = pending instanceof Promise ? await pending : pending;
       if (!verdict.ok) {
         return errorResponse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
       }

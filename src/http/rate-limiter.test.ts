@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startSqld, type Sqld } from "../../test/support/sqld.ts";
+import { createDatabase, type Database } from "../db/create-database.ts";
+import { rateLimits } from "../db/schema/index.ts";
+import { silentLogger } from "../log.ts";
+import { createRateLimiter, type LimitResult, type RateLimiter } from "./rate-limiter.ts";
+
+/**
+ * Two limiter instances, each with its own database clients, stand for two
+ * service processes on one libSQL server (a real sqld).
+ */
+let sqld: Sqld;
+const opened: Database[] = [];
+beforeAll(async () => {
+  sqld = await startSqld();
+});
+afterAll(async () => {
+  for (const d of opened) d.close();
+  await sqld.stop();
+});
+
+async function limiter(store: "memory" | "database", windowMs = 60_000, url = sqld.url): Promise<RateLimiter> {
+  const database = await createDatabase({ url });
+  opened.push(database);
+  const l = createRateLimiter({ database, logger: silentLogger, store, windowMs });
+  await l.load();
+  return l;
+}
+
+let n = 0;
+const fresh = (name: string) => `${name}:${++n}:${Math.random().toString(36).slice(2)}`;
+
+test("database store: two instances hitting one key concurrently let exactly the limit through", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  const results = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit([{ key, limit: 30 }])));
+  expect(results.filter((r) => r.ok).length).toBe(30);
+  const refused = results.filter((r): r is Extract<LimitResult, { ok: false }> => !r.ok);
+  expect(refused.length).toBe(50);
+  for (const r of refused) {
+    expect(r.key).toBe(key);
+    expect(r.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(r.retryAfterSeconds).toBeLessThanOrEqual(60);
+  }
+});
+
+test("memory store: the same two instances each count their own share (what the database store fixes)", async () => {
+  const [a, b] = [await limiter("memory"), await limiter("memory")];
+  const key = fresh("key");
+  const results = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit([{ key, limit: 30 }])));
+  expect(results.filter((r) => r.ok).length).toBe(60);
+});
+
+test("database store: all checks or none; a refused request consumes nothing", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  const org = fresh("org");
+  const both = [
+    { key, limit: 3 },
+    { key: org, limit: 2 },
+  ];
+  expect(await a.hit(both)).toEqual({ ok: true });
+  expect(await b.hit(both)).toEqual({ ok: true });
+  // The organization's window is full: refused, and the key's count stays at 2.
+  const refused = await a.hit(both);
+  expect(refused).toMatchObject({ ok: false, key: org });
+  expect(await b.hit(both)).toMatchObject({ ok: false, key: org });
+  expect(await b.hit([{ key, limit: 3 }])).toEqual({ ok: true });
+  expect(await a.hit([{ key, limit: 3 }])).toMatchObject({ ok: false, key });
+});
+
+test("database store: a window opens on the key's first request, and reopens once Retry-After has passed", async () => {
+  const WINDOW = 1500;
+  const [a, b] = [await limiter("database", WINDOW), await limiter("database", WINDOW)];
+  const key = fresh("key");
+  expect(await a.hit([{ key, limit: 1 }])).toEqual({ ok: true });
+  const refused = await b.hit([{ key, limit: 1 }]);
+  expect(refused.ok).toBe(false);
+  if (refused.ok) return;
+  expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  expect(refused.retryAfterSeconds).toBeLessThanOrEqual(2);
+  await Bun.sleep(refused.retryAfterSeconds * 1000);
+  expect(await b.hit([{ key, limit: 1 }])).toEqual({ ok: true });
+  expect(await a.hit([{ key, limit: 1 }])).toMatchObject({ ok: false, key });
+  // One row per key, reused window after window (retention deletes closed ones).
+  const rows = await opened[0]!.db.select().from(rateLimits);
+  expect(rows.filter((r) => r.key === key)).toMatchObject([{ count: 1 }]);
+});
+
+test("database store on a file: database goes through the write queue and counts the same", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "limiter-file-"));
+  try {
+    const l = await limiter("database", 60_000, `file:${join(dir, "db.sqlite")}`);
+    const key = fresh("key");
+    const results = await Promise.all(Array.from({ length: 20 }, () => l.hit([{ key, limit: 7 }])));
+    expect(results.filter((r) => r.ok).length).toBe(7);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("memory store answers synchronously (no await on the embedded hot path)", async () => {
+  const l = await limiter("memory");
+  const r = l.hit([{ key: fresh("key"), limit: 1 }]);
+  expect(r instanceof Promise).toBe(false);
+  expect(r).toEqual({ ok: true });
+});
