@@ -172,11 +172,12 @@ interface Pending {
  * open windows is already at its limit; it returns the keys it counted. A
  * last statement reads the windows, for Retry-After of a refused decision.
  *
- * Group commit: while one batch is on its way, the requests that arrive wait
- * and go together in the next (at most MAX_GROUP), each still its own
- * statement in order. A server commits one write transaction at a time (one
- * fsync each, ~2 ms on this disk), so one decision per transaction would cap
- * the whole cluster near 500 requests/s; alone, a request is sent at once.
+ * Group commit: the requests of one turn of the event loop, and those that
+ * arrive while a batch is on its way, go together in one transaction (at
+ * most MAX_GROUP), each still its own statement, in order. A server commits
+ * one write transaction at a time (~2 ms each on this disk, seen with
+ * sqld), so one decision per transaction would cap the whole cluster near
+ * 500 requests/s; with groups, 3 processes passed 3,000 decisions in ~0.3 s.
  *
  * Closed windows are deleted by retention (src/retention, `rate_limits` rule,
  * batched): one row per key, reused window after window, so the table holds
@@ -261,7 +262,6 @@ RETURNING key`;
   }
 
   async function send(): Promise<void> {
-    sending = true;
     while (queue.length > 0) {
       const group = queue.splice(0, MAX_GROUP);
       try {
@@ -281,7 +281,12 @@ RETURNING key`;
       if (checks.length === 0) return Promise.resolve({ ok: true });
       return new Promise((resolve, reject) => {
         queue.push({ checks, resolve, reject });
-        if (!sending) void send();
+        if (sending) return;
+        sending = true;
+        // After the requests that arrived in this turn of the event loop, so they go
+        // together: on a file the transaction is synchronous and nothing else would
+        // get in while it runs (groups of ~17 instead of 1: 3x the HTTP throughput).
+        setImmediate(() => void send());
       });
     },
     async load() {},
