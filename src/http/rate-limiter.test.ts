@@ -108,3 +108,21 @@ test("memory store answers synchronously (no await on the embedded hot path)", a
   expect(r instanceof Promise).toBe(false);
   expect(r).toEqual({ ok: true });
 });
+
+test("memory store: a flush writes open windows and deletes closed ones", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "limiter-flush-"));
+  try {
+    const database = await createDatabase({ url: `file:${join(dir, "db.sqlite")}` });
+    opened.push(database);
+    let t = 1_000_000;
+    const l = createRateLimiter({ database, logger: silentLogger, store: "memory", windowMs: 1000, now: () => t });
+    l.hit([{ key: "old", limit: 5 }]);
+    await l.flush();
+    t += 5000;
+    l.hit([{ key: "new", limit: 5 }]);
+    await l.flush();
+    expect((await database.db.select().from(rateLimits)).map((r) => [r.key, r.count])).toEqual([["new", 1]]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
