@@ -3,6 +3,7 @@ import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
 import * as schema from "./schema/index.ts";
 
@@ -129,7 +130,9 @@ export async function createDatabase(opts: {
     await writerClient.execute("PRAGMA foreign_keys=ON");
   }
   if (localPath) protectDatabaseFiles(localPath, "after");
-  const writer = drizzle(writerClient, { schema });
+  // On a server, a write transaction that finds the write lock taken as it begins is begun again (busy-retry.ts);
+  // a file waits in its busy timeout instead.
+  const writer = drizzle(isFile ? writerClient : withBusyRetry(writerClient), { schema });
   const reader = drizzle(readerClient, { schema });
   await migrateOnce(writer, writerClient, { migrationsFolder: MIGRATIONS, leaseMs: opts.migrationLockLeaseMs });
   const hot = createHotReader(url, readerClient);

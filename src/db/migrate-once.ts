@@ -3,6 +3,7 @@ import { readMigrationFiles } from "drizzle-orm/migrator";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import { randomToken } from "../ids.ts";
+import { isBusy } from "./busy-retry.ts";
 
 /**
  * Applies the migrations exactly once, however many processes start on the
@@ -85,6 +86,11 @@ export async function migrateOnce(db: LibSQLDatabase<any>, client: Client, opts:
     } catch (err) {
       // Our lease lapsed and another process applied them meanwhile (the backstop failed our batch).
       if (await allApplied()) return false;
+      // The batch found the write lock taken (a process of the older version still writing): it rolled back whole; again.
+      if (isBusy(err)) {
+        await Bun.sleep(pollMs);
+        continue;
+      }
       throw err;
     } finally {
       await client.execute({ sql: `DELETE FROM ${MIGRATION_LOCK_TABLE} WHERE id = 1 AND holder = ?`, args: [holder] }).catch(() => undefined);
