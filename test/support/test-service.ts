@@ -21,32 +21,26 @@ export interface TestService {
 }
 
 /**
- * VIDLIVE_TEST_DATABASE=sqld (or `sqld-http`): a test service not given a
- * DATABASE_URL runs on a real libSQL server instead of DATA_DIR/service.db,
- * through `libsql://…?tls=0` (or `http://…`). One sqld per DATA_DIR, started
- * on first use; its URL is written to DATA_DIR/test-sqld.json, so a restart
- * on the same DATA_DIR and the child processes given it (service-child.ts)
- * join the same database. The process that started it stops it at
- * `stop({cleanup: true})` or at its exit; a process that finds the starter
- * gone (killed) takes that over.
+ * VIDLIVE_TEST_DATABASE=sqld (or `sqld-ws`, `sqld-http`): a test service not
+ * given a DATABASE_URL runs on a real libSQL server instead of
+ * DATA_DIR/service.db, through `libsql://…?tls=0` (HTTP in @libsql/client
+ * 0.18; or `ws://…`, `http://…`). One sqld per DATA_DIR, started on first
+ * use; its URLs are written to DATA_DIR/test-sqld.json, so a restart on the
+ * same DATA_DIR and the child processes given it (service-child.ts) join the
+ * same database. The process that started it stops it at
+ * `stop({cleanup: true})`; a watchdog kills it once that process is gone
+ * (`bun test` runs no exit handlers, and a test may end by kill -9).
  */
 const TEST_DATABASE = process.env.VIDLIVE_TEST_DATABASE;
 const SQLD_FILE = "test-sqld.json";
-const ownedSqld = new Map<string, Sqld>();
-const sqldPidsToKill = new Set<number>();
-let exitHook = false;
+const ownedSqld = new Map<string, { sqld: Sqld; watchdog: ReturnType<typeof Bun.spawn> }>();
 
-function killAtExit(pid: number): void {
-  sqldPidsToKill.add(pid);
-  if (exitHook) return;
-  exitHook = true;
-  process.on("exit", () => {
-    for (const p of sqldPidsToKill) {
-      try {
-        process.kill(p, "SIGKILL");
-      } catch {}
-    }
-  });
+/** A shell loop that kills sqld (if that pid is still this sqld) once this process is gone. */
+function watchdog(sqld: Sqld): ReturnType<typeof Bun.spawn> {
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; grep -q "${sqld.dir}" /proc/${sqld.pid}/cmdline 2>/dev/null && kill -9 ${sqld.pid}`;
+  const w = Bun.spawn(["sh", "-c", script], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  w.unref();
+  return w;
 }
 
 const alive = (pid: number) => {
@@ -58,23 +52,21 @@ const alive = (pid: number) => {
   }
 };
 
+type SqldUrls = Pick<Sqld, "url" | "wsUrl" | "httpUrl">;
+const pick = (u: SqldUrls) => (TEST_DATABASE === "sqld-http" ? u.httpUrl : TEST_DATABASE === "sqld-ws" ? u.wsUrl : u.url);
+
 async function testDatabaseUrl(dataDir: string): Promise<string> {
-  const pick = (u: { url: string; httpUrl: string }) => (TEST_DATABASE === "sqld-http" ? u.httpUrl : u.url);
   const owned = ownedSqld.get(dataDir);
-  if (owned) return pick(owned);
+  if (owned) return pick(owned.sqld);
   const file = join(dataDir, SQLD_FILE);
   if (existsSync(file)) {
-    const found = JSON.parse(readFileSync(file, "utf8")) as { url: string; httpUrl: string; pid: number; owner: number };
-    if (alive(found.pid)) {
-      if (!alive(found.owner)) killAtExit(found.pid);
-      return pick(found);
-    }
+    const found = JSON.parse(readFileSync(file, "utf8")) as SqldUrls & { pid: number };
+    if (alive(found.pid)) return pick(found);
   }
-  const s = await startSqld();
-  ownedSqld.set(dataDir, s);
-  killAtExit(s.pid);
-  writeFileSync(file, JSON.stringify({ url: s.url, httpUrl: s.httpUrl, pid: s.pid, owner: process.pid }));
-  return pick(s);
+  const sqld = await startSqld();
+  ownedSqld.set(dataDir, { sqld, watchdog: watchdog(sqld) });
+  writeFileSync(file, JSON.stringify({ url: sqld.url, wsUrl: sqld.wsUrl, httpUrl: sqld.httpUrl, pid: sqld.pid }));
+  return pick(sqld);
 }
 
 /**
@@ -123,11 +115,11 @@ export async function startTestService(
     },
     async stop({ cleanup = true } = {}) {
       await service.stop();
-      const sqld = ownedSqld.get(dataDir);
-      if (cleanup && sqld) {
+      const owned = ownedSqld.get(dataDir);
+      if (cleanup && owned) {
         ownedSqld.delete(dataDir);
-        sqldPidsToKill.delete(sqld.pid);
-        await sqld.stop();
+        owned.watchdog.kill();
+        await owned.sqld.stop();
       }
       if (cleanup) rmSync(dataDir, { recursive: true, force: true });
     },
