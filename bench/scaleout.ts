@@ -69,6 +69,7 @@ interface Setup {
   name: string;
   processes: number;
   engines: "embedded" | "sqld+s3";
+  env?: Record<string, string>;
 }
 
 interface Figures {
@@ -102,6 +103,7 @@ async function run(setup: Setup): Promise<Figures> {
         LOG_LEVEL: "silent",
         ...(sqld ? { DATABASE_URL: sqld.url } : {}),
         ...(s3 ? s3.env : {}),
+        ...setup.env,
       };
       const first = children[0];
       children.push(await spawnService(env, first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined));
@@ -155,6 +157,8 @@ async function run(setup: Setup): Promise<Figures> {
 const setups: Setup[] = [
   { name: "embedded (file + local), 1 process", processes: 1, engines: "embedded" },
   { name: "sqld + s3rver, 1 process", processes: 1, engines: "sqld+s3" },
+  // The exact shared limiter's share of the cost: the same, counting in memory (not exact across processes).
+  { name: "  same, RATE_LIMIT_STORE=memory", processes: 1, engines: "sqld+s3", env: { RATE_LIMIT_STORE: "memory" } },
   { name: "sqld + s3rver, 2 processes", processes: 2, engines: "sqld+s3" },
   { name: "sqld + s3rver, 3 processes", processes: 3, engines: "sqld+s3" },
 ];

@@ -210,8 +210,15 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
     await svc.stop({ cleanup: false });
     await pub.finished.catch(() => undefined);
     restarted = await startTestService({ dataDir: svc.dataDir, org: { orgId: svc.orgId, apiKey: svc.apiKey } });
-    const after = ((await (await restarted.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
-    expect(after.status).toBe("ENDED");
+    // The restarted process finalizes the cut broadcast as work; a client sees it end.
+    const back = restarted;
+    const after = await waitFor(
+      async () => {
+        const stream = ((await (await back.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+        return stream.status === "ENDED" ? stream : undefined;
+      },
+      { timeoutMs: 15_000, what: "the cut broadcast ENDED after the restart" },
+    );
     expect(after.recording.asset_id).toMatch(/^vid_/);
     const events = (await outboxEvents(restarted.service, s.id)).map((e) => e.event);
     expect(events).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
