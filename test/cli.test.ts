@@ -12,9 +12,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-/** The operator CLI as an operator runs it: another process, the same DATA_DIR, while the service runs. */
+/** The operator CLI as an operator runs it: another process, the same DATA_DIR and database (a file, or the sqld under VIDLIVE_TEST_DATABASE), while the service runs. */
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn(["bun", CLI, ...args], { env: { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: "" }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["bun", CLI, ...args], { env: { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.service.config.databaseUrl }, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, out, err };
 }
