@@ -98,7 +98,11 @@ export const outbox = sqliteTable(
   (t) => [uniqueIndex("outbox_id").on(t.id), index("outbox_pending").on(t.fannedOutAt, t.seq)],
 );
 
-/** Rate-limit windows, flushed from memory so a restart does not hand out a fresh allowance. */
+/**
+ * Rate-limit windows: the `memory` store flushes its counts here so a restart
+ * does not hand out a fresh allowance; the `database` store decides every
+ * request here (exact across processes). One row per key.
+ */
 export const rateLimits = sqliteTable(
   "rate_limits",
   {
