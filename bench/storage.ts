@@ -22,6 +22,7 @@ import { serveObject } from "../src/storage/media-routes.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
 import { createS3ObjectStore } from "../src/storage/s3-object-store.ts";
 import { startS3rver } from "../test/support/s3rver.ts";
+import { makeTestSource } from "./test-source.ts";
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,30 +37,7 @@ if (!(await hasNativeFfmpeg())) {
 
 const work = mkdtempSync(join(tmpdir(), "bench-storage-"));
 const input = join(work, "input.mp4");
-Bun.spawnSync([
-  "ffmpeg",
-  "-v",
-  "error",
-  "-y",
-  "-f",
-  "lavfi",
-  "-i",
-  `testsrc2=duration=${seconds}:size=1280x720:rate=30`,
-  "-f",
-  "lavfi",
-  "-i",
-  `sine=frequency=440:duration=${seconds}`,
-  "-c:v",
-  "libx264",
-  "-preset",
-  "veryfast",
-  "-pix_fmt",
-  "yuv420p",
-  "-c:a",
-  "aac",
-  "-shortest",
-  input,
-]);
+makeTestSource(input, seconds);
 
 // A real ladder: 360p + 720p HLS and the 720p mkv download.
 const ladderDir = join(work, "ladder");

@@ -21,6 +21,7 @@ import { createTranscoder, hasNativeFfmpeg, type Transcoder, type TranscodeJob }
 import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
 import { startTestService } from "../test/support/test-service.ts";
 import { waitFor } from "../test/support/events.ts";
+import { makeTestSource } from "./test-source.ts";
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,30 +36,7 @@ const out = join(import.meta.dir, ".out", "transcode");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const input = join(out, `input-720p-${seconds}s.mp4`);
-Bun.spawnSync([
-  "ffmpeg",
-  "-v",
-  "error",
-  "-y",
-  "-f",
-  "lavfi",
-  "-i",
-  `testsrc2=duration=${seconds}:size=1280x720:rate=30`,
-  "-f",
-  "lavfi",
-  "-i",
-  `sine=frequency=440:duration=${seconds}`,
-  "-c:v",
-  "libx264",
-  "-preset",
-  "veryfast",
-  "-pix_fmt",
-  "yuv420p",
-  "-c:a",
-  "aac",
-  "-shortest",
-  input,
-]);
+makeTestSource(input, seconds);
 
 // The default ladder (360p/720p/1080p, capped at the source: 360p + 720p) and the default mkv download of the top rung.
 const ladder = ["360p", "720p", "1080p"].map((n) => STANDARD_RUNGS[n]!);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { S3Client } from "bun";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
+import { filesUnder } from "./support/files.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { type S3Server, startS3rver } from "./support/s3rver.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
@@ -64,28 +65,7 @@ async function spawn(extra: Record<string, string> = {}): Promise<Child> {
 }
 
 /** Every file under the processes' DATA_DIRs that is not scratch or the service's own state. */
-function mediaOnLocalDisks(): string[] {
-  const found: string[] = [];
-  for (const dir of dirs) {
-    for (const top of ["media", "originals", "uploads", "recordings", "live"]) {
-      const walk = (d: string) => {
-        let entries: import("node:fs").Dirent[];
-        try {
-          entries = readdirSync(d, { withFileTypes: true });
-        } catch {
-          return;
-        }
-        for (const e of entries) {
-          const p = join(d, e.name);
-          if (e.isDirectory()) walk(p);
-          else found.push(p);
-        }
-      };
-      walk(join(dir, top));
-    }
-  }
-  return found;
-}
+const mediaOnLocalDisks = () => dirs.flatMap((dir) => ["media", "originals", "uploads", "recordings", "live"].flatMap((top) => filesUnder(join(dir, top))));
 
 async function objectKeys(prefix: string): Promise<string[]> {
   const res = await bucket.list({ prefix, maxKeys: 1000 });

@@ -69,21 +69,6 @@ export async function serveObject(request: Request, objects: ObjectStore, key: s
   return new Response(size === 0 ? null : objects.body(key), { headers: { ...headers, "content-length": String(size) } });
 }
 
-/** Serves one local file with byte ranges (the live HLS route before its folder moved to the object store). */
-export async function serveFile(request: Request, path: string, opts: ServeOpts = {}): Promise<Response> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw ApiError.notFound();
-  const size = file.size;
-  const headers = mediaHeaders(path, opts);
-  const range = request.headers.get("range");
-  if (range) {
-    const r = parseRange(range, size);
-    if (r === "invalid") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } });
-    return new Response(file.slice(r.start, r.end + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${r.start}-${r.end}/${size}`, "content-length": String(r.end - r.start + 1) } });
-  }
-  return new Response(file, { headers: { ...headers, "content-length": String(size) } });
-}
-
 /**
  * Versions before originals moved out of the served tree kept the source in
  * the media dir's `original/`: it answers 404 like a missing file.
