@@ -257,6 +257,8 @@ function measure(outDir: string, probe: ProbeResult, renditions: PlannedRenditio
     durationSeconds: measured > 0 ? measured : probe.durationSeconds,
     hlsBytes: directoryBytes(path.join(outDir, HLS_DIR)),
     downloadBytes: out.reduce((sum, r) => sum + (r.download?.sizeBytes ?? 0), 0),
+    drmBytes: 0,
+    packagingMs: 0,
     probe,
   };
 }

@@ -42,6 +42,13 @@ export interface TranscodeJob {
   downloads: DownloadSpec[];
   /** Target HLS segment length; keyframes are forced on these boundaries. Default 4. */
   segmentSeconds?: number;
+  /**
+   * DRM: the rungs are encoded as usual, then packaged and encrypted by Shaka
+   * Packager into DASH with CENC (`cenc` scheme, W3C common-system PSSH)
+   * under `dash/` instead of HLS: `dash/manifest.mpd` (every rendition) and
+   * `dash/<rung>.mpd` (that rendition alone). Key id and key: 32 hex digits each.
+   */
+  drm?: { keyId: string; key: string };
 }
 
 export interface RenditionDownload {
@@ -60,19 +67,23 @@ export interface Rendition {
   width: number;
   /** 0 for the audio-only rendition. */
   height: number;
-  /** Media playlist, relative to outDir. */
+  /** Media playlist (or, for a DRM job, the rendition's own .mpd), relative to outDir. */
   playlist: string;
   download: RenditionDownload | null;
 }
 
 export interface TranscodeResult {
-  /** Relative to outDir, e.g. 'hls/master.m3u8'. */
+  /** Relative to outDir, e.g. 'hls/master.m3u8' (or 'dash/manifest.mpd' for a DRM job). */
   masterPlaylist: string;
   renditions: Rendition[];
   /** Measured from the produced playlists; falls back to the probe. */
   durationSeconds: number | null;
-  /** Bytes of everything under hls/. */
+  /** Bytes of everything under hls/ (0 for a DRM job). */
   hlsBytes: number;
+  /** Bytes of everything under dash/ (the encrypted DASH of a DRM job; 0 otherwise). */
+  drmBytes: number;
+  /** Wall time of the packaging step of a DRM job (0 otherwise), for bench/transcode.ts. */
+  packagingMs: number;
   /** Bytes of all download files. */
   downloadBytes: number;
   probe: ProbeResult;
