@@ -4,3 +4,4 @@ export * from "./work.ts";
 export * from "./uploads.ts";
 export * from "./webhooks.ts";
 export * from "./live.ts";
+export * from "./drm.ts";
