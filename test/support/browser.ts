@@ -1,0 +1,147 @@
+/**
+ * A real browser for player tests: Debian's Chromium (`/usr/bin/chromium`,
+ * installed by `npm run setup:browser`, which `.ci/run` calls) driven by
+ * playwright-core, playing with shaka-player from node_modules.
+ *
+ * - Why Debian's Chromium and playwright-core: `npx playwright install`
+ *   downloads browser builds from a CDN, unreachable here; playwright-core
+ *   ships no browser and downloads nothing, and drives any Chromium given by
+ *   `executablePath`. It runs under Bun.
+ * - Flags: the ones that work as root in a container (`--no-sandbox`), no GPU,
+ *   and no background traffic to Google (component updates would try to fetch
+ *   the Widevine CDM; ClearKey is built in and needs nothing).
+ * - The page server (Bun.serve on 127.0.0.1, port 0) serves player.html and
+ *   shaka-player's compiled build from node_modules, nothing from a CDN, plus
+ *   optional static files (`files`, e.g. a DASH made in the test). Its origin
+ *   differs from the service's (another port), so playing a service's media
+ *   and calling its licence endpoint from the page proves CORS.
+ * - 127.0.0.1 is a secure context, so EME (navigator.requestMediaKeySystemAccess)
+ *   is available without TLS.
+ *
+ * Without /usr/bin/chromium the player suites skip (`describe.skipIf(!hasChromium)`)
+ * with CHROMIUM_MISSING; in CI .ci/run installs it, so they run.
+ */
+import { existsSync } from "node:fs";
+import { join, normalize } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const hasChromium = existsSync(CHROMIUM);
+export const CHROMIUM_MISSING = `player tests skipped: ${CHROMIUM} not found; install it with \`npm run setup:browser\` (root: apt-get install chromium)`;
+
+export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--autoplay-policy=no-user-gesture-required"];
+
+/** shaka.util.Error.Category.DRM: licence requests and key-system failures. */
+export const SHAKA_CATEGORY_DRM = 6;
+
+const ROOT = join(import.meta.dir, "..", "..");
+const SHAKA_JS = join(ROOT, "node_modules", "shaka-player", "dist", "shaka-player.compiled.js");
+const PLAYER_HTML = join(import.meta.dir, "player.html");
+
+export interface ShakaError {
+  code?: number;
+  category?: number;
+  severity?: number;
+  message: string;
+  /** shaka's error data as JSON (e.g. the licence response status), cut at 2000 characters. */
+  data?: string;
+}
+
+export type PlayResult = { ok: true; currentTime: number; keySystem: string | null } | { ok: false; error: ShakaError };
+
+export interface PlayOptions {
+  manifestUrl: string;
+  /** ClearKey licence server: drm.servers['org.w3.clearkey']. */
+  licenseUrl?: string;
+  /** Keys given directly (drm.clearKeys): key id hex → key hex. */
+  clearKeys?: Record<string, string>;
+  /** Resolve once currentTime passes this (default 2 s). */
+  untilSeconds?: number;
+  /** Give up after this (default 30 s). */
+  timeoutMs?: number;
+}
+
+export class PlaybackError extends Error {
+  constructor(readonly shaka: ShakaError) {
+    super(`playback failed: ${shaka.message} (shaka code ${shaka.code ?? "-"}, category ${shaka.category ?? "-"}) ${shaka.data ?? ""}`);
+  }
+}
+
+export interface PlayerHarness {
+  /** The page server's origin, e.g. http://127.0.0.1:PORT */
+  origin: string;
+  /** URL of a static file given in `files`. */
+  fileUrl(path: string): string;
+  /** Plays a DASH manifest with shaka-player in a fresh page; resolves with the result, never throws for a playback failure. */
+  tryDash(opts: PlayOptions): Promise<PlayResult & { requests: string[] }>;
+  /** Plays until currentTime passes 2 s; rejects with PlaybackError (shaka's code and category) otherwise. */
+  playDash(opts: PlayOptions | string): Promise<{ currentTime: number; keySystem: string | null; requests: string[] }>;
+  close(): Promise<void>;
+}
+
+/** Starts the page server and Chromium. `files`: a directory served under /files/. */
+export async function startPlayer(opts: { files?: string } = {}): Promise<PlayerHarness> {
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req) {
+      const path = decodeURIComponent(new URL(req.url).pathname);
+      if (path === "/" || path === "/player.html") return new Response(Bun.file(PLAYER_HTML), { headers: { "content-type": "text/html; charset=utf-8" } });
+      if (path === "/shaka-player.compiled.js") return new Response(Bun.file(SHAKA_JS), { headers: { "content-type": "text/javascript" } });
+      if (opts.files && path.startsWith("/files/")) {
+        const rel = normalize(path.slice("/files/".length));
+        if (rel.startsWith("..")) return new Response("forbidden", { status: 403 });
+        const file = Bun.file(join(opts.files, rel));
+        return file.exists().then((ok) => (ok ? new Response(file) : new Response("not found", { status: 404 })));
+      }
+      return new Response("not found", { status: 404 });
+    },
+  });
+  const origin = `http://127.0.0.1:${server.port}`;
+  let browser: Browser;
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  } catch (err) {
+    server.stop(true);
+    throw err;
+  }
+
+  async function tryDash(o: PlayOptions): Promise<PlayResult & { requests: string[] }> {
+    const page: Page = await browser.newPage();
+    const pageErrors: string[] = [];
+    const requests: string[] = [];
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("request", (r) => {
+      if (!r.url().startsWith(origin)) requests.push(`${r.method()} ${r.url()}`);
+    });
+    try {
+      await page.goto(`${origin}/player.html`);
+      const result = (await page.evaluate((args) => (globalThis as any).playDash(args), {
+        manifestUrl: o.manifestUrl,
+        licenseUrl: o.licenseUrl,
+        clearKeys: o.clearKeys,
+        untilSeconds: o.untilSeconds ?? 2,
+        timeoutMs: o.timeoutMs ?? 30_000,
+      })) as PlayResult;
+      if (!result.ok && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
+      return { ...result, requests };
+    } finally {
+      await page.close();
+    }
+  }
+
+  return {
+    origin,
+    fileUrl: (path) => `${origin}/files/${path.replace(/^\//, "")}`,
+    tryDash,
+    async playDash(o) {
+      const r = await tryDash(typeof o === "string" ? { manifestUrl: o } : o);
+      if (!r.ok) throw new PlaybackError(r.error);
+      return { currentTime: r.currentTime, keySystem: r.keySystem, requests: r.requests };
+    },
+    async close() {
+      await browser.close();
+      server.stop(true);
+    },
+  };
+}
