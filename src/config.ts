@@ -64,6 +64,8 @@ export interface Config {
   liveBroadcastLeaseMs: number;
   /** LIVE_FILES_RETENTION_MS: an ended stream's live HLS files (hls_url) are removed this long after its end (default 1 day). */
   liveFilesRetentionMs: number;
+  /** RECORDING_PART_MS: with STORAGE=s3, the new bytes of a broadcast's FLV are uploaded this often as numbered parts, so another process can finalize it if the ingesting one dies (default 10 s). */
+  recordingPartMs: number;
   /** OUTBOX_RETENTION_MS: outbox rows already fanned out are deleted this long after (default 7 days). */
   outboxRetentionMs: number;
   /** WEBHOOK_DELIVERY_RETENTION_MS: settled webhook deliveries (and their attempts) are deleted this long after creation (default 30 days). */
@@ -172,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveMaxBitrateKbps: int(env, "LIVE_MAX_BITRATE_KBPS", 20_000),
     liveBroadcastLeaseMs: Math.max(300, int(env, "LIVE_BROADCAST_LEASE_MS", 10_000)),
     liveFilesRetentionMs: int(env, "LIVE_FILES_RETENTION_MS", DAY_MS),
+    recordingPartMs: Math.max(100, int(env, "RECORDING_PART_MS", 10_000)),
     outboxRetentionMs: int(env, "OUTBOX_RETENTION_MS", 7 * DAY_MS),
     webhookDeliveryRetentionMs: int(env, "WEBHOOK_DELIVERY_RETENTION_MS", 30 * DAY_MS),
     workRetentionMs: int(env, "WORK_RETENTION_MS", 7 * DAY_MS),

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
-import { uploads } from "../src/db/schema/index.ts";
+import { broadcasts, uploads } from "../src/db/schema/index.ts";
 import { silentLogger } from "../src/log.ts";
 import { createRetention } from "../src/retention/retention.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
@@ -214,6 +214,12 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     await objects.putBytes("uploads/upl_expiredS3", "left by a presigned PUT");
     await objects.putBytes("work/vid_goneS3/source.mp4", "a fetched source whose video is gone");
     await objects.putBytes("recordings/str_goneS3.flv", "FLV");
+    // Parts uploaded while on air (src/live/recording-parts.ts): a gone stream's go; those of a stream on air whose id
+    // starts with the same characters stay.
+    await objects.putBytes("recordings/str_goneS3/part-000001.flv", "FL");
+    await objects.putBytes("recordings/str_goneS3/part-000002.flv", "V");
+    await objects.putBytes("recordings/str_goneS3b/part-000001.flv", "FLV");
+    await a.service.database.write((tx) => tx.insert(broadcasts).values({ streamId: "str_goneS3b", orgId: a.orgId, claimedBy: "elsewhere", leaseUntil: now + 32 * DAY, startedAt: now }));
     // A run that outlived its video's deletion recreated the original.
     expect(deletedVideo).toBeString();
     await objects.putBytes(`originals/${deletedVideo}/source.bin`, "late");
@@ -227,6 +233,10 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     expect(await objects.stat("uploads/upl_expiredS3")).toBeNull();
     expect(await keys(objects, "work/vid_goneS3")).toEqual([]);
     expect(await objects.stat("recordings/str_goneS3.flv")).toBeNull();
+    expect(await keys(objects, "recordings/str_goneS3")).toEqual([]);
+    expect(await keys(objects, "recordings/str_goneS3b")).toEqual(["recordings/str_goneS3b/part-000001.flv"]);
+    await a.service.database.write((tx) => tx.delete(broadcasts).where(eq(broadcasts.streamId, "str_goneS3b")));
+    await objects.deletePrefix("recordings/str_goneS3b");
     expect(await keys(objects, `originals/${deletedVideo}`)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsFileSink, 
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
+import type { PartUploader } from "./recording-parts.ts";
 
 /** Logged discontinuities per broadcast; further ones are only counted. */
 const LOGGED_JUMPS = 5;
@@ -24,6 +25,8 @@ export function createBroadcast(opts: {
   hlsDir: string;
   /** Where the live HLS files go when not to `hlsDir` (the object store's uploads). */
   hlsFiles?: LiveHlsFileSink;
+  /** With a remote store: uploads the FLV's growth as parts while on air (recording-parts.ts). */
+  recordingParts?: PartUploader;
   logger: Logger;
   onSegment: (info: LiveHlsSegmentInfo) => void;
 }) {
@@ -53,6 +56,7 @@ export function createBroadcast(opts: {
     if (!writer) {
       await mkdir(dirname(opts.flvPath), { recursive: true });
       writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true });
+      opts.recordingParts?.start();
     }
     packager ??= createLiveHlsPackager({
       dir: opts.hlsDir,
@@ -117,14 +121,25 @@ export function createBroadcast(opts: {
     timestampStats: () => rebaser.stats(),
     info: () => packager?.info() ?? null,
     tagsWritten: () => writer?.tagsWritten ?? 0,
-    /** Last segment + ENDLIST, and the recording closed and synced. Idempotent. */
-    async end() {
+    /**
+     * Last segment + ENDLIST, and the recording closed and synced; the part
+     * uploads stopped (an upload under way awaited). `uploadRest`: the FLV's
+     * last bytes go up as a final part too (a graceful stop: the process
+     * finalizing may have another disk). Idempotent.
+     */
+    async end(endOpts: { uploadRest?: boolean } = {}) {
       if (ended) return;
       ended = true;
       this.markLeft();
       for (const release of [...holds]) release();
       await packager?.end().catch((err) => opts.logger.error("Cannot finish the live playlist", { err, stream_id: opts.streamId }));
-      await writer?.close();
+      try {
+        await writer?.close();
+      } finally {
+        await opts.recordingParts
+          ?.stop({ rest: endOpts.uploadRest === true && writer !== undefined })
+          .catch((err) => opts.logger.warn("Cannot upload the recording's last part", { err, stream_id: opts.streamId }));
+      }
     },
   };
 }

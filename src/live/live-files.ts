@@ -1,9 +1,11 @@
-import { appendFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LiveHlsFileSink } from "../../media/hls/live-hls-packager.ts";
+import type { Logger } from "../log.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import { assembleParts, createPartUploader, type PartStats, type PartUploader, partsPrefix } from "./recording-parts.ts";
 import { probeRecording } from "./recording-probe.ts";
 
 const HLS_TYPES: Record<string, string> = {
@@ -29,12 +31,21 @@ export interface UploadStats {
  * `live/<token>/<file>`.
  *
  * The FLV is always written on this process's disk (`flvPath`), an append-only
- * file for the whole broadcast. The live HLS goes where the store is: with
+ * file for the whole broadcast; with `STORAGE=s3` its growth is also uploaded
+ * every `partMs` as parts `recordings/<stream>/part-NNNNNN.flv`
+ * (recording-parts.ts), from which another process rebuilds it should this
+ * one die. The live HLS goes where the store is: with
  * `STORAGE=local` the packager writes `DATA_DIR/live/<token>/` itself (no
  * copy, `hlsSink` is undefined); with `STORAGE=s3` every finished file is
  * uploaded, nothing is written locally, so any process can serve hls_url.
  */
-export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects: ObjectStore }) {
+export function createLiveFiles(opts: {
+  dataDir: string;
+  urls: LiveUrls;
+  objects: ObjectStore;
+  /** RECORDING_PART_MS: how often a broadcast's new FLV bytes go to the bucket (remote store only). */
+  partMs?: number;
+}) {
   const { objects } = opts;
   const remote = objects.kind === "s3";
   const flvKey = (id: string) => `recordings/${id}.flv`;
@@ -42,6 +53,7 @@ export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects
   const hlsPrefix = (id: string) => `live/${opts.urls.token(id)}`;
   const hlsDir = (id: string) => join(opts.dataDir, hlsPrefix(id));
   const uploads = new Map<string, UploadStats>();
+  const parts = new Map<string, PartStats>();
 
   return {
     flvPath,
@@ -76,6 +88,24 @@ export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects
       };
     },
 
+    /**
+     * The uploader of the FLV's parts while on air (remote store only; the
+     * broadcast starts it with its file and stops it at its end).
+     */
+    recordingParts(id: string, logger: Logger): PartUploader | undefined {
+      if (!remote) return undefined;
+      const uploader = createPartUploader({ streamId: id, path: flvPath(id), objects, intervalMs: opts.partMs ?? 10_000, logger });
+      parts.set(id, uploader.stats);
+      return uploader;
+    },
+
+    /** This process's part uploads for a broadcast (remote store only), forgotten once read. */
+    takePartStats(id: string): PartStats | undefined {
+      const s = parts.get(id);
+      parts.delete(id);
+      return s;
+    },
+
     /** This process's upload times for a broadcast's live HLS (remote store only), forgotten once read. */
     takeUploadStats(id: string): UploadStats | undefined {
       const s = uploads.get(id);
@@ -101,11 +131,18 @@ export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects
      * store, a finalize attempt that uploaded it (and removed the local file)
      * then died before its commit left it only in the bucket: probed from a
      * downloaded copy. A broadcast whose owner died on another machine left
-     * neither: no media (the stream ends without a recording).
+     * its parts: they are concatenated into the local file (then stored by
+     * `storeRecording` as any recording); without parts, no media (the
+     * stream ends without a recording).
      */
-    async probe(id: string) {
+    async probe(id: string): Promise<Awaited<ReturnType<typeof probeRecording>> & { rebuiltFrom?: { parts: number; bytes: number } }> {
       const local = await probeRecording(flvPath(id));
-      if (local.hasMedia || !remote || (await objects.stat(flvKey(id))) === null) return local;
+      if (local.hasMedia || !remote) return local;
+      if ((await objects.stat(flvKey(id))) === null) {
+        await mkdir(join(opts.dataDir, "recordings"), { recursive: true });
+        const rebuilt = await assembleParts(objects, id, flvPath(id));
+        return rebuilt.parts > 0 ? { ...(await probeRecording(flvPath(id))), rebuiltFrom: rebuilt } : local;
+      }
       const dir = await mkdtemp(join(tmpdir(), "vidlive-probe-"));
       try {
         const copy = join(dir, "recording.flv");
@@ -120,21 +157,21 @@ export function createLiveFiles(opts: { dataDir: string; urls: LiveUrls; objects
      * Before the commit that registers the recording: with a remote store the
      * FLV is uploaded to `recordings/<stream>.flv` (the recording's transcode
      * may run on any process) and the local file removed; an FLV without
-     * media is only removed. Nothing to do with the local store (the file
-     * already is at its key).
+     * media is only removed. Then the parts go (the whole file is stored, or
+     * there was no media): a crash between the two leaves the FLV in the
+     * bucket, which the next attempt probes and keeps. Nothing to do with the
+     * local store (the file already is at its key).
      */
     async storeRecording(id: string, hasMedia: boolean): Promise<void> {
       if (!remote) return;
       const path = flvPath(id);
-      if (
-        !(await stat(path).then(
-          () => true,
-          () => false,
-        ))
-      )
-        return;
-      if (hasMedia) await objects.putFile(flvKey(id), path, { type: "video/x-flv", move: true });
-      else await rm(path, { force: true });
+      const there = await stat(path).then(
+        () => true,
+        () => false,
+      );
+      if (there && hasMedia) await objects.putFile(flvKey(id), path, { type: "video/x-flv", move: true });
+      else if (there) await rm(path, { force: true });
+      await objects.deletePrefix(partsPrefix(id));
     },
 
     /** A playlist left open by a process that died gets its ENDLIST, so players stop waiting. */

@@ -64,8 +64,11 @@ export function createLiveWork(deps: {
         const ctx = stream.context;
         const local = await deps.ingest.close(streamId);
         if (!local) await files.closePlaylist(streamId);
-        // Local as a rule; from the bucket when an earlier attempt uploaded it and died before its commit.
+        // Local as a rule; from the bucket when an earlier attempt uploaded it and died before its commit; rebuilt from
+        // the parts uploaded while on air when the owner died on another machine (STORAGE=s3).
         const probe = await files.probe(streamId);
+        if (probe.rebuiltFrom)
+          logger.info("Recording rebuilt from its parts", { stream_id: streamId, parts: probe.rebuiltFrom.parts, bytes: probe.rebuiltFrom.bytes, media_s: Math.round(probe.durationSeconds) });
         const durationSeconds = local
           ? local.broadcast.durationSeconds()
           : lease && probe.hasMedia
@@ -88,7 +91,7 @@ export function createLiveWork(deps: {
             height: height ?? null,
           };
         }
-        // A remote store gets the FLV before the commit that queues its transcode (which may run on another process).
+        // A remote store gets the FLV before the commit that queues its transcode (which may run on another process); its parts go then.
         await files.storeRecording(streamId, probe.hasMedia);
         crashPoint("live-finalize:before-commit");
         // Resumed after its owner died: the broadcast ended when its publisher left (or its owner stopped renewing), not now.
@@ -131,6 +134,7 @@ export function createLiveWork(deps: {
         crashPoint("live-finalize:after-commit");
         deps.ingest.forget(streamId);
         const uploads = files.takeUploadStats(streamId);
+        const parts = files.takePartStats(streamId);
         logger.info("Live broadcast finalized", {
           stream_id: streamId,
           org_id: ctx.orgId,
@@ -138,6 +142,14 @@ export function createLiveWork(deps: {
           recording_id: recordingId,
           duration_s: durationSeconds,
           ...(uploads && uploads.files > 0 ? { hls_uploads: uploads.files, hls_upload_avg_ms: Math.round(uploads.totalMs / uploads.files), hls_upload_max_ms: Math.round(uploads.maxMs) } : {}),
+          ...(parts && parts.parts > 0
+            ? {
+                recording_parts: parts.parts,
+                recording_part_avg_bytes: Math.round(parts.bytes / parts.parts),
+                recording_part_avg_ms: Math.round(parts.totalMs / parts.parts),
+                recording_part_max_ms: Math.round(parts.maxMs),
+              }
+            : {}),
         });
       },
     },

@@ -140,6 +140,7 @@ export function createLiveIngest(deps: {
             flvPath: deps.files.flvPath(ctx.id),
             hlsDir: deps.files.hlsDir(ctx.id),
             hlsFiles: deps.files.hlsSink(ctx.id),
+            recordingParts: deps.files.recordingParts(ctx.id, logger),
             logger,
             onSegment: (info) => {
               startPlayer(created);
@@ -224,12 +225,18 @@ export function createLiveIngest(deps: {
 
     isBroadcasting: (id: string) => live.has(id),
 
-    /** At shutdown: files closed; the leases are left to the next holder (see LiveModule.stop). */
+    /**
+     * At shutdown: files closed, and (remote store) each FLV's last bytes
+     * uploaded as a final part, since the process that finalizes may not
+     * have this disk; the leases are left to the next holder (see LiveModule.stop).
+     */
     async stop() {
-      for (const entry of live.values()) {
-        entry.player?.abort();
-        await entry.broadcast.end().catch(() => undefined);
-      }
+      await Promise.all(
+        [...live.values()].map(async (entry) => {
+          entry.player?.abort();
+          await entry.broadcast.end({ uploadRest: true }).catch(() => undefined);
+        }),
+      );
       live.clear();
     },
   };

@@ -45,7 +45,7 @@ export function createLiveModule(deps: {
 }) {
   const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
-  const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects });
+  const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects, partMs: config.recordingPartMs });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger });
   let rtmp: RtmpServer | undefined;
@@ -175,14 +175,16 @@ export function createLiveModule(deps: {
       renewer.stop();
       await renewer.settled();
       const held = ingest.held();
+      // Files closed (with STORAGE=s3 the recordings' last parts uploaded) before the leases are handed over, so the
+      // process that finalizes them finds every byte.
+      await rtmp?.stop();
+      await ingest.stop();
       await deps.database
         .write(async (tx) => {
           await leases.surrender(tx, held);
           for (const id of held) await deps.ledger.reschedule(tx, `live-watch:${id}`, Date.now());
         })
         .catch((err) => logger.error("Cannot hand over broadcasts at shutdown", { err, count: held.length }));
-      await rtmp?.stop();
-      await ingest.stop();
     },
   };
 }

@@ -177,14 +177,33 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
   removed += await sweepRecordingEntries(q, local, now, graceMs, signal);
   const bucket = remote(objects);
   if (bucket) {
-    // STORAGE=s3: a finished broadcast's recording is the object `recordings/<stream>.flv`.
-    const stored = (async function* () {
-      for await (const o of bucket.list("recordings")) {
-        const name = o.key.slice("recordings/".length);
-        if (name.includes("/")) continue;
-        yield { name, modifiedAt: async () => o.lastModified, remove: () => bucket.delete(o.key).then(() => true) };
+    // STORAGE=s3: a finished broadcast's recording is the object `recordings/<stream>.flv`; the parts uploaded while
+    // on air are `recordings/<stream>/part-NNNNNN.flv` (src/live/recording-parts.ts), left by a finalize that crashed
+    // before deleting them or a process that lost its broadcast: one entry per stream (its keys are adjacent in the
+    // listing), aged by its newest part, under the same rule as the recording, removed with one deletePrefix. The
+    // listing is read whole first (one entry per stream, not per part), so no delete runs between two of its pages.
+    const stored: RecordingEntry[] = [];
+    type Parts = { streamId: string; newest: number };
+    const seen: { parts: Parts | null } = { parts: null };
+    const partsEntry = ({ streamId, newest }: Parts): RecordingEntry => ({
+      name: `${streamId}.flv`,
+      modifiedAt: async () => newest,
+      remove: () => bucket.deletePrefix(`recordings/${streamId}`).then((n) => n > 0),
+    });
+    for await (const o of bucket.list("recordings")) {
+      signal?.throwIfAborted();
+      const name = o.key.slice("recordings/".length);
+      const slash = name.indexOf("/");
+      if (slash < 0) {
+        stored.push({ name, modifiedAt: async () => o.lastModified, remove: () => bucket.delete(o.key).then(() => true) });
+        continue;
       }
-    })();
+      const streamId = name.slice(0, slash);
+      const previous = seen.parts;
+      if (previous && previous.streamId !== streamId) stored.push(partsEntry(previous));
+      seen.parts = { streamId, newest: Math.max(previous?.streamId === streamId ? previous.newest : 0, o.lastModified) };
+    }
+    if (seen.parts) stored.push(partsEntry(seen.parts));
     removed += await sweepRecordingEntries(q, stored, now, graceMs, signal);
   }
   return removed;
@@ -192,7 +211,7 @@ export async function sweepRecordings(q: Q, dataDir: string, now: number, graceM
 
 type RecordingEntry = { name: string; modifiedAt: () => Promise<number | null>; remove: () => Promise<boolean> };
 
-async function sweepRecordingEntries(q: Q, found: AsyncIterable<RecordingEntry>, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
+async function sweepRecordingEntries(q: Q, found: AsyncIterable<RecordingEntry> | Iterable<RecordingEntry>, now: number, graceMs: number, signal?: AbortSignal): Promise<number> {
   let removed = 0;
   for await (const entry of found) {
     signal?.throwIfAborted();
