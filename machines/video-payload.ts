@@ -19,6 +19,8 @@ export interface TranscodeOutcome {
   sizeBytes: number | null;
   renditions: Rendition[];
   storage: Record<string, string>;
+  /** A DRM run: the key id (`drm_content_id`) and the licence URL with the token minted at COMPLETED (src/videos/drm-tokens.ts). */
+  drm?: { contentId: string; licenseUrl: string } | null;
 }
 
 export interface VideoContext {
@@ -51,7 +53,9 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       size_bytes: o?.sizeBytes != null ? String(o.sizeBytes) : null,
       url: o?.url ?? null,
       drm: ctx.drm,
-      drm_content_id: null,
+      drm_content_id: o?.drm?.contentId ?? null,
+      // Issue 11's addition to spec 2.5: the ClearKey licence endpoint with a signed, expiring token; null without DRM.
+      drm_license_url: o?.drm?.licenseUrl ?? null,
       download_url: firstDownload?.download_url ?? null,
       download_size_bytes: firstDownload?.download_size_bytes ?? null,
       download_quality: firstDownload?.quality ?? null,

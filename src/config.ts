@@ -35,6 +35,8 @@ export interface Config {
   /** Transcoder worker count (wasm pool size and job concurrency); default: the number of cores. */
   transcodeWorkers: number;
   transcodeTimeoutMs: number;
+  /** DRM_TOKEN_TTL_MS: how long a ClearKey licence token (`video.drm_license_url`) stays valid (default 24 h, at least 1 s). */
+  drmTokenTtlMs: number;
   transcodeQueueLimit: number;
   jobLeaseMs: number;
   sourceMaxBytes: number;
@@ -157,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secretKey: env.SECRET_KEY || undefined,
     transcodeWorkers: int(env, "TRANSCODE_WORKERS", Math.max(1, navigator.hardwareConcurrency || 1)),
     transcodeTimeoutMs: int(env, "TRANSCODE_TIMEOUT_MS", 6 * 60 * 60 * 1000),
+    drmTokenTtlMs: Math.max(1000, int(env, "DRM_TOKEN_TTL_MS", DAY_MS)),
     transcodeQueueLimit: int(env, "TRANSCODE_QUEUE_LIMIT", 10_000),
     jobLeaseMs: int(env, "JOB_LEASE_MS", 30_000),
     sourceMaxBytes: int(env, "SOURCE_MAX_BYTES", 20 * 1024 ** 3),

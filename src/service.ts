@@ -99,6 +99,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     logger,
     secret,
     store,
+    rateLimiter,
     guard: (url) => outbound.check(url),
     // Created on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
     createTranscoder: async ({ childPidDir }) =>

@@ -12,7 +12,7 @@ const USAGE = `Operator CLI (talks to the same database as the server; safe whil
   org show --org ID                      settings and the live key's prefix, as JSON
   org set --org ID [--transcoding on|off] [--ladder 360p,720p,1080p]
                    [--downloads top,720p|none] [--download-format mkv|mp4-encrypted]
-                   [--drm off] [--permissions all|none|a,b,...] [--limit NAME=N ...]
+                   [--drm on|off] [--permissions all|none|a,b,...] [--limit NAME=N ...]
                    limits: requests, livestreams, videos, upload-url (per minute)
   key create --org ID [--name NAME] [--expires-at ISO] [--json]
                                          fails with API_KEY_EXISTS while one is live (an expired key is not)

@@ -50,10 +50,10 @@ export function applyOrgSet(settings: OrgSettings, options: Record<string, strin
     next.downloads.format = format as DownloadFormat;
   }
   const drm = last("drm");
-  if (drm !== undefined) {
-    if (onOff("drm", drm)) throw new CliUsageError("--drm on: DRM packaging is not available in this version; the feature cannot be switched on yet");
-    next.features.drm = false;
-  }
+  // The DRM feature (issue 11): videos and live recordings registered with drm_enabled are packaged as
+  // encrypted DASH with a ClearKey licence; without it drm_enabled answers 409 DRM_NOT_AVAILABLE. Switching it
+  // off refuses new DRM registrations only: videos already protected keep their keys and licences.
+  if (drm !== undefined) next.features.drm = onOff("drm", drm);
   const perms = last("permissions");
   if (perms !== undefined) {
     const list = perms === "all" ? [...ALL_PERMISSIONS] : perms === "none" ? [] : perms.split(",").map((s) => s.trim());

@@ -10,3 +10,17 @@ export function orgLimitFor(method: string, path: string, limits: Limits): { nam
   if (p === "/videos/upload-url/") return { name: "videos.upload-url", limit: limits.uploadUrlPerMinute };
   return null;
 }
+
+/**
+ * The ClearKey licence route (`POST /drm/clearkey/{id}/license`, no API key, src/videos):
+ * requests per minute per token and per client address. A player asks once per playback
+ * session; the token of a stored event may be shared by every viewer of a site, hence the
+ * larger allowance per token. Behind a proxy every client shares the proxy's address.
+ */
+export const DRM_LICENCE_LIMITS = { perToken: 600, perAddress: 120 } as const;
+
+export function drmLicenceChecks(address: string, tokenDigest: string | null): Array<{ key: string; limit: number }> {
+  const checks: Array<{ key: string; limit: number }> = [{ key: `drm:addr:${address}`, limit: DRM_LICENCE_LIMITS.perAddress }];
+  if (tokenDigest) checks.push({ key: `drm:token:${tokenDigest}`, limit: DRM_LICENCE_LIMITS.perToken });
+  return checks;
+}

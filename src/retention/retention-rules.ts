@@ -3,7 +3,7 @@ import { and, eq, inArray, lt, not, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { Config } from "../config.ts";
 import type { Schema } from "../db/create-database.ts";
-import { actors, actorTags, outbox, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { actors, actorTags, drmKeys, outbox, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 
 /** The reader, the writer's transaction: whichever runs the statements. */
 export type Q = BaseSQLiteDatabase<"async", ResultSet, Schema>;
@@ -33,6 +33,7 @@ export const RETENTION_TARGETS = [
   "actors",
   "actor_tags",
   "stream_key_digests",
+  "drm_keys",
   "video_dirs",
   "rate_limits",
   "recordings",
@@ -146,8 +147,8 @@ export function uploadsRule(config: Config, files: RuleFiles): RetentionRule {
 }
 
 /**
- * Soft-deleted videos and streams, for good: their tags and (a stream's)
- * stream key digests go with them; `files` removes what a deleted video may
+ * Soft-deleted videos and streams, for good: their tags, (a stream's)
+ * stream key digests and (a DRM video's) content key go with them; `files` removes what a deleted video may
  * have left on disk.
  */
 export function actorsRule(config: Config, files: RuleFiles): RetentionRule {
@@ -158,6 +159,8 @@ export function actorsRule(config: Config, files: RuleFiles): RetentionRule {
     deletes: (q, keys) => [
       { table: "actor_tags", statement: q.delete(actorTags).where(inArray(actorTags.actorId, strings(keys))) },
       { table: "stream_key_digests", statement: q.delete(streamKeys).where(inArray(streamKeys.streamId, strings(keys))) },
+      // A deleted video answers no licence (drm-keys.ts forLicence), so its key has no use once the actor goes.
+      { table: "drm_keys", statement: q.delete(drmKeys).where(inArray(drmKeys.videoId, strings(keys))) },
       // deleted_at is never cleared: deleted is a final state.
       { table: "actors", statement: q.delete(actors).where(and(inArray(actors.id, strings(keys)), sql`${actors.deletedAt} is not null`)) },
     ],

@@ -67,3 +67,11 @@ export class UploadNotPending extends NotFound {
     super("No pending upload at this URL (it may have been used already).");
   }
 }
+
+/** A licence token asked for a video registered without DRM: it has no key and no licence. */
+export class VideoNotDrmProtected extends DomainError {
+  readonly code = "DRM_NOT_AVAILABLE";
+  constructor() {
+    super("The video was registered without DRM: it has no licence. Register it with drm_enabled: true.", { drm_enabled: "was not set on this video" });
+  }
+}

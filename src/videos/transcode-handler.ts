@@ -13,6 +13,8 @@ import type { MediaStore } from "../storage/media-store.ts";
 import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
 import type { TranscodePayload } from "./transcode-payload.ts";
 import type { UploadStore } from "./upload-store.ts";
+import type { DrmKeys } from "./drm-keys.ts";
+import type { DrmTokens } from "./drm-tokens.ts";
 
 export type { TranscodePayload };
 import { asWorkError, videoFailure } from "./video-failure.ts";
@@ -34,6 +36,8 @@ export function createTranscodeHandler(deps: {
   transcoder: () => Promise<Transcoder>;
   logger: Logger;
   timeoutMs: number;
+  /** A video with `drm: true`: its content key (made on the first run, reused by a repeat) and the licence URL's token. */
+  drm: { keys: DrmKeys; tokens: DrmTokens };
 }): WorkHandler<"transcode"> {
   const { runtime, store } = deps;
   const objects = store.objects;
@@ -117,11 +121,15 @@ export function createTranscodeHandler(deps: {
       if (objects.kind !== "local") await objects.deletePrefix(mediaKey);
       await mkdir(outDir, { recursive: true });
 
+      // DRM: the key is made on the first run and the same row read by any repeat (licences already served stay
+      // valid). It goes to the packager and nowhere else: never logged, never in a payload (only its key id).
+      const drmKey = ctx.drm ? await deps.drm.keys.ensure(ctx.id, job.orgId) : null;
+
       let lastSent = 0;
       let lastPercent = 0;
       const result = await transcoder
         .transcode(
-          { input: source, outDir, ladder, downloads },
+          { input: source, outDir, ladder, downloads, ...(drmKey ? { drm: drmKey } : {}) },
           {
             signal,
             timeoutMs: deps.timeoutMs,
@@ -140,6 +148,9 @@ export function createTranscodeHandler(deps: {
           throw asWorkError(err);
         });
       const { hlsBytes, downloadBytes } = result;
+      const drmBytes = result.drmBytes ?? 0;
+      // Never serve clear output as a protected video: a DRM job must have produced the encrypted DASH manifest.
+      if (drmKey && !result.masterPlaylist.endsWith(".mpd")) throw new PermanentWorkError("TRANSCODE_FAILED", "DRM packaging produced no DASH manifest.");
       const storing = performance.now();
       const stored = await objects.putDir(mediaKey, outDir, { move: true });
       // Keep the original (storage.original_bytes) outside the served tree: it is
@@ -169,17 +180,32 @@ export function createTranscodeHandler(deps: {
         durationSeconds: result.durationSeconds === null ? null : Math.round(result.durationSeconds),
         sizeBytes: sourceBytes,
         renditions,
-        storage: {
-          total_bytes: String(hlsBytes + downloadBytes + sourceBytes),
-          hls_bytes: String(hlsBytes),
-          download_bytes: String(downloadBytes),
-          original_bytes: String(sourceBytes),
-        },
+        // Spec 2.6: "hls and original on a normal run, drm on a DRM run".
+        storage: drmKey
+          ? {
+              total_bytes: String(drmBytes + downloadBytes + sourceBytes),
+              drm_bytes: String(drmBytes),
+              download_bytes: String(downloadBytes),
+              original_bytes: String(sourceBytes),
+            }
+          : {
+              total_bytes: String(hlsBytes + downloadBytes + sourceBytes),
+              hls_bytes: String(hlsBytes),
+              download_bytes: String(downloadBytes),
+              original_bytes: String(sourceBytes),
+            },
+        // The stored events carry a token minted now; GET answers a fresh one each time (video-resource.ts).
+        ...(drmKey ? { drm: { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } } : {}),
       };
       if (signal.aborted) throw signal.reason;
       await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
       await store.removeWork(ctx.id);
-      logger.info("Transcode completed", { video_id: ctx.id, renditions: renditions.map((r) => r.quality), hls_bytes: hlsBytes });
+      logger.info("Transcode completed", {
+        video_id: ctx.id,
+        renditions: renditions.map((r) => r.quality),
+        hls_bytes: hlsBytes,
+        ...(drmKey ? { drm_bytes: drmBytes, drm_key_id: drmKey.keyId, packaging_ms: Math.round(result.packagingMs ?? 0) } : {}),
+      });
     },
 
     onFailed: (job, err) => failVideo(deps, job, err),

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
+import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
@@ -9,6 +10,9 @@ import type { ServerSecret } from "../secrets/server-secret.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
 import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
 import { reapOrphans, type Transcoder } from "../../media/transcoder/index.ts";
+import { createDrmKeys } from "./drm-keys.ts";
+import { drmLicenceRoutes } from "./drm-licence-routes.ts";
+import { createDrmTokens } from "./drm-tokens.ts";
 import { createFetchHandler } from "./fetch-handler.ts";
 import { createTranscodeHandler } from "./transcode-handler.ts";
 import { createUploadStore } from "./upload-store.ts";
@@ -28,6 +32,8 @@ export function createVideoModule(deps: {
   secret: ServerSecret;
   store: MediaStore;
   guard: (url: URL) => Promise<void>;
+  /** The API's limiter: the ClearKey licence route (no API key) counts per token and per client address. */
+  rateLimiter: RateLimiter;
   /** `childPidDir`: where native ffmpeg/ffprobe children are recorded (reaped at the next start). */
   createTranscoder: (opts: { childPidDir: string }) => Promise<Transcoder>;
   /** Wakes the work runner (a video was queued) and aborts an entity's running work here (a video was deleted). */
@@ -37,6 +43,10 @@ export function createVideoModule(deps: {
   const log = logger.child({ component: "videos" });
   const childPidDir = join(config.dataDir, "run", "media-children");
   const uploads = createUploadStore({ database: deps.database, secret: deps.secret, store: deps.store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
+
+  // DRM: content keys sealed in `drm_keys`, licence tokens signed under the server secret.
+  const drmKeys = createDrmKeys({ database: deps.database, secret: deps.secret });
+  const drmTokens = createDrmTokens({ secret: deps.secret, baseUrl: () => config.baseUrl, ttlMs: config.drmTokenTtlMs });
 
   let transcoder: Promise<Transcoder> | undefined;
   const getTranscoder = () => (transcoder ??= deps.createTranscoder({ childPidDir }));
@@ -59,6 +69,7 @@ export function createVideoModule(deps: {
       transcoder: getTranscoder,
       logger: log,
       timeoutMs: config.transcodeTimeoutMs,
+      drm: { keys: drmKeys, tokens: drmTokens },
     }),
   };
 
@@ -76,9 +87,10 @@ export function createVideoModule(deps: {
   return {
     videos,
     uploads,
+    drm: { keys: drmKeys, tokens: drmTokens },
     handlers,
-    plugins: [videoRoutes({ videos, uploads, cancelRunning: (id) => deps.work.cancelEntity(id) })],
-    publicPlugins: [uploadRoutes(uploads)],
+    plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) })],
+    publicPlugins: [uploadRoutes(uploads), drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log })],
     /** Before any work runs: ffmpeg children a killed earlier run left behind. */
     start() {
       reapOrphans(childPidDir, (msg, fields) => log.warn(msg, fields));

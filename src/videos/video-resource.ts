@@ -2,14 +2,19 @@ import { videoStatus } from "../../machines/video-machine.ts";
 import { videoData, type VideoContext, type VideoStatus } from "../../machines/video-payload.ts";
 import type { ActorRecord } from "../actors/actor-runtime.ts";
 
-/** GET body of a video: the event `data` shape (spec 2.5/2.6) plus progress and bookkeeping. */
-export function videoResource(record: ActorRecord<VideoContext>) {
+/**
+ * GET body of a video: the event `data` shape (spec 2.5/2.6) plus progress and bookkeeping.
+ * `licenseUrl`: a DRM video's `drm_license_url` with a token minted for this answer, so a
+ * GET always hands out a full `DRM_TOKEN_TTL_MS` (the stored events keep the one minted at COMPLETED).
+ */
+export function videoResource(record: ActorRecord<VideoContext>, opts: { licenseUrl?: (videoId: string) => string } = {}) {
   const status = videoStatus(record.value) as VideoStatus;
   const data = videoData(record.context, status);
   return {
     ...data,
     video: {
       ...data.video,
+      ...(data.video.drm_license_url && opts.licenseUrl ? { drm_license_url: opts.licenseUrl(record.id) } : {}),
       progress: record.context.progress,
       source_url: record.context.sourceUrl,
       tags: record.context.tags,

@@ -4,6 +4,8 @@ import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
+import type { DrmTokens } from "./drm-tokens.ts";
+import { VideoNotDrmProtected } from "./errors.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { videoResource } from "./video-resource.ts";
 import { idParams, registerVideoInput, uploadUrlInput, videoListQuery } from "./video-schemas.ts";
@@ -11,8 +13,10 @@ import type { VideoService } from "./video-service.ts";
 
 const tags = ["Videos"];
 
-export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; cancelRunning: (entityId: string) => void }) {
+export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; tokens: DrmTokens; cancelRunning: (entityId: string) => void }) {
   const { videos } = deps;
+  // Every answer carrying a DRM video hands out a licence token minted for it (the stored events keep theirs).
+  const resource = (record: Parameters<typeof videoResource>[0]) => videoResource(record, { licenseUrl: (id) => deps.tokens.mint(id).url });
   return new Elysia({ name: "video-routes", prefix: API_PREFIX })
     .use(apiContext)
     .post(
@@ -20,7 +24,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       async ({ auth, body, set }) => {
         const { created, record } = await videos.register(auth.org, registerVideoInput.parse(body));
         set.status = created ? 201 : 200;
-        const view = videoResource(record);
+        const view = resource(record);
         return success(
           { asset: { public_id: record.id, status: view.video.status, kind: view.video.kind, title: view.video.title, created_at: view.video.created_at }, ...view },
           created ? "Video registered; transcoding queued." : "This source_url is already registered; returning the existing video.",
@@ -67,7 +71,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         const query = videoListQuery.parse(request.url);
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status / the stored kind).
         const filter = { status: query.status, contextKind: query.kind };
-        return success(await paginate(query, (page) => videos.list(auth.org.id, Object.assign(page, filter)), videoResource));
+        return success(await paginate(query, (page) => videos.list(auth.org.id, Object.assign(page, filter)), resource));
       },
       {
         permission: "videos.read",
@@ -87,7 +91,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       async ({ auth, params }) => {
         const record = await videos.get(auth.org.id, params.id);
         if (!record) throw ApiError.notFound();
-        return success(videoResource(record));
+        return success(resource(record));
       },
       {
         permission: "videos.read",
@@ -95,9 +99,32 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         detail: doc({
           tags,
           summary: "Get a video",
-          description: "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding.",
+          description:
+            "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding. A completed DRM video's `drm_license_url` carries a token minted for this answer (valid `DRM_TOKEN_TTL_MS`, 24 h by default).",
           data: "`video`, `renditions`, `error`, `storage`, `stream`.",
           errors: ["NOT_FOUND"],
+        }),
+      },
+    )
+    .post(
+      "/videos/:id/drm-token/",
+      async ({ auth, params }) => {
+        const record = await videos.get(auth.org.id, params.id);
+        if (!record) throw ApiError.notFound();
+        if (!record.context.drm) throw new VideoNotDrmProtected();
+        const minted = deps.tokens.mint(record.id);
+        return success({ drm_license_url: minted.url, expires_at: minted.expiresAt.toISOString() }, "Licence token minted.");
+      },
+      {
+        permission: "videos.read",
+        params: idParams,
+        detail: doc({
+          tags,
+          summary: "Mint a DRM licence token",
+          description:
+            "A fresh `drm_license_url` for a video registered with `drm_enabled: true`: the ClearKey licence endpoint (POST /drm/clearkey/{id}/license) with a signed token in `?token=`, valid until `expires_at` (`DRM_TOKEN_TTL_MS`, 24 h by default). Tokens are not stored and cannot be revoked; each call mints a new one. Another organization's video is 404 as a missing one; a video without DRM is 409 DRM_NOT_AVAILABLE (`details.drm_enabled`). No body.",
+          data: "`drm_license_url` (string), `expires_at` (ISO 8601).",
+          errors: ["NOT_FOUND", "DRM_NOT_AVAILABLE"],
         }),
       },
     )

@@ -113,7 +113,17 @@ export function createVideoService(deps: {
      */
     async registerRecordingIn(
       tx: Tx,
-      input: { id: string; orgId: string; title: string; stream: { id: string; stream_key: string }; sourcePath: string; tags: Record<string, unknown> | null; dedupeKey: string },
+      input: {
+        id: string;
+        orgId: string;
+        title: string;
+        stream: { id: string; stream_key: string };
+        sourcePath: string;
+        tags: Record<string, unknown> | null;
+        dedupeKey: string;
+        /** The stream was created with `drm_enabled` (its `drm`): the recording is packaged with DRM like an upload. */
+        drm?: boolean;
+      },
     ) {
       const ctx: VideoContext = {
         id: input.id,
@@ -121,7 +131,7 @@ export function createVideoService(deps: {
         title: input.title,
         kind: "LIVESTREAM_RECORDING",
         sourceUrl: null,
-        drm: false,
+        drm: input.drm ?? false,
         subtitles: false,
         tags: input.tags,
         createdAt: new Date().toISOString(),
@@ -136,7 +146,7 @@ export function createVideoService(deps: {
         dedupeKey: input.dedupeKey,
         within: (t, record) => ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
       });
-      if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id });
+      if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm });
       return result.record;
     },
 
