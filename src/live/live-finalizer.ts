@@ -126,6 +126,7 @@ export function createLiveWork(deps: {
                 sourcePath: files.flvPath(streamId),
                 tags: ctx.tags,
                 dedupeKey: `recording:${ctx.id}`,
+                drm: ctx.drm,
               });
               recordingId = video.id;
             },
