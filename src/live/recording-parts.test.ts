@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FIXTURE_PATH } from "../../media/rtmp/test-support.ts";
+import { FIXTURE_PATH, fixtureTags } from "../../media/rtmp/test-support.ts";
 import { type S3Server, startS3rver } from "../../test/support/s3rver.ts";
 import { loadConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { loadServerSecret } from "../secrets/server-secret.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { createS3ObjectStore } from "../storage/s3-object-store.ts";
+import { createBroadcast } from "./broadcast.ts";
 import { createLiveFiles } from "./live-files.ts";
 import { createLiveUrls } from "./live-urls.ts";
 import { assembleParts, createPartUploader, partKey } from "./recording-parts.ts";
@@ -108,6 +109,44 @@ describe("part uploader", () => {
     const none = join(dir, "none.flv");
     expect(await assembleParts(objects, "str_none", none)).toEqual({ parts: 0, bytes: 0 });
     expect(existsSync(none)).toBe(false);
+  });
+});
+
+describe("a broadcast's parts", () => {
+  /** A broadcast fed the fixture's first second (within the rebaser's lead: no wait), then ended. */
+  async function broadcastOnce(streamId: string, uploadRest: boolean) {
+    const dataDir = mkdtempSync(join(tmpdir(), "recording-parts-broadcast-"));
+    const files = createLiveFiles({ dataDir, urls: createLiveUrls(loadConfig({ DATA_DIR: dataDir }), loadServerSecret(dataDir)), objects, partMs: 60_000 });
+    const broadcast = createBroadcast({
+      streamId,
+      latency: "LOW",
+      flvPath: files.flvPath(streamId),
+      hlsDir: join(dataDir, "hls"),
+      recordingParts: files.recordingParts(streamId, logger),
+      logger,
+      onSegment: () => undefined,
+    });
+    await broadcast.startSession();
+    for (const tag of await fixtureTags()) if (tag.timestamp <= 900) await broadcast.push(tag);
+    await broadcast.end({ uploadRest });
+    const local = readFileSync(files.flvPath(streamId));
+    const rebuilt = join(dataDir, "rebuilt.flv");
+    const assembled = await assembleParts(objects, streamId, rebuilt);
+    const stats = files.takePartStats(streamId);
+    const bytes = assembled.parts > 0 ? readFileSync(rebuilt) : null;
+    rmSync(dataDir, { recursive: true, force: true });
+    return { local, assembled, stats, rebuilt: bytes };
+  }
+
+  test("a graceful stop (end with uploadRest) leaves the whole FLV in the parts; a finalize's end (without) sends nothing more", async () => {
+    const stopped = await broadcastOnce("str_stopped", true);
+    expect(stopped.local.length).toBeGreaterThan(10_000);
+    expect(stopped.assembled.bytes).toBe(stopped.local.length);
+    expect(Buffer.compare(stopped.rebuilt!, stopped.local)).toBe(0);
+    expect(stopped.stats?.bytes).toBe(stopped.local.length);
+    const finalized = await broadcastOnce("str_finalized", false);
+    // RECORDING_PART_MS (60 s here) never came: the finalize uploads the whole file itself.
+    expect(finalized.assembled.parts).toBe(0);
   });
 });
 
