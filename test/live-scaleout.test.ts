@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { S3Client } from "bun";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "./support/events.ts";
@@ -9,6 +9,7 @@ import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { type S3Server, startS3rver } from "./support/s3rver.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
 import { type Sqld, startSqld } from "./support/sqld.ts";
+import { filesUnder } from "./support/files.ts";
 
 /**
  * Issue 10, point 5, on real engines: sqld and an s3rver bucket, two service
@@ -53,24 +54,7 @@ async function spawn(): Promise<Child> {
 const keysUnder = async (prefix: string) => ((await bucket.list({ prefix })).contents ?? []).map((o) => o.key);
 
 /** Files under live/ and recordings/ of every process's DATA_DIR. */
-function liveFilesOnDisks(): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    let entries: import("node:fs").Dirent[];
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else found.push(p);
-    }
-  };
-  for (const dir of dirs) for (const top of ["live", "recordings"]) walk(join(dir, top));
-  return found;
-}
+const liveFilesOnDisks = () => dirs.flatMap((dir) => ["live", "recordings"].flatMap((top) => filesUnder(join(dir, top))));
 
 beforeAll(async () => {
   [sqld, s3] = await Promise.all([startSqld(), startS3rver()]);
