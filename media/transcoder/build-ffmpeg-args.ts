@@ -24,6 +24,11 @@ export interface EncodePlan {
   segmentSeconds: number;
   frameRate: number | null;
   preset: string;
+  /**
+   * DRM jobs: encode each rendition into `<mp4Dir>/<name>.mp4` (relative to
+   * outDir) for Shaka Packager instead of writing HLS. Unset: HLS.
+   */
+  mp4Dir?: string;
 }
 
 /** Where the tool sees the job's files. */
@@ -47,6 +52,10 @@ export const HLS_DIR = "hls";
 export const DOWNLOADS_DIR = "downloads";
 export const MASTER_PLAYLIST = "master.m3u8";
 export const MEDIA_PLAYLIST = "index.m3u8";
+/** Encrypted DASH of a DRM job (written by media/drm, not by ffmpeg). */
+export const DASH_DIR = "dash";
+/** Scratch directory of a DRM job's intermediate MP4s (clear media): a random suffix, removed at the end of the job. */
+export const DRM_SCRATCH_PREFIX = ".drm-scratch-";
 
 const COMMON = ["-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-nostats", "-progress", "pipe:1"];
 
@@ -56,6 +65,11 @@ export function mediaPlaylistPath(rendition: string): string {
 
 export function downloadFileName(rendition: string, format: DownloadFormat): string {
   return posix.join(DOWNLOADS_DIR, `${rendition}.${format === "mkv" ? "mkv" : "mp4"}`);
+}
+
+/** A DRM job's intermediate MP4 of one rendition, relative to outDir. */
+export function scratchMp4Path(mp4Dir: string, rendition: string): string {
+  return posix.join(mp4Dir, `${rendition}.mp4`);
 }
 
 /** Name of the master playlist one rendition's run writes next to the real one; merged, then deleted. */
@@ -79,7 +93,8 @@ export interface PlannedRun {
 
 /** Runs that only depend on earlier stages, so they may run concurrently. */
 export interface RunStage {
-  kind: "hls" | "downloads";
+  /** `mp4`: a DRM job's per-rendition encodes, packaged afterwards. */
+  kind: "hls" | "mp4" | "downloads";
   runs: PlannedRun[];
 }
 
@@ -87,20 +102,22 @@ export interface RunStage {
  * Every ffmpeg command of a job, in dependency order: one HLS run per
  * rendition (each decodes the source on its own, so they are independent),
  * then, after the master playlist is merged, one run for all downloads.
+ * A DRM job (`plan.mp4Dir`) encodes each rendition into an MP4 instead, with
+ * the same encoder arguments; the job packages them before the downloads.
  */
 export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths): RunStage[] {
   const stages: RunStage[] = [
     {
-      kind: "hls",
+      kind: plan.mp4Dir ? "mp4" : "hls",
       runs: plan.renditions.map((r) => ({
         label: r.name,
-        args: buildRenditionHlsArgs(plan, r, paths),
+        args: plan.mp4Dir ? buildRenditionMp4Args(plan, r, paths, plan.mp4Dir) : buildRenditionHlsArgs(plan, r, paths),
         readsInput: true,
         weight: Math.max(1, r.width * r.height),
       })),
     },
   ];
-  if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths), readsInput: false, weight: 1 }] });
+  if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths, plan.mp4Dir), readsInput: false, weight: 1 }] });
   return stages;
 }
 
@@ -115,31 +132,7 @@ export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[],
 export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
   const { hasAudio, segmentSeconds } = plan;
   const video = plan.hasVideo && rendition.height > 0;
-  const args = [...COMMON, "-i", paths.input];
-
-  if (video) {
-    args.push("-filter_complex", `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, "-map", "[v0]");
-    if (hasAudio) args.push("-map", "0:a:0");
-  } else {
-    args.push("-map", "0:a:0");
-  }
-
-  if (video) {
-    const kbps = rendition.videoBitrateKbps;
-    args.push("-c:v", "libx264", "-preset", plan.preset, "-profile:v", "main", "-pix_fmt", "yuv420p");
-    args.push("-b:v:0", `${kbps}k`, "-maxrate:v:0", `${Math.round(kbps * 1.1)}k`, "-bufsize:v:0", `${kbps * 2}k`);
-    // Segments may only be cut at keyframes, and players switch rungs at
-    // segment boundaries: every rung gets a keyframe at exactly the same
-    // timestamps (forced by time, which also holds for variable frame rate),
-    // and scene-cut keyframes are disabled so GOPs stay fixed.
-    if (plan.frameRate && plan.frameRate > 0) {
-      const gop = Math.max(1, Math.round(plan.frameRate * segmentSeconds));
-      args.push("-g", String(gop), "-keyint_min", String(gop));
-    }
-    args.push("-sc_threshold", "0", "-force_key_frames", `expr:gte(t,n_forced*${segmentSeconds})`);
-  }
-  if (hasAudio) args.push("-c:a", "aac", "-ac", "2", "-b:a:0", `${rendition.audioBitrateKbps}k`);
-
+  const args = buildEncodeArgs(plan, rendition, paths);
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
   args.push(
     "-max_muxing_queue_size",
@@ -166,12 +159,56 @@ export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendit
 }
 
 /**
- * One run for all downloads: each is a stream copy of its rendition's HLS
- * output (no second encode), remuxed to Matroska or to CENC-encrypted MP4.
+ * A DRM job's run for one rendition: the same encode as its HLS run, into a
+ * plain MP4 that Shaka Packager segments at the forced keyframes and
+ * encrypts. Plain (moov at the end, no faststart rewrite): the packager reads
+ * it from disk and seeks.
  */
-export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<ToolPaths, "outDir">): string[] {
+export function buildRenditionMp4Args(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
+  const args = buildEncodeArgs(plan, rendition, paths);
+  args.push("-max_muxing_queue_size", "1024", "-f", "mp4", posix.join(paths.outDir, scratchMp4Path(mp4Dir, rendition.name)));
+  return args;
+}
+
+/** Input, scaling, H.264 + AAC and keyframe placement of one rendition: everything before the muxer. */
+function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
+  const { hasAudio, segmentSeconds } = plan;
+  const video = plan.hasVideo && rendition.height > 0;
+  const args = [...COMMON, "-i", paths.input];
+
+  if (video) {
+    args.push("-filter_complex", `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, "-map", "[v0]");
+    if (hasAudio) args.push("-map", "0:a:0");
+  } else {
+    args.push("-map", "0:a:0");
+  }
+
+  if (video) {
+    const kbps = rendition.videoBitrateKbps;
+    args.push("-c:v", "libx264", "-preset", plan.preset, "-profile:v", "main", "-pix_fmt", "yuv420p");
+    args.push("-b:v:0", `${kbps}k`, "-maxrate:v:0", `${Math.round(kbps * 1.1)}k`, "-bufsize:v:0", `${kbps * 2}k`);
+    // Segments may only be cut at keyframes, and players switch rungs at
+    // segment boundaries: every rung gets a keyframe at exactly the same
+    // timestamps (forced by time, which also holds for variable frame rate),
+    // and scene-cut keyframes are disabled so GOPs stay fixed.
+    if (plan.frameRate && plan.frameRate > 0) {
+      const gop = Math.max(1, Math.round(plan.frameRate * segmentSeconds));
+      args.push("-g", String(gop), "-keyint_min", String(gop));
+    }
+    args.push("-sc_threshold", "0", "-force_key_frames", `expr:gte(t,n_forced*${segmentSeconds})`);
+  }
+  if (hasAudio) args.push("-c:a", "aac", "-ac", "2", "-b:a:0", `${rendition.audioBitrateKbps}k`);
+  return args;
+}
+
+/**
+ * One run for all downloads: each is a stream copy of its rendition's HLS
+ * output (or, for a DRM job, of its intermediate MP4; no second encode),
+ * remuxed to Matroska or to CENC-encrypted MP4.
+ */
+export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<ToolPaths, "outDir">, mp4Dir?: string): string[] {
   const args = [...COMMON];
-  for (const d of downloads) args.push("-i", posix.join(paths.outDir, mediaPlaylistPath(d.rendition)));
+  for (const d of downloads) args.push("-i", posix.join(paths.outDir, mp4Dir ? scratchMp4Path(mp4Dir, d.rendition) : mediaPlaylistPath(d.rendition)));
   downloads.forEach((d, i) => {
     args.push("-map", `${i}:v?`, "-map", `${i}:a?`, "-c", "copy");
     if (d.format === "mkv") {

@@ -2,13 +2,17 @@
  * The backend-independent transcode: probe, plan, one HLS run per rendition
  * (independent, started together; the runner decides how many run at once),
  * merge their master playlists, one remux run for the downloads, then verify
- * and measure the files.
+ * and measure the files. A DRM job encodes each rendition into a scratch MP4
+ * instead, packages them into encrypted DASH (package-drm.ts), makes the
+ * downloads from the MP4s, and removes them.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { abortReason } from "./abort-reason.ts";
 import {
+  DASH_DIR,
   DOWNLOADS_DIR,
+  DRM_SCRATCH_PREFIX,
   HLS_DIR,
   MASTER_PLAYLIST,
   buildJobRuns,
@@ -25,6 +29,9 @@ import { randomKeyHex } from "./download-key.ts";
 import type { FfmpegRunner } from "./ffmpeg-runner.ts";
 import { mergeMasterPlaylists, parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
 import { directoryBytes } from "./measure-files.ts";
+import { mpdDurationSeconds } from "../drm/mpd.ts";
+import type { PackagedDash } from "../drm/package-dash.ts";
+import { packageRenditions, prepareDrm } from "./package-drm.ts";
 import { planDownloads } from "./plan-downloads.ts";
 import { planLadder, widthForHeight } from "./plan-ladder.ts";
 import { probeInput } from "./probe-input.ts";
@@ -44,11 +51,14 @@ export interface JobContext {
   preset: string;
 }
 
-/** Share of the progress bar per stage; without downloads HLS is all of it. */
-const STAGE_WEIGHT: Record<RunStage["kind"], number> = { hls: 90, downloads: 10 };
+/** Share of the progress bar per stage; without downloads HLS is all of it. A DRM job's packaging follows its encodes. */
+const STAGE_WEIGHT: Record<RunStage["kind"], number> = { hls: 90, mp4: 85, downloads: 10 };
+const PACKAGING_WEIGHT = 5;
 
 export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promise<TranscodeResult> {
   validateJob(job);
+  // Before any work: a bad key is INVALID_JOB, a missing packager PACKAGER_UNAVAILABLE.
+  const drm = job.drm ? prepareDrm(job.drm) : null;
   const { runner, signal } = ctx;
   const started = performance.now();
   const probe = await probeInput(runner, job.input, signal);
@@ -64,6 +74,8 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     segmentSeconds,
     frameRate: probe.frameRate,
     preset: ctx.preset,
+    // Random, so the clear intermediates cannot be guessed under a served tree while the job runs.
+    mp4Dir: drm ? `${DRM_SCRATCH_PREFIX}${randomKeyHex().slice(0, 16)}` : undefined,
   };
   const files: PlannedDownloadFile[] = planned.map((d) => {
     const file = downloadFileName(d.rendition, d.format);
@@ -72,10 +84,10 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }));
   const progress = createProgressTracker(
     probe.durationSeconds,
-    stages.map((s) => STAGE_WEIGHT[s.kind]),
+    stages.flatMap((s) => (s.kind === "mp4" ? [STAGE_WEIGHT.mp4, PACKAGING_WEIGHT] : [STAGE_WEIGHT[s.kind]])),
     ctx.onProgress,
   );
-  prepareOutDir(job.outDir, renditions, files.length > 0);
+  prepareOutDir(job.outDir, renditions, files.length > 0, plan.mp4Dir);
   ctx.logger({
     event: "transcode.started",
     transcoderId: ctx.transcoderId,
@@ -84,21 +96,33 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     renditions: renditions.map((r) => r.name),
     downloads: planned.map((d) => `${d.rendition}:${d.format}`),
     runs: stages.map((s) => s.runs.length),
+    drm: drm !== null,
   });
 
-  for (const [index, stage] of stages.entries()) {
-    progress.phase(
-      index,
-      stage.runs.map((r) => r.weight),
-    );
-    await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
-    if (stage.kind === "hls") {
-      writeMasterPlaylist(job.outDir, renditions);
-      verifyHls(job.outDir, renditions);
+  let packaged: PackagedDash | null = null;
+  let phase = 0;
+  try {
+    for (const stage of stages) {
+      progress.phase(
+        phase++,
+        stage.runs.map((r) => r.weight),
+      );
+      await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
+      if (stage.kind === "hls") {
+        writeMasterPlaylist(job.outDir, renditions);
+        verifyHls(job.outDir, renditions);
+      }
+      if (stage.kind === "mp4" && drm && plan.mp4Dir) {
+        progress.phase(phase++);
+        packaged = await packageRenditions({ outDir: job.outDir, mp4Dir: plan.mp4Dir, renditions, hasVideo: probe.hasVideo, hasAudio: probe.hasAudio, ...drm, segmentSeconds, signal });
+      }
     }
+  } finally {
+    // The clear intermediates never outlive the job, whatever happened.
+    if (plan.mp4Dir) fs.rmSync(path.join(job.outDir, plan.mp4Dir), { recursive: true, force: true });
   }
 
-  const result = measure(job.outDir, probe, renditions, files);
+  const result = packaged ? measureDash(job.outDir, probe, renditions, files, packaged) : measure(job.outDir, probe, renditions, files);
   progress.finish();
   const seconds = (performance.now() - started) / 1000;
   ctx.logger({
@@ -109,6 +133,8 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     seconds: Math.round(seconds * 1000) / 1000,
     realtimeFactor: result.durationSeconds ? Math.round((result.durationSeconds / seconds) * 100) / 100 : null,
     hlsBytes: result.hlsBytes,
+    drmBytes: result.drmBytes,
+    packagingMs: Math.round(result.packagingMs),
     downloadBytes: result.downloadBytes,
   });
   return result;
@@ -142,12 +168,13 @@ function planRenditions(probe: ProbeResult, job: TranscodeJob): PlannedRendition
   return [{ name: AUDIO_RENDITION, width: 0, height: 0, videoBitrateKbps: 0, audioBitrateKbps: audioKbps }];
 }
 
-function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean): void {
+function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean, mp4Dir?: string): void {
   // Only our own subdirectories are cleared, so a retried job never mixes in
-  // segments from an earlier attempt.
-  fs.rmSync(path.join(outDir, HLS_DIR), { recursive: true, force: true });
-  fs.rmSync(path.join(outDir, DOWNLOADS_DIR), { recursive: true, force: true });
-  for (const r of renditions) fs.mkdirSync(path.join(outDir, HLS_DIR, r.name), { recursive: true });
+  // segments from an earlier attempt (nor a DRM job's scratch from a killed one).
+  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
+  for (const name of fs.readdirSync(outDir)) if (name.startsWith(DRM_SCRATCH_PREFIX)) fs.rmSync(path.join(outDir, name), { recursive: true, force: true });
+  if (mp4Dir) fs.mkdirSync(path.join(outDir, mp4Dir), { recursive: true, mode: 0o700 });
+  else for (const r of renditions) fs.mkdirSync(path.join(outDir, HLS_DIR, r.name), { recursive: true });
   if (withDownloads) fs.mkdirSync(path.join(outDir, DOWNLOADS_DIR), { recursive: true });
 }
 
@@ -182,7 +209,7 @@ async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onL
             onLine: (line) => onLine(line, part),
             signal: stop.signal,
           });
-          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "hls" ? `HLS encode of ${run.label}` : "download remux"));
+          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "downloads" ? "download remux" : `${stage.kind === "hls" ? "HLS" : "MP4"} encode of ${run.label}`));
         } catch (e) {
           fail(e);
         }
@@ -229,23 +256,7 @@ function verifyHls(outDir: string, renditions: PlannedRendition[]): void {
 }
 
 function measure(outDir: string, probe: ProbeResult, renditions: PlannedRendition[], files: PlannedDownloadFile[]): TranscodeResult {
-  const out: Rendition[] = renditions.map((r) => {
-    const dl = files.find((f) => f.rendition === r.name);
-    return {
-      quality: r.name,
-      width: r.width,
-      height: r.height,
-      playlist: mediaPlaylistPath(r.name),
-      download: dl
-        ? {
-            file: dl.file,
-            format: dl.format,
-            password: dl.format === "mp4-encrypted" ? dl.key! : null,
-            sizeBytes: fileSize(path.join(outDir, dl.file), dl.rendition),
-          }
-        : null,
-    };
-  });
+  const out = describeRenditions(outDir, renditions, files, (r) => mediaPlaylistPath(r.name));
   // Duration is measured from what was produced (the top rung's playlist),
   // which is what viewers get; the probe is only a fallback.
   const top = renditions.at(-1)!;
@@ -261,6 +272,42 @@ function measure(outDir: string, probe: ProbeResult, renditions: PlannedRenditio
     packagingMs: 0,
     probe,
   };
+}
+
+/** A DRM job's result: the MPDs under dash/ instead of HLS playlists. */
+function measureDash(outDir: string, probe: ProbeResult, renditions: PlannedRendition[], files: PlannedDownloadFile[], packaged: PackagedDash): TranscodeResult {
+  const out = describeRenditions(outDir, renditions, files, (r) => path.posix.join(DASH_DIR, packaged.renditions.find((p) => p.name === r.name)!.mpd));
+  const measured = mpdDurationSeconds(fs.readFileSync(path.join(outDir, DASH_DIR, packaged.manifest), "utf8"));
+  return {
+    masterPlaylist: path.posix.join(DASH_DIR, packaged.manifest),
+    renditions: out,
+    durationSeconds: measured && measured > 0 ? Math.round(measured * 1000) / 1000 : probe.durationSeconds,
+    hlsBytes: 0,
+    downloadBytes: out.reduce((sum, r) => sum + (r.download?.sizeBytes ?? 0), 0),
+    drmBytes: directoryBytes(path.join(outDir, DASH_DIR)),
+    packagingMs: packaged.packagingMs,
+    probe,
+  };
+}
+
+function describeRenditions(outDir: string, renditions: PlannedRendition[], files: PlannedDownloadFile[], playlist: (r: PlannedRendition) => string): Rendition[] {
+  return renditions.map((r) => {
+    const dl = files.find((f) => f.rendition === r.name);
+    return {
+      quality: r.name,
+      width: r.width,
+      height: r.height,
+      playlist: playlist(r),
+      download: dl
+        ? {
+            file: dl.file,
+            format: dl.format,
+            password: dl.format === "mp4-encrypted" ? dl.key! : null,
+            sizeBytes: fileSize(path.join(outDir, dl.file), dl.rendition),
+          }
+        : null,
+    };
+  });
 }
 
 function fileSize(file: string, rendition: string): number {
