@@ -111,3 +111,25 @@ describe("buildDownloadArgs", () => {
     expect(() => buildDownloadArgs([{ rendition: "360p", format: "mp4-encrypted", file: "x.mp4" }], { outDir: "/out" })).toThrow();
   });
 });
+
+describe("buildJobRuns: DRM jobs (plan.mp4Dir)", () => {
+  const drmPlan: EncodePlan = { ...plan, mp4Dir: ".drm-scratch-x" };
+
+  test("one run per rung with the HLS run's encoder arguments, into a plain MP4 under the scratch dir", () => {
+    const [mp4] = buildJobRuns(drmPlan, [], paths);
+    expect(mp4!.kind).toBe("mp4");
+    const hls = hlsRuns(plan);
+    mp4!.runs.forEach((run, i) => {
+      expect([run.label, run.readsInput, run.weight]).toEqual([hls[i]!.label, true, hls[i]!.weight]);
+      const encoder = hls[i]!.args.slice(0, hls[i]!.args.indexOf("-max_muxing_queue_size"));
+      expect(run.args.slice(0, encoder.length)).toEqual(encoder);
+      expect(run.args.slice(encoder.length)).toEqual(["-max_muxing_queue_size", "1024", "-f", "mp4", `/out/.drm-scratch-x/${run.label}.mp4`]);
+    });
+  });
+
+  test("downloads stream-copy the scratch MP4s", () => {
+    const stages = buildJobRuns(drmPlan, [{ rendition: "720p", format: "mkv", file: "downloads/720p.mkv" }], paths);
+    expect(stages.map((s) => s.kind)).toEqual(["mp4", "downloads"]);
+    expect(after(stages[1]!.runs[0]!.args, "-i")).toBe("/out/.drm-scratch-x/720p.mp4");
+  });
+});

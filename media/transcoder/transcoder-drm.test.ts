@@ -148,6 +148,37 @@ describe.each(backends)("%s backend, DRM job on av-720p-3s.mp4", (backend) => {
   });
 });
 
+describe.each(backends)("%s backend, DRM jobs of audio-only and video-only sources", (backend) => {
+  test("audio-only: one 'audio' rendition, an audio-only MPD, segments decrypt", async () => {
+    const outDir = tempOutDir(`drm-audio-${backend}`);
+    try {
+      const result = await get(backend).transcoder.transcode({ input: fixture("audio-only-2s.m4a"), outDir, ladder: SHORT_LADDER, downloads: [], segmentSeconds: 1, drm: DRM });
+      expect(result.renditions.map((r) => [r.quality, r.playlist])).toEqual([["audio", "dash/audio.mpd"]]);
+      const reps = mpdRepresentations(fs.readFileSync(path.join(outDir, "dash/manifest.mpd"), "utf8"));
+      expect(reps.map((r) => [r.rendition, r.contentType])).toEqual([["audio", "audio"]]);
+      const clear = await decodeSegments(path.join(outDir, "dash"), reps[0]!, DRM.key);
+      expect(clear.length).toBeGreaterThanOrEqual(2);
+      for (const s of clear) expect([s.exitCode, s.stderr, s.hashes.length > 0]).toEqual([0, "", true]);
+    } finally {
+      removeDir(outDir);
+    }
+  }, 20_000);
+
+  test("video-only: video representations only, frames add up", async () => {
+    const outDir = tempOutDir(`drm-video-${backend}`);
+    try {
+      const result = await get(backend).transcoder.transcode({ input: fixture("video-only-2s.mp4"), outDir, ladder: [SHORT_LADDER[0]!], downloads: [], segmentSeconds: 1, drm: DRM });
+      expect(result.renditions.map((r) => r.playlist)).toEqual(["dash/144p.mpd"]);
+      const reps = mpdRepresentations(fs.readFileSync(path.join(outDir, "dash/144p.mpd"), "utf8"));
+      expect(reps.map((r) => [r.rendition, r.contentType])).toEqual([["144p", "video"]]);
+      const clear = await decodeSegments(path.join(outDir, "dash"), reps[0]!, DRM.key);
+      expect(clear.reduce((n, s) => n + s.hashes.length, 0)).toBe(await countVideoFrames(fixture("video-only-2s.mp4")));
+    } finally {
+      removeDir(outDir);
+    }
+  }, 20_000);
+});
+
 describe.skipIf(!native)("wasm and native agree on DRM jobs", () => {
   test("same file tree and result shape", () => {
     const w = get("wasm");
