@@ -150,7 +150,7 @@ export function createTranscodeHandler(deps: {
       const { hlsBytes, downloadBytes } = result;
       const drmBytes = result.drmBytes ?? 0;
       // Never serve clear output as a protected video: a DRM job must have produced the encrypted DASH manifest.
-      if (drmKey && !result.masterPlaylist.endsWith(".mpd")) throw new PermanentWorkError("TRANSCODE_FAILED", "DRM packaging produced no DASH manifest.");
+      if (drmKey && !result.masterPlaylist.endsWith(".mpd")) throw new PermanentWorkError("DRM_PACKAGING_FAILED", "DRM packaging produced no DASH manifest.");
       const storing = performance.now();
       const stored = await objects.putDir(mediaKey, outDir, { move: true });
       // Keep the original (storage.original_bytes) outside the served tree: it is

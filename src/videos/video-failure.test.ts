@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { TranscodeError } from "../../media/transcoder/index.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
-import { sanitizeFailureMessage, videoFailure } from "./video-failure.ts";
+import { asWorkError, sanitizeFailureMessage, videoFailure } from "./video-failure.ts";
 
 describe("failure messages carry no server paths", () => {
   test("absolute paths become base names; URLs and ratios stay", () => {
@@ -20,5 +20,14 @@ describe("failure messages carry no server paths", () => {
     expect(videoFailure(new TranscodeError("TIMEOUT", "transcode exceeded 5 ms")).code).toBe("TRANSCODE_TIMEOUT");
     expect(videoFailure(new Error("x".repeat(5000))).message.length).toBeLessThanOrEqual(500);
     expect(videoFailure(undefined)).toEqual({ code: "TRANSCODE_FAILED", message: "Transcoding failed." });
+  });
+
+  test("DRM packaging: a missing packager fails at once, a packaging failure is retried; both with their own code", () => {
+    const missing = asWorkError(new TranscodeError("PACKAGER_UNAVAILABLE", "no executable binary for sunos-x64"));
+    expect(missing).toBeInstanceOf(PermanentWorkError);
+    expect(videoFailure(missing).code).toBe("DRM_PACKAGER_UNAVAILABLE");
+    const failed = new TranscodeError("PACKAGING_FAILED", "packager exited 1");
+    expect(asWorkError(failed)).toBe(failed);
+    expect(videoFailure(failed).code).toBe("DRM_PACKAGING_FAILED");
   });
 });

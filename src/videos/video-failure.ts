@@ -8,6 +8,9 @@ const TRANSCODER_CODES: Record<string, string> = {
   CANCELLED: "TRANSCODE_CANCELLED",
   FFMPEG_FAILED: "TRANSCODE_FAILED",
   INVALID_JOB: "TRANSCODE_FAILED",
+  // DRM jobs (issue 11): no Shaka Packager binary for this platform will not change on a retry; a packaging failure may.
+  PACKAGER_UNAVAILABLE: "DRM_PACKAGER_UNAVAILABLE",
+  PACKAGING_FAILED: "DRM_PACKAGING_FAILED",
 };
 
 /** At most this much of a message reaches the video and its webhooks. */
@@ -55,7 +58,7 @@ export function videoFailure(err: unknown, roots: string[] = []): { code: string
 
 /** Bad input and timeouts will fail the same way again; anything else may be transient. */
 export function asWorkError(err: unknown): unknown {
-  if (isTranscodeError(err, "INPUT_UNSUPPORTED") || isTranscodeError(err, "TIMEOUT") || isTranscodeError(err, "INVALID_JOB")) {
+  if (isTranscodeError(err, "INPUT_UNSUPPORTED") || isTranscodeError(err, "TIMEOUT") || isTranscodeError(err, "INVALID_JOB") || isTranscodeError(err, "PACKAGER_UNAVAILABLE")) {
     const f = videoFailure(err);
     return new PermanentWorkError(f.code, f.message);
   }

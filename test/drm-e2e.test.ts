@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { keyIdAsUuid } from "../media/drm/drm-key.ts";
+import { type MpdRepresentation, mpdProtection, mpdRepresentations } from "../media/drm/mpd.ts";
+import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
+import { countVideoFrames, decodeSegments, expectLocked, segmentFiles } from "../media/drm/test-support/dash-checks.ts";
+import { closeMediaTools } from "../media/test-support/media-tools.ts";
+import { outboxEvents, waitFor } from "./support/events.ts";
+import { FIXTURES, startFileServer } from "./support/file-server.ts";
+import { startS3rver } from "./support/s3rver.ts";
+import { startSqld } from "./support/sqld.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+/**
+ * A DRM video end to end on the native backend: POST /videos/ with
+ * drm_enabled → COMPLETED with the DRM payload fields → the manifest and
+ * its segments served → the licence answers the key → each segment decrypts
+ * with it (and decodes to the source's frame count), none without it.
+ */
+const files = startFileServer();
+let t: TestService;
+
+beforeAll(async () => {
+  t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+  await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
+});
+afterAll(async () => {
+  await t.stop();
+  files.stop();
+  closeMediaTools();
+});
+
+const b64url = (hex: string) => Buffer.from(hex, "hex").toString("base64url");
+
+test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decrypts every segment", async () => {
+  const source = join(FIXTURES, "av-360p-2s.mp4");
+  const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
+  const id: string = created.data.asset.public_id;
+  expect(created.data.video.drm).toBe(true);
+  const got = await waitFor(
+    async () => {
+      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+    },
+    { timeoutMs: 60_000, what: "DRM video done" },
+  );
+  expect(got.error).toBeNull();
+
+  const completed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_COMPLETED")!.data;
+  const { video } = completed;
+  const keyRow = (await t.service.database.client.execute({ sql: "SELECT key_id FROM drm_keys WHERE video_id = ?", args: [id] })).rows[0] as any;
+  expect(video).toMatchObject({ status: "COMPLETED", drm: true, drm_content_id: keyRow.key_id });
+  expect(video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
+  expect(video.url).toEndWith("/dash/manifest.mpd");
+  expect(video.drm_license_url).toStartWith(`${t.base}/drm/clearkey/${id}/license?token=`);
+  expect(completed.renditions.map((r: any) => [r.quality, new URL(r.url).pathname.split("/").slice(-2).join("/")])).toEqual([["360p", "dash/360p.mpd"]]);
+  expect(Object.keys(completed.storage).sort()).toEqual(["download_bytes", "drm_bytes", "original_bytes", "total_bytes"]);
+  const { total_bytes, drm_bytes, download_bytes, original_bytes } = completed.storage;
+  expect(Number(drm_bytes)).toBeGreaterThan(0);
+  expect(Number(total_bytes)).toBe(Number(drm_bytes) + Number(download_bytes) + Number(original_bytes));
+  // GET answers the same video with a licence URL of its own (a fresh token).
+  expect(got.video).toMatchObject({ drm: true, drm_content_id: video.drm_content_id, url: video.url });
+  expect(got.video.drm_license_url).toStartWith(`${t.base}/drm/clearkey/${id}/license?token=`);
+
+  // The manifest is served, protected with this key id.
+  const res = await fetch(video.url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("dash+xml");
+  const mpd = await res.text();
+  expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(video.drm_content_id));
+  expect(mpd).toContain('value="cenc"');
+
+  // The licence, called as a player does, from the payload's URL and from GET's.
+  const kid = b64url(video.drm_content_id);
+  for (const url of [video.drm_license_url, got.video.drm_license_url]) {
+    const lic = await fetch(url, { method: "POST", headers: { "content-type": "application/json", origin: "https://player.example" }, body: JSON.stringify({ kids: [kid], type: "temporary" }) });
+    expect(lic.status).toBe(200);
+    expect(lic.headers.get("access-control-allow-origin")).toBe("*");
+    const body = (await lic.json()) as any;
+    expect(body.keys.map((k: any) => [k.kty, k.kid])).toEqual([["oct", kid]]);
+  }
+  const licence = (await (await fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) })).json()) as any;
+  const key = Buffer.from(licence.keys[0].k, "base64url").toString("hex");
+  expect(key).not.toContain(video.drm_content_id);
+  expect(JSON.stringify(await outboxEvents(t.service, id))).not.toContain(key);
+
+  // Every media segment, as served: init + segment decrypt with the licence's key, and not without it.
+  const dashDir = join(t.service.objects.localPath(t.service.store.mediaKey(id))!, "dash");
+  const reps = mpdRepresentations(mpd);
+  expect(reps.map((r) => r.contentType).sort()).toEqual(["audio", "video"]);
+  for (const rep of reps) {
+    const first = relative(dashDir, segmentFiles(dashDir, rep)[0]!);
+    for (const file of [rep.initialization, first]) {
+      const served = await fetch(new URL(file, video.url));
+      expect([file, served.status]).toEqual([file, 200]);
+      expect(Buffer.from(await served.arrayBuffer()).equals(readFileSync(join(dashDir, file)))).toBe(true);
+    }
+    const clear = await decodeSegments(dashDir, rep, key);
+    expect(clear.length).toBeGreaterThan(0);
+    for (const s of clear) expect({ segment: s.segment, exitCode: s.exitCode, stderr: s.stderr }).toEqual({ segment: s.segment, exitCode: 0, stderr: "" });
+    if (rep.contentType === "video") expect(clear.reduce((n, s) => n + s.hashes.length, 0)).toBe(await countVideoFrames(source));
+    expectLocked(await decodeSegments(dashDir, rep, undefined), clear, rep.contentType);
+  }
+}, 90_000);
+
+/** Init + the first media segment of a representation, fetched over HTTP into `dir` (the layout the MPD names). */
+async function fetchFirstSegment(mpdUrl: string, mpd: string, rep: MpdRepresentation, dir: string): Promise<void> {
+  const start = /startNumber="(\d+)"/.exec(mpd)?.[1] ?? "1";
+  const media = rep.media.replace("$Number%05d$", start.padStart(5, "0"));
+  for (const file of [rep.initialization, media]) {
+    const res = await fetch(new URL(file, mpdUrl));
+    expect([file, res.status]).toEqual([file, 200]);
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), Buffer.from(await res.arrayBuffer()));
+  }
+}
+
+test("STORAGE=s3, two processes on one database and bucket: packaged into the bucket, served and licensed by the other process", async () => {
+  if (!(await hasNativeFfmpeg())) return;
+  const [s3, sqld] = await Promise.all([startS3rver(), startSqld()]);
+  const env = { ...s3.env, DATABASE_URL: sqld.url, SECRET_KEY: "drm-e2e-test-secret-key-0123456789abcdef0123", MEDIA_BACKEND: "native" };
+  const a = await startTestService({ env });
+  const b = await startTestService({ env, org: { orgId: a.orgId, apiKey: a.apiKey }, listen: true });
+  const scratch = mkdtempSync(join(tmpdir(), "drm-e2e-"));
+  try {
+    await a.service.orgs.updateSettings(a.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
+    const created = (await (await a.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
+    const id: string = created.data.asset.public_id;
+    const done = await waitFor(
+      async () => {
+        const body = (await (await b.api(`/videos/${id}/`)).json()) as any;
+        return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+      },
+      { timeoutMs: 60_000, what: "DRM video done (s3)" },
+    );
+    expect(done.error).toBeNull();
+    const mediaKey = a.service.store.mediaKey(id);
+    const stored: string[] = [];
+    for await (const o of a.service.objects.list(mediaKey)) stored.push(o.key.slice(mediaKey.length + 1));
+    expect(stored).toContain("dash/manifest.mpd");
+    expect(stored).toContain("dash/360p.mpd");
+    expect(stored.some((k) => k.startsWith("hls/"))).toBe(false);
+
+    // Everything through process b: the manifest (from the bucket), a token it mints, the key it opens.
+    const mpdUrl = done.video.url.replace(a.base, b.base);
+    const mpd = await (await fetch(mpdUrl)).text();
+    const minted = (await (await b.api(`/videos/${id}/drm-token/`, { method: "POST" })).json()) as any;
+    expect(minted.data.drm_license_url).toStartWith(`${b.base}/drm/clearkey/${id}/license?token=`);
+    const kid = b64url(done.video.drm_content_id);
+    const lic = (await (await fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
+    const key = Buffer.from(lic.keys[0].k, "base64url").toString("hex");
+    // The token a minted is valid on b too (one SECRET_KEY).
+    expect((await fetch(done.video.drm_license_url.replace(a.base, b.base), { method: "POST", body: JSON.stringify({ kids: [kid] }) })).status).toBe(200);
+
+    for (const rep of mpdRepresentations(mpd)) {
+      const dir = join(scratch, rep.contentType);
+      await fetchFirstSegment(mpdUrl, mpd, rep, dir);
+      const clear = await decodeSegments(dir, rep, key);
+      expect(clear.map((s) => [s.exitCode, s.stderr])).toEqual([[0, ""]]);
+      expect(clear[0]!.hashes.length).toBeGreaterThan(0);
+      expectLocked(await decodeSegments(dir, rep, undefined), clear, rep.contentType);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    await a.stop();
+    await b.stop();
+    await sqld.stop();
+    await s3.stop();
+  }
+}, 120_000);
