@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { keyIdAsUuid } from "../media/drm/drm-key.ts";
 import { type MpdRepresentation, mpdProtection, mpdRepresentations } from "../media/drm/mpd.ts";
+import { publish } from "../media/rtmp/rtmp-publisher.ts";
+import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { countVideoFrames, decodeSegments, expectLocked, segmentFiles } from "../media/drm/test-support/dash-checks.ts";
 import { closeMediaTools } from "../media/test-support/media-tools.ts";
@@ -103,6 +105,42 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
     if (rep.contentType === "video") expect(clear.reduce((n, s) => n + s.hashes.length, 0)).toBe(await countVideoFrames(source));
     expectLocked(await decodeSegments(dashDir, rep, undefined), clear, rep.contentType);
   }
+}, 90_000);
+
+test("a live stream created with drm_enabled: its live HLS is clear, its recording is packaged with DRM and licensed", async () => {
+  const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Protected live", drm_enabled: true } })).json()) as any).data.stream;
+  expect(s.drm).toBe(true);
+  const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast", unpublishAtEnd: false });
+  await pub.started;
+  const playlist = await waitFor(
+    async () => {
+      const r = await fetch(s.hls_url);
+      return r.ok ? r.text() : undefined;
+    },
+    { timeoutMs: 10_000, what: "live playlist" },
+  );
+  // The live HLS stays clear (decisions: only the recording is protected): no key tag in its playlist.
+  expect(playlist).not.toContain("#EXT-X-KEY");
+  await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 10_000, what: "LIVE" });
+  expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
+  await pub.finished.catch(() => undefined);
+  const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 15_000, what: "recording" });
+  const rec = await waitFor(
+    async () => {
+      const body = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+    },
+    { timeoutMs: 60_000, what: "recording transcoded" },
+  );
+  expect(rec.error).toBeNull();
+  expect(rec.video).toMatchObject({ kind: "LIVESTREAM_RECORDING", drm: true });
+  expect(rec.video.url).toEndWith("/dash/manifest.mpd");
+  expect(rec.video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
+  const kid = b64url(rec.video.drm_content_id);
+  const lic = (await (await fetch(rec.video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
+  expect(lic.keys.map((k: any) => k.kid)).toEqual([kid]);
+  const mpd = await (await fetch(rec.video.url)).text();
+  expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(rec.video.drm_content_id));
 }, 90_000);
 
 /** Init + the first media segment of a representation, fetched over HTTP into `dir` (the layout the MPD names). */
