@@ -33,6 +33,8 @@ export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--
 
 /** shaka.util.Error.Category.DRM: licence requests and key-system failures. */
 export const SHAKA_CATEGORY_DRM = 6;
+/** shaka.util.Error.Code.LICENSE_REQUEST_FAILED: the licence server answered an error (its status is in the error's data). */
+export const SHAKA_LICENSE_REQUEST_FAILED = 6007;
 
 const ROOT = join(import.meta.dir, "..", "..");
 const SHAKA_JS = join(ROOT, "node_modules", "shaka-player", "dist", "shaka-player.compiled.js");
