@@ -11,10 +11,17 @@
  * then time-to-first-playable (POST /videos/ → COMPLETED) through the whole
  * service on each backend with its default settings. Needs Debian's ffmpeg
  * on PATH.
+ * DRM (issue 11): beside each backend's plain job, the same job with `drm`
+ * (each rung encoded into an MP4, then Shaka Packager's CENC DASH): wall time
+ * and CPU (this process and its children: the wasm workers are threads of
+ * it, ffmpeg and the packager its children) of both, their ratio, and the
+ * packaging step's share of the DRM job's wall time (target: under 10 %).
  * Usage: npm run bench:transcode [-- --seconds 30]
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { randomKeyHex } from "../media/transcoder/download-key.ts";
 import { createNativeRunner } from "../media/transcoder/native-runner.ts";
 import { runTranscodeJob } from "../media/transcoder/run-transcode-job.ts";
 import { createTranscoder, hasNativeFfmpeg, type Transcoder, type TranscodeJob } from "../media/transcoder/index.ts";
@@ -46,14 +53,25 @@ const job = (name: string): TranscodeJob => {
   mkdirSync(outDir, { recursive: true });
   return { input, outDir, ladder, downloads };
 };
+const drmKey = { keyId: randomKeyHex(), key: randomKeyHex() };
 
-async function timed(t: Transcoder, name: string) {
+/** CPU seconds of this process (all threads: the wasm workers) and of its exited children (ffmpeg, the packager), from /proc/self/stat. */
+function cpuSeconds(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime, stime, cutime, cstime: fields 14-17, in clock ticks (100 per second on Linux).
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
+async function timed(t: Transcoder, name: string, drm = false) {
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+  const cpu0 = cpuSeconds();
   const t0 = performance.now();
-  await t.transcode(job(name));
+  const result = await t.transcode(drm ? { ...job(name), drm: drmKey } : job(name));
+  const wall = (performance.now() - t0) / 1000;
   clearInterval(sampler);
-  return { wall: (performance.now() - t0) / 1000, peakRss };
+  return { wall, cpu: cpuSeconds() - cpu0, peakRss, packaging: result.packagingMs / 1000 };
 }
 
 // (c) Record the native backend's command lines, grouped by what ran at the same
@@ -91,13 +109,23 @@ for (const group of groups) {
 }
 const bare = (performance.now() - tBare0) / 1000;
 
-const nativeT = createTranscoder({ backend: "native" });
+/** The packager's CPU, from each DRM job's transcode.finished log entry. */
+let packagerCpuMs = 0;
+const logger = (o: Record<string, unknown>) => {
+  if (o.event === "transcode.finished" && typeof o.packagingCpuMs === "number") packagerCpuMs = o.packagingCpuMs;
+};
+const nativeT = createTranscoder({ backend: "native", logger });
 const workers = navigator.hardwareConcurrency || 1;
-const wasmT = createTranscoder({ backend: "wasm", workers });
+const wasmT = createTranscoder({ backend: "wasm", workers, logger });
 // Load every worker's wasm core outside the measurement: a long-lived pool pays it once.
 await Promise.all(Array.from({ length: workers }, () => wasmT.probe(input)));
-const { wall: nat } = await timed(nativeT, "native");
-const { wall: wasm, peakRss } = await timed(wasmT, "wasm");
+const natPlain = await timed(nativeT, "native");
+const natDrm = { ...(await timed(nativeT, "native-drm", true)), packagerCpu: packagerCpuMs / 1000 };
+const wasmPlain = await timed(wasmT, "wasm");
+const wasmDrm = { ...(await timed(wasmT, "wasm-drm", true)), packagerCpu: packagerCpuMs / 1000 };
+const nat = natPlain.wall;
+const wasm = wasmPlain.wall;
+const peakRss = wasmPlain.peakRss;
 await nativeT.close();
 await wasmT.close();
 
@@ -107,6 +135,15 @@ console.log(`runs per group (run together): ${groups.map((g) => g.length).join("
 console.log(`(c) bare ffmpeg, same args  : ${rt(bare)}`);
 console.log(`(b) native backend          : ${rt(nat)}   b/c time ratio ${(nat / bare).toFixed(2)} (target <= 1.10)`);
 console.log(`(a) wasm backend (${workers} workers): ${rt(wasm)}   a/c time ratio ${(wasm / bare).toFixed(2)} (target <= 6)   peak process RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
+console.log("DRM job (same source, ladder and download; rungs into MP4s, then Shaka Packager CENC DASH):");
+for (const [name, plain, drm] of [
+  ["native", natPlain, natDrm],
+  ["wasm", wasmPlain, wasmDrm],
+] as const) {
+  console.log(
+    `  ${name.padEnd(6)}: plain ${plain.wall.toFixed(1)} s wall, ${plain.cpu.toFixed(1)} s CPU | DRM ${drm.wall.toFixed(1)} s wall, ${drm.cpu.toFixed(1)} s CPU | DRM/plain wall ${(drm.wall / plain.wall).toFixed(3)}, CPU ${(drm.cpu / plain.cpu).toFixed(3)} | packaging ${drm.packaging.toFixed(2)} s wall = ${((100 * drm.packaging) / drm.wall).toFixed(1)} % of the DRM job (target < 10 %), packager CPU ${drm.packagerCpu.toFixed(2)} s`,
+  );
+}
 
 // Time to first playable through the whole service (HTTP registration, fetch, probe, transcode, events).
 const files = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(Bun.file(input)) });

@@ -53,6 +53,8 @@ export interface PackagedDash {
   durationSeconds: number | null;
   /** Wall time of the packager run and the derived MPDs. */
   packagingMs: number;
+  /** CPU time (user + system) of the packager process. */
+  packagerCpuMs: number;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -129,6 +131,8 @@ export async function packageDash(opts: PackageDashOptions): Promise<PackagedDas
     if (proc.exitCode === null && proc.signalCode === null) kill();
   }
   if (opts.signal?.aborted) throw opts.signal.reason;
+  const usage = proc.resourceUsage();
+  const packagerCpuMs = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1000 : 0;
   if (exitCode !== 0) {
     const last = log.filter((l) => /^[EF]\d{4}|ERROR/.test(l)).at(-1) ?? log.at(-1) ?? "no log";
     throw new PackagingFailedError(`Shaka Packager failed (exit ${exitCode}): ${last}`, log);
@@ -143,7 +147,7 @@ export async function packageDash(opts: PackageDashOptions): Promise<PackagedDas
     fs.writeFileSync(path.join(opts.outDir, file), renditionMpd(mpd, input.name));
     return { name: input.name, mpd: file };
   });
-  return { manifest: MANIFEST, renditions, durationSeconds: mpdDurationSeconds(mpd), packagingMs: performance.now() - started };
+  return { manifest: MANIFEST, renditions, durationSeconds: mpdDurationSeconds(mpd), packagingMs: performance.now() - started, packagerCpuMs };
 }
 
 /** Every expected stream is in the MPD with its init segment and at least its first media segment on disk. */

@@ -135,6 +135,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     hlsBytes: result.hlsBytes,
     drmBytes: result.drmBytes,
     packagingMs: Math.round(result.packagingMs),
+    packagingCpuMs: packaged ? Math.round(packaged.packagerCpuMs) : 0,
     downloadBytes: result.downloadBytes,
   });
   return result;
