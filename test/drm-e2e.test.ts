@@ -9,6 +9,7 @@ import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { countVideoFrames, decodeSegments, expectLocked, segmentFiles } from "../media/drm/test-support/dash-checks.ts";
 import { closeMediaTools } from "../media/test-support/media-tools.ts";
+import { createLogger } from "../src/log.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
@@ -22,10 +23,12 @@ import { startTestService, type TestService } from "./support/test-service.ts";
  * with it (and decodes to the source's frame count), none without it.
  */
 const files = startFileServer();
+/** Every log line of the first service, at debug (the transcoder's own lines included). */
+const lines: string[] = [];
 let t: TestService;
 
 beforeAll(async () => {
-  t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+  t = await startTestService({ env: { MEDIA_BACKEND: "native", LOG_LEVEL: "debug" }, logger: createLogger({ level: "debug", write: (l) => lines.push(l) }) });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
 });
 afterAll(async () => {
@@ -87,6 +90,9 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
   const key = Buffer.from(licence.keys[0].k, "base64url").toString("hex");
   expect(key).not.toContain(video.drm_content_id);
   expect(JSON.stringify(await outboxEvents(t.service, id))).not.toContain(key);
+  // Nor in any log line of the run (transcoder and packager included, at debug), in any form.
+  expect(lines.join("\n")).toContain(video.drm_content_id);
+  for (const form of [key, key.toUpperCase(), b64url(key), Buffer.from(key, "hex").toString("base64")]) expect(lines.join("\n")).not.toContain(form);
 
   // Every media segment, as served: init + segment decrypt with the licence's key, and not without it.
   const dashDir = join(t.service.objects.localPath(t.service.store.mediaKey(id))!, "dash");
