@@ -8,3 +8,4 @@ export { reapOrphans, findSetpriv } from "./child-processes.ts";
 export { TranscodeError, isTranscodeError, type TranscodeErrorCode } from "./transcode-error.ts";
 export { parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
 export type * from "./types.ts";
+export { hasPackager } from "../drm/packager-binary.ts";
