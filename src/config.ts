@@ -95,6 +95,8 @@ export interface Config {
    * DATABASE_URL names a server (libsql://, http(s)://, ws(s)://), else `memory`.
    */
   rateLimitStore: "memory" | "database";
+  /** STT_MODEL_PATH: a whisper model file (optional); with it transcripts use whisper, else Debian's pocketsphinx if installed (media/stt). */
+  sttModelPath: string | undefined;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -187,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storage,
     s3: storage === "s3" ? s3Config(env) : null,
     rateLimitStore,
+    sttModelPath: env.STT_MODEL_PATH || undefined,
   };
 }
 
