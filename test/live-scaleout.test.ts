@@ -1,15 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { S3Client } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
-import { type S3Server, startS3rver } from "./support/s3rver.ts";
-import { type Child, spawnService } from "./support/service-process.ts";
-import { type Sqld, startSqld } from "./support/sqld.ts";
-import { filesUnder } from "./support/files.ts";
 
 /**
  * Issue 10, point 5, on real engines: sqld and an s3rver bucket, two service
@@ -24,48 +18,15 @@ const hasFfmpeg = Bun.which("ffmpeg") !== null;
 const FIXTURE = join(import.meta.dir, "..", "fixtures", "live-360p-6s.flv");
 const FILES_RETENTION_MS = 1500;
 
-let sqld: Sqld;
-let s3: S3Server;
-let bucket: S3Client;
-const dirs: string[] = [];
-const children: Child[] = [];
-
-async function spawn(): Promise<Child> {
-  const dataDir = mkdtempSync(join(tmpdir(), "live-scaleout-"));
-  dirs.push(dataDir);
-  const first = children[0];
-  const child = await spawnService(
-    {
-      DATA_DIR: dataDir,
-      PORT: "0",
-      RTMP_PORT: "0",
-      SECRET_KEY: "d".repeat(64),
-      DATABASE_URL: sqld.url,
-      MEDIA_BACKEND: "native",
-      LIVE_FILES_RETENTION_MS: String(FILES_RETENTION_MS),
-      ...s3.env,
-    },
-    first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined,
-  );
-  children.push(child);
-  return child;
-}
-
-const keysUnder = async (prefix: string) => ((await bucket.list({ prefix })).contents ?? []).map((o) => o.key);
-
-/** Files under live/ and recordings/ of every process's DATA_DIR. */
-const liveFilesOnDisks = () => dirs.flatMap((dir) => ["live", "recordings"].flatMap((top) => filesUnder(join(dir, top))));
+let cluster: Cluster;
+const spawn = (env?: Record<string, string>) => cluster.spawn(env);
+const keysUnder = (prefix: string) => cluster.keysUnder(prefix);
 
 beforeAll(async () => {
-  [sqld, s3] = await Promise.all([startSqld(), startS3rver()]);
-  bucket = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+  cluster = await startCluster({ name: "live-scaleout", env: { LIVE_FILES_RETENTION_MS: String(FILES_RETENTION_MS) } });
 }, 30_000);
 
-afterAll(async () => {
-  await Promise.all(children.map((c) => c.stop()));
-  await Promise.all([sqld?.stop(), s3?.stop()]);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 test.skipIf(!hasFfmpeg)(
   "published to A, played through B, ended through B: A cuts the encoder and finalizes, the recording is transcoded into the bucket, no live file left on a disk",
@@ -122,7 +83,7 @@ test.skipIf(!hasFfmpeg)(
       // Figures for src/live/README.md (not asserted).
       console.log(`[live-scaleout] /end/ at B → encoder cut by A: ${cutAt! - endAt} ms; → recording registered (seen through B): ${registeredAt - endAt} ms`);
 
-      const db = createClient({ url: sqld.url });
+      const db = createClient({ url: cluster.sqld.url });
       const rows = await db.execute({ sql: "SELECT claimed_by, status FROM work WHERE type = 'live-finalize' AND entity_id = ?", args: [s.id] });
       db.close();
       expect(rows.rows.map((r) => [r.claimed_by, r.status])).toEqual([[a.holder, "done"]]);
@@ -144,7 +105,7 @@ test.skipIf(!hasFfmpeg)(
       // The live files leave the bucket LIVE_FILES_RETENTION_MS after the end, whichever process runs the removal.
       await waitFor(async () => ((await keysUnder(`live/${token}/`)).length === 0 ? true : undefined), { timeoutMs: 15_000, what: "live files removed from the bucket" });
       expect((await fetch(hlsAtB)).status).toBe(404);
-      expect(liveFilesOnDisks()).toEqual([]);
+      expect(cluster.localFiles(["live", "recordings"])).toEqual([]);
     } finally {
       ff.kill();
       await ff.exited;

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { S3Client } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
-import { type S3Server, startS3rver } from "./support/s3rver.ts";
-import { type Child, spawnService } from "./support/service-process.ts";
-import { type Sqld, startSqld } from "./support/sqld.ts";
 
 /**
  * Issue 10, point 2 for live recordings: with STORAGE=s3 the ingesting
@@ -21,46 +16,15 @@ const hasFfmpeg = Bun.which("ffmpeg") !== null;
 const FIXTURE = join(import.meta.dir, "..", "fixtures", "live-360p-6s.flv");
 const ENV = { LIVE_BROADCAST_LEASE_MS: "1500", JOB_LEASE_MS: "2000", RECORDING_PART_MS: "1000" };
 
-let sqld: Sqld;
-let s3: S3Server;
-let bucket: S3Client;
-const dirs: string[] = [];
-const children: Child[] = [];
-
-async function spawn(): Promise<Child> {
-  const dataDir = mkdtempSync(join(tmpdir(), "live-takeover-"));
-  dirs.push(dataDir);
-  const first = children[0];
-  const child = await spawnService(
-    {
-      DATA_DIR: dataDir,
-      PORT: "0",
-      RTMP_PORT: "0",
-      SECRET_KEY: "e".repeat(64),
-      DATABASE_URL: sqld.url,
-      MEDIA_BACKEND: "native",
-      ...ENV,
-      ...s3.env,
-      ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
-    },
-    first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined,
-  );
-  children.push(child);
-  return child;
-}
-
-const keysUnder = async (prefix: string) => ((await bucket.list({ prefix })).contents ?? []).map((o) => o.key);
+let cluster: Cluster;
+const spawn = (env?: Record<string, string>) => cluster.spawn(env);
+const keysUnder = (prefix: string) => cluster.keysUnder(prefix);
 
 beforeAll(async () => {
-  [sqld, s3] = await Promise.all([startSqld(), startS3rver()]);
-  bucket = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+  cluster = await startCluster({ name: "live-takeover", env: ENV });
 }, 30_000);
 
-afterAll(async () => {
-  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) await c.stop();
-  await Promise.all([sqld?.stop(), s3?.stop()]);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 test.skipIf(!hasFfmpeg)(
   "kill -9 of the ingesting process: another finalizes the broadcast with the recording rebuilt from its parts, transcoded; no part left",

@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { S3Client } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
-import { filesUnder } from "./support/files.ts";
 import { parsePlaylist } from "./support/media-check.ts";
-import { type S3Server, startS3rver } from "./support/s3rver.ts";
-import { type Child, spawnService } from "./support/service-process.ts";
-import { type Sqld, startSqld } from "./support/sqld.ts";
+import type { Child } from "./support/service-process.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 /**
@@ -31,50 +25,18 @@ import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./supp
 const hasFfmpeg = Bun.which("ffmpeg") !== null;
 const JOB_LEASE_MS = 2000;
 
-let sqld: Sqld;
-let s3: S3Server;
+let cluster: Cluster;
 let rx: WebhookReceiver;
 const origin = startFileServer();
-const dirs: string[] = [];
-const children: Child[] = [];
-let bucket: S3Client;
-
-function env(extra: Record<string, string> = {}): Record<string, string> {
-  const dataDir = mkdtempSync(join(tmpdir(), "scaleout-"));
-  dirs.push(dataDir);
-  return {
-    DATA_DIR: dataDir,
-    PORT: "0",
-    RTMP_PORT: "0",
-    SECRET_KEY: "c".repeat(64),
-    DATABASE_URL: sqld.url,
-    MEDIA_BACKEND: "native",
-    JOB_LEASE_MS: String(JOB_LEASE_MS),
-    WEBHOOK_CA_FILE: TEST_CA_FILE,
-    WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2",
-    ...s3.env,
-    ...extra,
-  };
-}
-
-async function spawn(extra: Record<string, string> = {}): Promise<Child> {
-  const first = children[0];
-  const child = await spawnService(env(extra), first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined);
-  children.push(child);
-  return child;
-}
+let children: Child[] = [];
 
 /** Every file under the processes' DATA_DIRs that is not scratch or the service's own state. */
-const mediaOnLocalDisks = () => dirs.flatMap((dir) => ["media", "originals", "uploads", "recordings", "live"].flatMap((top) => filesUnder(join(dir, top))));
-
-async function objectKeys(prefix: string): Promise<string[]> {
-  const res = await bucket.list({ prefix, maxKeys: 1000 });
-  return (res.contents ?? []).map((o) => o.key);
-}
+const mediaOnLocalDisks = () => cluster.localFiles(["media", "originals", "uploads", "recordings", "live"]);
+const objectKeys = (prefix: string) => cluster.keysUnder(prefix);
 
 /** A read on the shared database, from the test process (a remote client: no file shared with the services). */
 async function sql(text: string, args: string[]) {
-  const client = createClient({ url: sqld.url });
+  const client = createClient({ url: cluster.sqld.url });
   try {
     return (await client.execute({ sql: text, args })).rows;
   } finally {
@@ -88,22 +50,21 @@ const keyOf = (url: string) => new URL(url).pathname.slice(1);
 const videoOf = async (c: Child, id: string) => ((await (await c.api(`/videos/${id}/`)).json()) as any).data?.video;
 
 beforeAll(async () => {
-  sqld = await startSqld();
-  s3 = await startS3rver();
-  bucket = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+  cluster = await startCluster({
+    name: "scaleout",
+    env: { JOB_LEASE_MS: String(JOB_LEASE_MS), WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2" },
+  });
+  children = cluster.children;
   rx = startWebhookReceiver();
-  await spawn({ TRANSCODE_WORKERS: "0" }); // A: API only
-  await spawn(); // B
-  await spawn(); // C
+  await cluster.spawn({ TRANSCODE_WORKERS: "0" }); // A: API only
+  await cluster.spawn(); // B
+  await cluster.spawn(); // C
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(children.map((c) => c.stop()));
   rx?.stop();
   origin.stop();
-  await sqld?.stop();
-  await s3?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 test.skipIf(!hasFfmpeg)(
