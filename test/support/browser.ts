@@ -18,6 +18,11 @@
  * - 127.0.0.1 is a secure context, so EME (navigator.requestMediaKeySystemAccess)
  *   is available without TLS.
  *
+ * - HLS (`playHls`, issue 12): hls-player.html loads hls.js's UMD build
+ *   (node_modules/hls.js/dist/hls.js) from the same page server, nothing from
+ *   a CDN; hls.js renders subtitles natively, so its WebVTT cues land in the
+ *   video element's TextTrack, which the page reads back.
+ *
  * Without /usr/bin/chromium the player suites skip (`describe.skipIf(!hasChromium)`)
  * with CHROMIUM_MISSING; in CI .ci/run installs it, so they run.
  */
@@ -39,6 +44,8 @@ export const SHAKA_LICENSE_REQUEST_FAILED = 6007;
 const ROOT = join(import.meta.dir, "..", "..");
 const SHAKA_JS = join(ROOT, "node_modules", "shaka-player", "dist", "shaka-player.compiled.js");
 const PLAYER_HTML = join(import.meta.dir, "player.html");
+const HLS_JS = join(ROOT, "node_modules", "hls.js", "dist", "hls.js");
+const HLS_PLAYER_HTML = join(import.meta.dir, "hls-player.html");
 
 export interface ShakaError {
   code?: number;
@@ -69,6 +76,53 @@ export class PlaybackError extends Error {
   }
 }
 
+/** hls.js's ERROR event data (a fatal one) as the page reports it. */
+export interface HlsError {
+  /** Hls.ErrorTypes, e.g. "networkError", "mediaError". */
+  type?: string;
+  /** Hls.ErrorDetails, e.g. "manifestLoadError", "fragParsingError". */
+  details?: string;
+  fatal?: boolean;
+  message: string;
+  url?: string;
+  /** HTTP status of a failed load. */
+  status?: number;
+}
+
+export interface HlsPlayOptions {
+  manifestUrl: string;
+  /** Resolve once currentTime passes this (default 2 s). */
+  untilSeconds?: number;
+  /** Select the first subtitle track (hls.subtitleTrack = 0, shown) and wait for its cues (default true). */
+  selectSubtitle?: boolean;
+  /** After passing untilSeconds, how long to wait for the first cue before answering without (default 10 s). */
+  cueWaitMs?: number;
+  /** Give up after this (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface HlsPlayed {
+  /** hls.subtitleTracks after MANIFEST_PARSED: the master's SUBTITLES renditions. */
+  subtitleTracks: Array<{ name: string; lang: string | undefined }>;
+  currentTime: number;
+  /** Cue texts of the video element's subtitle/caption TextTracks (filled when a subtitle track was selected). */
+  cues?: string[];
+  /** The video element's text tracks, for failure messages. */
+  textTracks: Array<{ kind: string; label: string; language: string; mode: string; cues: number | null }>;
+  /** hls.js's non-fatal errors (e.g. a subtitle fragment that failed to load). */
+  warnings: string[];
+  /** Requests the page made to other origins (the service). */
+  requests: string[];
+}
+
+export type HlsPlayResult = ({ ok: true } & HlsPlayed) | { ok: false; error: HlsError; requests: string[] };
+
+export class HlsPlaybackError extends Error {
+  constructor(readonly hls: HlsError) {
+    super(`HLS playback failed: ${hls.message} (hls.js ${hls.type ?? "-"}/${hls.details ?? "-"}${hls.status ? `, HTTP ${hls.status}` : ""}${hls.url ? `, ${hls.url}` : ""})`);
+  }
+}
+
 export interface PlayerHarness {
   /** The page server's origin, e.g. http://127.0.0.1:PORT */
   origin: string;
@@ -78,6 +132,10 @@ export interface PlayerHarness {
   tryDash(opts: PlayOptions): Promise<PlayResult & { requests: string[] }>;
   /** Plays until currentTime passes 2 s; rejects with PlaybackError (shaka's code and category) otherwise. */
   playDash(opts: PlayOptions | string): Promise<{ currentTime: number; keySystem: string | null; requests: string[] }>;
+  /** Plays an HLS master with hls.js in a fresh page; resolves with the result, never throws for a playback failure. */
+  tryHls(opts: HlsPlayOptions): Promise<HlsPlayResult>;
+  /** Plays until currentTime passes 2 s (and the first subtitle track's cues arrive); rejects with HlsPlaybackError (hls.js's fatal error details) otherwise. */
+  playHls(opts: HlsPlayOptions | string): Promise<HlsPlayed>;
   close(): Promise<void>;
 }
 
@@ -90,6 +148,8 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
       const path = decodeURIComponent(new URL(req.url).pathname);
       if (path === "/" || path === "/player.html") return new Response(Bun.file(PLAYER_HTML), { headers: { "content-type": "text/html; charset=utf-8" } });
       if (path === "/shaka-player.compiled.js") return new Response(Bun.file(SHAKA_JS), { headers: { "content-type": "text/javascript" } });
+      if (path === "/hls-player.html") return new Response(Bun.file(HLS_PLAYER_HTML), { headers: { "content-type": "text/html; charset=utf-8" } });
+      if (path === "/hls.js") return new Response(Bun.file(HLS_JS), { headers: { "content-type": "text/javascript" } });
       if (opts.files && path.startsWith("/files/")) {
         const rel = normalize(path.slice("/files/".length));
         if (rel.startsWith("..")) return new Response("forbidden", { status: 403 });
@@ -132,6 +192,30 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
     }
   }
 
+  async function tryHls(o: HlsPlayOptions): Promise<HlsPlayResult> {
+    const page: Page = await browser.newPage();
+    const pageErrors: string[] = [];
+    const requests: string[] = [];
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("request", (r) => {
+      if (!r.url().startsWith(origin)) requests.push(`${r.method()} ${r.url()}`);
+    });
+    try {
+      await page.goto(`${origin}/hls-player.html`);
+      const result = (await page.evaluate((args) => (globalThis as any).playHls(args), {
+        manifestUrl: o.manifestUrl,
+        untilSeconds: o.untilSeconds ?? 2,
+        selectSubtitle: o.selectSubtitle ?? true,
+        cueWaitMs: o.cueWaitMs ?? 10_000,
+        timeoutMs: o.timeoutMs ?? 30_000,
+      })) as HlsPlayResult;
+      if (!result.ok && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
+      return { ...result, requests };
+    } finally {
+      await page.close();
+    }
+  }
+
   return {
     origin,
     fileUrl: (path) => `${origin}/files/${path.replace(/^\//, "")}`,
@@ -140,6 +224,13 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
       const r = await tryDash(typeof o === "string" ? { manifestUrl: o } : o);
       if (!r.ok) throw new PlaybackError(r.error);
       return { currentTime: r.currentTime, keySystem: r.keySystem, requests: r.requests };
+    },
+    tryHls,
+    async playHls(o) {
+      const r = await tryHls(typeof o === "string" ? { manifestUrl: o } : o);
+      if (!r.ok) throw new HlsPlaybackError(r.error);
+      const { ok: _ok, ...played } = r;
+      return played;
     },
     async close() {
       await browser.close();
