@@ -18,6 +18,8 @@ export interface StreamContext {
   title: string;
   latency: Latency;
   drm: boolean;
+  /** Issue 12: the recording is transcribed (`subtitles: true` at creation). Absent on older streams: false. */
+  subtitles?: boolean;
   tags: Record<string, unknown> | null;
   streamKey: string;
   rtmpUrl: string;

@@ -21,6 +21,8 @@ export interface TranscodeOutcome {
   storage: Record<string, string>;
   /** A DRM run: the key id (`drm_content_id`) and the licence URL with the token minted at COMPLETED (src/videos/drm-tokens.ts). */
   drm?: { contentId: string; licenseUrl: string } | null;
+  /** Issue 12: the media URLs of `transcript.vtt` and `summary.txt`; absent or null when subtitles were not requested or transcription failed. */
+  transcript?: { url: string; summaryUrl: string } | null;
 }
 
 export interface VideoContext {
@@ -60,8 +62,8 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       download_size_bytes: firstDownload?.download_size_bytes ?? null,
       download_quality: firstDownload?.quality ?? null,
       download_password: firstDownload?.download_password ?? null,
-      transcript_url: null,
-      summary_url: null,
+      transcript_url: o?.transcript?.url ?? null,
+      summary_url: o?.transcript?.summaryUrl ?? null,
       ...(ctx.transcoderId ? { transcoder_id: ctx.transcoderId } : {}),
     },
     renditions: (o?.renditions ?? []).map((r) => ({

@@ -25,6 +25,8 @@ import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
+import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
+import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
@@ -59,7 +61,10 @@ export interface Service {
  * Wires the whole service from a config. `main.ts` calls it for real; tests call
  * it with a temporary DATA_DIR and a random port, so they run the real thing.
  */
-export async function createService(config: Config, opts: { logger?: Logger } = {}): Promise<Service> {
+export async function createService(
+  config: Config,
+  opts: { logger?: Logger /** Tests: a given engine, or null for none (default: made from config). */; transcriber?: Transcriber | null } = {},
+): Promise<Service> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel === "silent" ? "silent" : config.logLevel });
   ensurePrivateDir(config.dataDir); // 0700: database, media, uploads, the key file
   const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
@@ -88,6 +93,11 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
   const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret, objects });
   // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
   const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
+  // Speech-to-text (issue 12), made once: whisper with STT_MODEL_PATH, else pocketsphinx if installed, else none.
+  const transcriber = opts.transcriber !== undefined ? opts.transcriber : await createTranscriber({ modelPath: config.sttModelPath, logger: logger.child({ component: "stt" }) });
+  const unavailableReason = transcriber ? "" : sttUnavailableReason();
+  if (transcriber) logger.info("Transcripts available", { engine: transcriber.name });
+  else logger.warn(`Transcripts unavailable: ${unavailableReason}`);
   const videos = createVideoModule({
     config,
     database,
@@ -100,6 +110,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     secret,
     store,
     rateLimiter,
+    transcripts: { transcriber, unavailableReason },
     guard: (url) => outbound.check(url),
     // Created on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
     createTranscoder: async ({ childPidDir }) =>
@@ -127,7 +138,7 @@ export async function createService(config: Config, opts: { logger?: Logger } = 
     orgs,
     rateLimiter,
     logger,
-    plugins: [organizationRoutes(), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
     publicPlugins: [mediaRoutes(store, objects), ...videos.publicPlugins, ...live.publicPlugins],
   });
 

@@ -127,6 +127,7 @@ export function createLiveWork(deps: {
                 tags: ctx.tags,
                 dedupeKey: `recording:${ctx.id}`,
                 drm: ctx.drm,
+                subtitles: ctx.subtitles ?? false,
               });
               recordingId = video.id;
             },

@@ -47,7 +47,7 @@ export function createLiveModule(deps: {
   const logger = deps.logger.child({ component: "live" });
   const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects, partMs: config.recordingPartMs });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger });
+  const livestreams = createLivestreamService({ runtime, urls, logger, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
   const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const ingest = createLiveIngest({

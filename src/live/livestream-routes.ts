@@ -19,6 +19,7 @@ const streamFields = {
   title: string({ min: 1, max: 200 }),
   latency: optional(oneOf(["NORMAL", "LOW"] as const, "NORMAL (default): 2 s segments; LOW: 1 s segments.")),
   drm_enabled: optional(boolean("Package the recording with DRM (needs the organization's DRM feature). Default false.")),
+  subtitles: optional(boolean("Transcribe the recording (speech to text) like an upload's `subtitles`. Default false; 422 when the server has no engine.")),
   tags: optional(tagsField()),
 };
 const createStreamInput = bodyInput(streamFields);

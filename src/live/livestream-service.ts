@@ -13,11 +13,18 @@ export interface CreateStreamInput {
   title: string;
   latency?: Latency;
   drm_enabled?: boolean;
+  subtitles?: boolean;
   tags?: Record<string, unknown>;
   scheduled_at?: string;
 }
 
-export function createLivestreamService(deps: { runtime: ActorRuntime; urls: LiveUrls; logger: Logger }) {
+export function createLivestreamService(deps: {
+  runtime: ActorRuntime;
+  urls: LiveUrls;
+  logger: Logger;
+  /** Issue 12: refuses `subtitles: true` (422 `details.subtitles`) when no speech-to-text engine is installed. */
+  assertSubtitles?: (requested: boolean | undefined) => void;
+}) {
   const { runtime, urls } = deps;
 
   /**
@@ -45,6 +52,10 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
     /** Creates a stream (READY_TO_STREAM at once, or SCHEDULED with `scheduled_at`), atomically with its slot and key. */
     async create(org: Organization, input: CreateStreamInput): Promise<ActorRecord<StreamContext>> {
       if (input.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
+      if (input.subtitles) {
+        if (!deps.assertSubtitles) throw new Error("subtitles asked for, but no transcript check was wired");
+        deps.assertSubtitles(true);
+      }
       let scheduledAt: string | null = null;
       if (input.scheduled_at !== undefined) {
         // Strict: offset required, a real calendar date (Date.parse would turn 2099-02-30 into March 2), within a year.
@@ -60,6 +71,8 @@ export function createLivestreamService(deps: { runtime: ActorRuntime; urls: Liv
         title: input.title,
         latency: input.latency ?? "NORMAL",
         drm: input.drm_enabled ?? false,
+        // Not part of the stream's public shapes (spec 2.7/2.8 list no such field): it reaches the recording only.
+        ...(input.subtitles ? { subtitles: true } : {}),
         tags: input.tags ?? null,
         streamKey,
         rtmpUrl: urls.rtmpUrl(streamKey),

@@ -4,7 +4,7 @@ import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
 
 /** Lets a client check its key: which organization it acts for and what it may do. */
-export function organizationRoutes() {
+export function organizationRoutes(deps: { /** The speech-to-text engine's name, null without one (issue 12). */ transcripts: () => string | null }) {
   return new Elysia({ name: "organization-routes", prefix: API_PREFIX }).use(apiContext).get(
     "/organization/",
     ({ auth }) => {
@@ -14,7 +14,7 @@ export function organizationRoutes() {
           id: org.id,
           name: org.name,
           created_at: new Date(org.createdAt).toISOString(),
-          features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm },
+          features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts: deps.transcripts() },
           transcoding: org.settings.transcoding,
           downloads: org.settings.downloads,
           limits: {

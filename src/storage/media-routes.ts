@@ -12,7 +12,9 @@ const TYPES: Record<string, string> = {
   ".m4a": "audio/mp4",
   ".mkv": "video/x-matroska",
   ".mpd": "application/dash+xml",
-  ".vtt": "text/vtt",
+  ".vtt": "text/vtt; charset=utf-8",
+  // A video's machine summary (summary.txt, issue 12).
+  ".txt": "text/plain; charset=utf-8",
   ".flv": "video/x-flv",
 };
 

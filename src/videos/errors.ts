@@ -75,3 +75,10 @@ export class VideoNotDrmProtected extends DomainError {
     super("The video was registered without DRM: it has no licence. Register it with drm_enabled: true.", { drm_enabled: "was not set on this video" });
   }
 }
+
+/** `subtitles: true` but no speech-to-text engine is installed (media/stt): the reason names what to install. Nothing is created. */
+export class SubtitlesUnavailable extends InvalidInput {
+  constructor(reason: string) {
+    super({ subtitles: reason }, "Transcripts are unavailable on this server.");
+  }
+}

@@ -15,6 +15,8 @@ import type { TranscodePayload } from "./transcode-payload.ts";
 import type { UploadStore } from "./upload-store.ts";
 import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
+import type { Transcriber } from "../../media/stt/types.ts";
+import { startTranscription, SUMMARY_FILE, TRANSCRIPT_FILE, writeTranscriptOutputs } from "./transcript-outputs.ts";
 
 export type { TranscodePayload };
 import { asWorkError, videoFailure } from "./video-failure.ts";
@@ -38,6 +40,8 @@ export function createTranscodeHandler(deps: {
   timeoutMs: number;
   /** A video with `drm: true`: its content key (made on the first run, reused by a repeat) and the licence URL's token. */
   drm: { keys: DrmKeys; tokens: DrmTokens };
+  /** The speech-to-text engine made at start (null: none installed; a video with `subtitles` then completes without a transcript). */
+  transcriber: Transcriber | null;
 }): WorkHandler<"transcode"> {
   const { runtime, store } = deps;
   const objects = store.objects;
@@ -125,6 +129,12 @@ export function createTranscodeHandler(deps: {
       // valid). It goes to the packager and nowhere else: never logged, never in a payload (only its key id).
       const drmKey = ctx.drm ? await deps.drm.keys.ensure(ctx.id, job.orgId) : null;
 
+      // Subtitles: the speech is extracted and transcribed beside the encode (same signal), so COMPLETED waits
+      // only for the slower of the two. A source without audio has nothing to transcribe.
+      const transcription =
+        ctx.subtitles && deps.transcriber && probe.hasAudio ? startTranscription({ transcriber: deps.transcriber, input: source, workDir, signal, timeoutMs: deps.timeoutMs }) : null;
+      if (ctx.subtitles && !transcription) logger.warn("Transcript skipped", { video_id: ctx.id, reason: deps.transcriber ? "the source has no audio" : "no speech-to-text engine" });
+
       let lastSent = 0;
       let lastPercent = 0;
       const result = await transcoder
@@ -145,12 +155,30 @@ export function createTranscodeHandler(deps: {
           },
         )
         .catch((err) => {
+          transcription?.cancel();
           throw asWorkError(err);
         });
       const { hlsBytes, downloadBytes } = result;
       const drmBytes = result.drmBytes ?? 0;
       // Never serve clear output as a protected video: a DRM job must have produced the encrypted DASH manifest.
       if (drmKey && !result.masterPlaylist.endsWith(".mpd")) throw new PermanentWorkError("DRM_PACKAGING_FAILED", "DRM packaging produced no DASH manifest.");
+      // Written into outDir before it is stored (s3: scratch, then putDir). A failed transcription does not fail the video.
+      let transcriptBytes: number | null = null;
+      if (transcription) {
+        const done = await transcription.result;
+        if (signal.aborted) throw signal.reason;
+        if (done.ok) {
+          try {
+            const duration = result.durationSeconds ?? probe.durationSeconds ?? 0;
+            transcriptBytes = (await writeTranscriptOutputs({ outDir, words: done.words, durationSeconds: duration, title: ctx.title, manifest: result.masterPlaylist })).bytes;
+            logger.info("Transcript written", { video_id: ctx.id, engine: deps.transcriber!.name, words: done.words.length, transcribe_ms: Math.round(done.ms), bytes: transcriptBytes });
+          } catch (err) {
+            logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: videoFailure(err, [store.dataDir, tmpdir()]).message });
+          }
+        } else {
+          logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: videoFailure(done.error, [store.dataDir, tmpdir()]).message });
+        }
+      }
       const storing = performance.now();
       const stored = await objects.putDir(mediaKey, outDir, { move: true });
       // Keep the original (storage.original_bytes) outside the served tree: it is
@@ -180,20 +208,25 @@ export function createTranscodeHandler(deps: {
         durationSeconds: result.durationSeconds === null ? null : Math.round(result.durationSeconds),
         sizeBytes: sourceBytes,
         renditions,
-        // Spec 2.6: "hls and original on a normal run, drm on a DRM run".
-        storage: drmKey
-          ? {
-              total_bytes: String(drmBytes + downloadBytes + sourceBytes),
-              drm_bytes: String(drmBytes),
-              download_bytes: String(downloadBytes),
-              original_bytes: String(sourceBytes),
-            }
-          : {
-              total_bytes: String(hlsBytes + downloadBytes + sourceBytes),
-              hls_bytes: String(hlsBytes),
-              download_bytes: String(downloadBytes),
-              original_bytes: String(sourceBytes),
-            },
+        // Spec 2.6: "hls and original on a normal run, drm on a DRM run"; `transcript_bytes` (issue 12) when a
+        // transcript was written: transcript.vtt, summary.txt and the subtitle rendition, counted in total_bytes.
+        storage: {
+          ...(drmKey
+            ? {
+                total_bytes: String(drmBytes + downloadBytes + sourceBytes + (transcriptBytes ?? 0)),
+                drm_bytes: String(drmBytes),
+                download_bytes: String(downloadBytes),
+                original_bytes: String(sourceBytes),
+              }
+            : {
+                total_bytes: String(hlsBytes + downloadBytes + sourceBytes + (transcriptBytes ?? 0)),
+                hls_bytes: String(hlsBytes),
+                download_bytes: String(downloadBytes),
+                original_bytes: String(sourceBytes),
+              }),
+          ...(transcriptBytes !== null ? { transcript_bytes: String(transcriptBytes) } : {}),
+        },
+        ...(transcriptBytes !== null ? { transcript: { url: store.url(ctx.id, TRANSCRIPT_FILE), summaryUrl: store.url(ctx.id, SUMMARY_FILE) } } : {}),
         // The stored events carry a token minted now; GET answers a fresh one each time (video-resource.ts).
         ...(drmKey ? { drm: { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } } : {}),
       };

@@ -10,6 +10,7 @@ import type { ServerSecret } from "../secrets/server-secret.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
 import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
 import { reapOrphans, type Transcoder } from "../../media/transcoder/index.ts";
+import type { Transcriber } from "../../media/stt/types.ts";
 import { createDrmKeys } from "./drm-keys.ts";
 import { drmLicenceRoutes } from "./drm-licence-routes.ts";
 import { createDrmTokens } from "./drm-tokens.ts";
@@ -36,6 +37,8 @@ export function createVideoModule(deps: {
   rateLimiter: RateLimiter;
   /** `childPidDir`: where native ffmpeg/ffprobe children are recorded (reaped at the next start). */
   createTranscoder: (opts: { childPidDir: string }) => Promise<Transcoder>;
+  /** The speech-to-text engine made once at start (media/stt), or null with the reason shown to a caller asking for subtitles. */
+  transcripts: { transcriber: Transcriber | null; unavailableReason: string };
   /** Wakes the work runner (a video was queued) and aborts an entity's running work here (a video was deleted). */
   work: { wake: () => void; cancelEntity: (entityId: string) => boolean };
 }) {
@@ -70,6 +73,7 @@ export function createVideoModule(deps: {
       logger: log,
       timeoutMs: config.transcodeTimeoutMs,
       drm: { keys: drmKeys, tokens: drmTokens },
+      transcriber: deps.transcripts.transcriber,
     }),
   };
 
@@ -82,6 +86,7 @@ export function createVideoModule(deps: {
     logger: log,
     queueLimit: config.transcodeQueueLimit,
     onQueued: () => deps.work.wake(),
+    transcripts: deps.transcripts,
   });
 
   return {
@@ -97,6 +102,7 @@ export function createVideoModule(deps: {
     },
     async stop() {
       if (transcoder) await (await transcoder).close();
+      await deps.transcripts.transcriber?.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import { DomainError } from "../errors.ts";
-import { DrmNotAvailable, InvalidSourceUrl, NotFound, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull } from "./errors.ts";
+import { DrmNotAvailable, InvalidSourceUrl, NotFound, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull } from "./errors.ts";
 import { newId } from "../ids.ts";
 import type { Tx } from "../db/create-database.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
@@ -38,8 +38,16 @@ export function createVideoService(deps: {
   /** How many queued or running jobs the queue accepts before refusing (502 TRANSCODE_QUEUE_FAILED). */
   queueLimit: number;
   onQueued: () => void;
+  /** Issue 12: the speech-to-text engine (null: none), and what to install when there is none (422 `details.subtitles`). */
+  transcripts?: { transcriber: { name: string } | null; unavailableReason: string };
 }) {
   const { runtime, ledger } = deps;
+  const transcripts = deps.transcripts ?? { transcriber: null, unavailableReason: "no speech-to-text engine was given to this service" };
+
+  /** `subtitles: true` with no engine installed: 422 naming what to install, before anything is created. */
+  function assertSubtitles(requested: boolean | undefined): void {
+    if (requested && !transcripts.transcriber) throw new SubtitlesUnavailable(transcripts.unavailableReason);
+  }
 
   async function create(ctx: VideoContext, dedupeKey: string | undefined, work: WorkRequest) {
     let result: Awaited<ReturnType<typeof runtime.create<"video">>>;
@@ -66,6 +74,10 @@ export function createVideoService(deps: {
   }
 
   return {
+    /** The engine's name (GET /organization/ `features.transcripts`), null without one. */
+    transcriptEngine: (): string | null => transcripts.transcriber?.name ?? null,
+    assertSubtitles,
+
     async register(org: Organization, body: RegisterVideoInput): Promise<{ created: boolean; record: ActorRecord<VideoContext> }> {
       let url: URL;
       try {
@@ -76,6 +88,7 @@ export function createVideoService(deps: {
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidSourceUrl();
       if (!org.settings.transcoding) throw new TranscodeNotConfigured();
       if (body.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
+      assertSubtitles(body.subtitles);
       const uploadId = deps.uploads.idFromSourceUrl(url);
       if (uploadId) await deps.uploads.assertRegistrable(org.id, uploadId);
       // An upload is one file whatever query or fragment is added to its URL:
@@ -123,6 +136,8 @@ export function createVideoService(deps: {
         dedupeKey: string;
         /** The stream was created with `drm_enabled` (its `drm`): the recording is packaged with DRM like an upload. */
         drm?: boolean;
+        /** The stream was created with `subtitles: true`: the recording is transcribed like an upload. */
+        subtitles?: boolean;
       },
     ) {
       const ctx: VideoContext = {
@@ -132,7 +147,7 @@ export function createVideoService(deps: {
         kind: "LIVESTREAM_RECORDING",
         sourceUrl: null,
         drm: input.drm ?? false,
-        subtitles: false,
+        subtitles: input.subtitles ?? false,
         tags: input.tags,
         createdAt: new Date().toISOString(),
         progress: 0,
@@ -146,7 +161,7 @@ export function createVideoService(deps: {
         dedupeKey: input.dedupeKey,
         within: (t, record) => ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
       });
-      if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm });
+      if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm, subtitles: ctx.subtitles });
       return result.record;
     },
 
