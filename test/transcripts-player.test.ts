@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { POCKETSPHINX_APT, findPocketsphinx } from "../media/stt/pocketsphinx.ts";
+import { parseWebVtt } from "../media/stt/webvtt.ts";
+import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium, type PlayerHarness, startPlayer } from "./support/browser.ts";
+import { waitFor } from "./support/events.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -102,6 +107,8 @@ describe.skipIf(!hasChromium)("hls.js in Chromium: subtitle renditions", () => {
     expect(r.subtitleTracks).toEqual([{ name: "English", lang: "en" }]);
     expect(r.cues?.length).toBeGreaterThan(0);
     for (const cue of r.cues ?? []) expect(FIXTURE_CUES).toContain(cue);
+    // X-TIMESTAMP-MAP maps cue time 0 to the first PTS: the first cue starts at the media's 0.
+    expect(r.cueTimes?.find((c) => c.text === FIXTURE_CUES[0])?.start).toBeCloseTo(0, 1);
   }, 30_000);
 
   test("harness: a master without the SUBTITLES group lists no subtitle track", async () => {
@@ -117,4 +124,112 @@ describe.skipIf(!hasChromium)("hls.js in Chromium: subtitle renditions", () => {
     if (r.ok) return;
     expect(r.error).toMatchObject({ fatal: true, type: "networkError", details: "manifestLoadError", status: 404 });
   });
+});
+
+const native = await hasNativeFfmpeg();
+const pocketsphinx = findPocketsphinx() !== null;
+const espeak = Bun.which("espeak-ng") !== null;
+const e2eMissing = [!hasChromium && "Chromium", !native && "native ffmpeg", !pocketsphinx && `pocketsphinx (${POCKETSPHINX_APT})`, !espeak && "espeak-ng (apt-get install -y espeak-ng)"].filter(
+  Boolean,
+);
+if (e2eMissing.length) console.warn(`transcripts player e2e skipped: missing ${e2eMissing.join(", ")}`);
+
+/** Spoken by espeak-ng into the clip: common words pocketsphinx's en-us model knows. */
+const SPOKEN = "Hello and welcome. Today we talk about the weather. The morning is cold, but the afternoon will be warm and sunny. Thank you for watching.";
+/** Words a cue may be matched on: the spoken ones of four letters or more (not "the", "and", "we"). */
+const CONTENT_WORDS = [...new Set(SPOKEN.toLowerCase().match(/[a-z]{4,}/g) ?? [])];
+
+/** A ~10 s clip (a 320x240 colour frame, espeak-ng's voice as AAC) made at test time: nothing downloaded. */
+function makeSpeechClip(dir: string): string {
+  const wav = join(dir, "speech.wav");
+  const mp4 = join(dir, "speech.mp4");
+  const say = Bun.spawnSync(["espeak-ng", "-v", "en-us", "-s", "150", "-w", wav, SPOKEN], { stdout: "pipe", stderr: "pipe" });
+  if (say.exitCode !== 0) throw new Error(`espeak-ng exited ${say.exitCode}: ${say.stderr.toString()}`);
+  const r = Bun.spawnSync(
+    [
+      "ffmpeg",
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=navy:size=320x240:rate=25",
+      "-i",
+      wav,
+      "-shortest",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+      "-ar",
+      "44100",
+      mp4,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  if (r.exitCode !== 0) throw new Error(`ffmpeg exited ${r.exitCode}: ${r.stderr.toString()}`);
+  return mp4;
+}
+
+/**
+ * The service end to end: a video with `subtitles: true` (native backend,
+ * pocketsphinx) completes, and hls.js in Chromium, on the page server's origin
+ * (not the service's), plays `video.url`, lists the master's subtitle
+ * rendition and renders cues with words that were spoken.
+ */
+describe.skipIf(e2eMissing.length > 0)("transcripts: the service's subtitle rendition in hls.js (Chromium)", () => {
+  let player: PlayerHarness;
+  let t: TestService;
+  let dir: string;
+  let video: any;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "speech-clip-"));
+    makeSpeechClip(dir);
+    // The page server also serves the clip to the service as its source_url.
+    [player, t] = await Promise.all([startPlayer({ files: dir }), startTestService({ env: { MEDIA_BACKEND: "native" } })]);
+    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: player.fileUrl("speech.mp4"), subtitles: true } })).json()) as any;
+    if (!created.success) throw new Error(`POST /videos/ failed: ${JSON.stringify(created)}`);
+    video = await waitFor(
+      async () => {
+        const b = (await (await t.api(`/videos/${created.data.asset.public_id}/`)).json()) as any;
+        return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data.video : undefined;
+      },
+      { timeoutMs: 60_000, what: "subtitled video COMPLETED" },
+    );
+  }, 90_000);
+  afterAll(async () => {
+    await player?.close();
+    await t?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("video.url plays in hls.js (cross-origin), which lists the English subtitle track; its cues carry spoken words found in transcript_url", async () => {
+    expect(video).toMatchObject({ status: "COMPLETED" });
+    expect(video.url).toEndWith(".m3u8");
+    expect(new URL(video.url).origin).not.toBe(player.origin);
+
+    const r = await player.playHls({ manifestUrl: video.url, untilSeconds: 3 });
+    expect(r.currentTime).toBeGreaterThan(3);
+    expect(r.subtitleTracks).toEqual([{ name: "English", lang: "en" }]);
+    const cues = r.cues ?? [];
+    expect(cues.length).toBeGreaterThan(0);
+    const heard = cues.join(" ").toLowerCase();
+    const matched = CONTENT_WORDS.filter((w) => new RegExp(`\\b${w}\\b`).test(heard));
+    if (!matched.length) throw new Error(`no spoken word in the cues: ${JSON.stringify(cues)}`);
+    expect(matched.length).toBeGreaterThan(0);
+    // The cues hls.js rendered are the transcript's (the segmented WebVTT is cut from transcript_url),
+    // at the transcript's times: the subtitle segments' X-TIMESTAMP-MAP matches the media's first PTS.
+    const transcript = parseWebVtt(await (await fetch(video.transcript_url)).text());
+    for (const cue of r.cueTimes ?? []) {
+      const same = transcript.cues.find((c) => c.lines.join("\n") === cue.text);
+      if (!same) throw new Error(`cue ${JSON.stringify(cue.text)} is not in transcript_url`);
+      expect(Math.abs(cue.start - same.start)).toBeLessThan(0.1);
+      expect(Math.abs(cue.end - same.end)).toBeLessThan(0.1);
+    }
+  }, 40_000);
 });

@@ -107,6 +107,8 @@ export interface HlsPlayed {
   currentTime: number;
   /** Cue texts of the video element's subtitle/caption TextTracks (filled when a subtitle track was selected). */
   cues?: string[];
+  /** The same cues with their times on the media timeline (seconds), as hls.js placed them. */
+  cueTimes?: Array<{ text: string; start: number; end: number }>;
   /** The video element's text tracks, for failure messages. */
   textTracks: Array<{ kind: string; label: string; language: string; mode: string; cues: number | null }>;
   /** hls.js's non-fatal errors (e.g. a subtitle fragment that failed to load). */
