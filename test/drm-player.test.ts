@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { packageDash } from "../media/drm/index.ts";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium, type PlayerHarness, SHAKA_CATEGORY_DRM, SHAKA_LICENSE_REQUEST_FAILED, startPlayer } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
@@ -11,36 +12,12 @@ import { startTestService, type TestService } from "./support/test-service.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
-const PACKAGER = join(import.meta.dir, "..", "node_modules", "shaka-packager", "bin", "packager-linux-x64");
 const KID = "00112233445566778899aabbccddeeff";
 const KEY = "ffeeddccbbaa99887766554433221100";
 
-/** Raw-key CENC DASH with the common-system PSSH, made by Shaka Packager directly (not by the service): proves the harness alone. */
-function packageFixture(dir: string) {
-  const src = join(FIXTURES, "av-720p-3s.mp4");
-  const r = Bun.spawnSync(
-    [
-      PACKAGER,
-      `in=${src},stream=video,init_segment=v/init.mp4,segment_template=v/$Number$.m4s`,
-      `in=${src},stream=audio,init_segment=a/init.mp4,segment_template=a/$Number$.m4s`,
-      "--enable_raw_key_encryption",
-      "--keys",
-      `label=:key_id=${KID}:key=${KEY}`,
-      "--protection_scheme",
-      "cenc",
-      "--protection_systems",
-      "CommonSystem",
-      "--clear_lead",
-      "0",
-      "--segment_duration",
-      "1",
-      "--generate_static_live_mpd",
-      "--mpd_output",
-      "manifest.mpd",
-    ],
-    { cwd: dir, stdout: "pipe", stderr: "pipe" },
-  );
-  if (r.exitCode !== 0) throw new Error(`packager exited ${r.exitCode}: ${r.stderr.toString()}`);
+/** Raw-key CENC DASH with the common-system PSSH, packaged by media/drm straight from the fixture (not by the service): proves the harness alone. */
+async function packageFixture(dir: string) {
+  await packageDash({ inputs: [{ name: "720p", file: join(FIXTURES, "av-720p-3s.mp4"), video: true, audio: true }], outDir: dir, drm: { keyId: KID, key: KEY }, segmentSeconds: 1 });
 }
 
 describe.skipIf(!hasChromium)("shaka-player in Chromium", () => {
@@ -48,7 +25,7 @@ describe.skipIf(!hasChromium)("shaka-player in Chromium", () => {
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "drm-dash-"));
-    packageFixture(dir);
+    await packageFixture(dir);
     player = await startPlayer({ files: dir });
   });
   afterAll(async () => {
