@@ -33,7 +33,7 @@ export function organizationRoutes(deps: { /** The speech-to-text engine's name,
         summary: "The calling organization",
         description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
         tags: ["Organization"],
-        data: "`organization`: id, name, features, transcoding, downloads, limits, permissions.",
+        data: "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null), transcoding, downloads, limits, permissions.",
       }),
     },
   );

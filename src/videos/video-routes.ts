@@ -37,7 +37,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           tags,
           summary: "Register a video",
           description:
-            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
+            "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. `subtitles: true` transcribes the speech (machine-made WebVTT `transcript_url`, a subtitle rendition in the HLS master, a machine summary `summary_url`); 422 with `details.subtitles` when the server has no speech-to-text engine. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
           ok: 201,
           data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.",
           errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"],
