@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { hasVoice, speak, speechTexts, type Voice } from "../../fixtures/speech/make-speech.ts";
+import { hasVoice, speak, speakAll, speechTexts, type Voice } from "../../fixtures/speech/make-speech.ts";
 import { extractSpeechAudio } from "./extract-audio.ts";
 import { createPocketsphinxTranscriber, findPocketsphinx, parsePocketsphinxOutput } from "./pocketsphinx.ts";
 import { normalizeWords } from "./word-accuracy.ts";
@@ -72,6 +72,30 @@ describe.skipIf(!ps)("pocketsphinx on the speech corpus", () => {
     const wav = path.join(dir, "clip.wav");
     await extractSpeechAudio(path.join(import.meta.dir, "../../fixtures/speech-en-10s.mp4"), wav);
     await expectSpeechRecognised(wav, speechTexts().find((t) => t.name === "travel")?.text ?? "");
+  }, 30_000);
+
+  test("a 40 s clip is cut at pauses and decoded by two processes: times stay the source's, in order", async () => {
+    if (!ps || !hasVoice("espeak-ng")) return;
+    const texts = speechTexts().slice(0, 3);
+    const wav = path.join(dir, "long.wav");
+    await speakAll(
+      texts.map((t) => t.file),
+      "espeak-ng",
+      wav,
+      dir,
+    );
+    const two = await createPocketsphinxTranscriber(ps, undefined, { parallel: 2 }).transcribe(wav);
+    const seconds = (Bun.file(wav).size - 44) / 32000;
+    expect(seconds).toBeGreaterThan(30);
+    let last = 0;
+    for (const w of two) {
+      expect(w.start).toBeGreaterThanOrEqual(last);
+      expect(w.end).toBeLessThanOrEqual(seconds + 0.05);
+      last = w.start;
+    }
+    // Both see speech across the whole clip (the second piece's words are offset, not restarted at 0).
+    expect(two.at(-1)?.start ?? 0).toBeGreaterThan(seconds * 0.7);
+    expect(two.some((w) => w.start < 5)).toBe(true);
   }, 30_000);
 
   test("abort kills the run", async () => {

@@ -1,7 +1,9 @@
-import { existsSync, statSync } from "node:fs";
-import { SttError } from "./errors.ts";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import * as path from "node:path";
+import { cancelled, SttError } from "./errors.ts";
 import { silentLogger, type SttLogger } from "./logger.ts";
 import { runTool } from "./spawn-tool.ts";
+import { splitWavAtPauses } from "./split-wav.ts";
 import type { Transcriber, Word } from "./types.ts";
 
 /**
@@ -61,7 +63,30 @@ function wavSeconds(path: string): number {
   }
 }
 
-export function createPocketsphinxTranscriber(install: PocketsphinxInstall, logger: SttLogger = silentLogger): Transcriber {
+export interface PocketsphinxOptions {
+  /**
+   * The decoder is single-threaded (~0.4x realtime): audio longer than
+   * PARALLEL_MIN_SECONDS is cut at pauses into this many pieces decoded at
+   * once. Default: the machine's cores, at most 4.
+   */
+  parallel?: number;
+}
+
+/** Below this, one process: a piece has to be long enough for the decoder's cepstral mean to settle. */
+export const PARALLEL_MIN_SECONDS = 30;
+
+export function createPocketsphinxTranscriber(install: PocketsphinxInstall, logger: SttLogger = silentLogger, popts: PocketsphinxOptions = {}): Transcriber {
+  const parallel = Math.max(1, popts.parallel ?? Math.min(4, navigator.hardwareConcurrency ?? 1));
+
+  async function decode(wavPath: string, offset: number, signal?: AbortSignal): Promise<Word[]> {
+    // The decoder logs every utterance on stderr: -logfn /dev/null keeps only real errors out of our way
+    // (a failing run still exits non-zero and the stdout stays empty).
+    const argv = [install.bin, "-infile", wavPath, "-time", "yes", "-hmm", install.hmm, "-lm", install.lm, "-dict", install.dict, "-logfn", "/dev/null"];
+    const out = await runTool(argv, { signal });
+    if (out.exitCode !== 0) throw new SttError("ENGINE_FAILED", `pocketsphinx exited with code ${out.exitCode}.`, out.stderrTail);
+    return parsePocketsphinxOutput(out.stdout).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset }));
+  }
+
   return {
     name: "pocketsphinx",
     async transcribe(wavPath, opts = {}) {
@@ -69,16 +94,42 @@ export function createPocketsphinxTranscriber(install: PocketsphinxInstall, logg
       if (!/^en(-|$)/i.test(language)) throw new SttError("ENGINE_FAILED", `pocketsphinx has only an English model here; got language "${language}".`);
       const total = wavSeconds(wavPath);
       const started = performance.now();
-      // The decoder logs every utterance on stderr: -logfn /dev/null keeps only real errors out of our way
-      // (a failing run still exits non-zero and the stdout stays empty).
-      const argv = [install.bin, "-infile", wavPath, "-time", "yes", "-hmm", install.hmm, "-lm", install.lm, "-dict", install.dict, "-logfn", "/dev/null"];
-      const out = await runTool(argv, { signal: opts.signal });
-      if (out.exitCode !== 0) throw new SttError("ENGINE_FAILED", `pocketsphinx exited with code ${out.exitCode}.`, out.stderrTail);
-      const words = parsePocketsphinxOutput(out.stdout);
+      const parts = total >= PARALLEL_MIN_SECONDS ? Math.min(parallel, Math.floor(total / (PARALLEL_MIN_SECONDS / 2))) : 1;
+      let words: Word[];
+      if (parts <= 1) {
+        words = await decode(wavPath, 0, opts.signal);
+      } else {
+        const dir = mkdtempSync(path.join(path.dirname(wavPath), ".ps-"));
+        try {
+          const pieces = splitWavAtPauses(wavPath, parts, path.join(dir, "piece"));
+          // One fails or is aborted: the others are killed too.
+          const ac = new AbortController();
+          const onAbort = () => ac.abort(opts.signal?.reason);
+          opts.signal?.addEventListener("abort", onAbort, { once: true });
+          try {
+            const results = await Promise.all(
+              pieces.map((p) =>
+                decode(p.path, p.offset, ac.signal).catch((e) => {
+                  ac.abort(e);
+                  throw e;
+                }),
+              ),
+            );
+            words = results.flat();
+          } finally {
+            opts.signal?.removeEventListener("abort", onAbort);
+          }
+        } catch (e) {
+          if (opts.signal?.aborted) throw cancelled(opts.signal);
+          throw e;
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }
       // The CLI prints an utterance's words only when it ends, so progress is reported once, at the end.
       opts.onProgress?.(100);
       const seconds = (performance.now() - started) / 1000;
-      logger.info("stt.pocketsphinx.done", { words: words.length, audio_seconds: total, elapsed_seconds: Math.round(seconds * 100) / 100 });
+      logger.info("stt.pocketsphinx.done", { words: words.length, audio_seconds: total, processes: parts, elapsed_seconds: Math.round(seconds * 100) / 100 });
       return words;
     },
     async close() {},
