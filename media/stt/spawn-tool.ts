@@ -1,4 +1,5 @@
 import { cancelled } from "./errors.ts";
+import { forEachLine } from "../transcoder/for-each-line.ts";
 
 export interface ToolOutcome {
   exitCode: number;
@@ -34,17 +35,4 @@ export async function runTool(argv: string[], opts: { signal?: AbortSignal; onSt
     signal?.removeEventListener("abort", kill);
     if (proc.exitCode === null && proc.signalCode === null) kill();
   }
-}
-
-async function forEachLine(stream: ReadableStream<Uint8Array>, fn: (line: string) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of stream) {
-    buffered += decoder.decode(chunk, { stream: true });
-    const parts = buffered.split(/\r\n|\n|\r/);
-    buffered = parts.pop() ?? "";
-    for (const p of parts) fn(p);
-  }
-  buffered += decoder.decode();
-  if (buffered !== "") fn(buffered);
 }

@@ -1,6 +1,7 @@
 import { abortReason } from "./abort-reason.ts";
 import { withParentDeathSignal, type ChildRegistry } from "./child-processes.ts";
 import { createTail, type FfmpegRunner, type RunOutcome, type RunRequest } from "./ffmpeg-runner.ts";
+import { forEachLine } from "./for-each-line.ts";
 
 export interface NativeRunnerOptions {
   ffmpeg?: string;
@@ -52,18 +53,4 @@ async function runNative(bin: string, req: RunRequest, opts: NativeRunnerOptions
       opts.children.remove(proc.pid);
     }
   }
-}
-
-async function forEachLine(stream: ReadableStream<Uint8Array>, fn: (line: string) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of stream) {
-    buffered += decoder.decode(chunk, { stream: true });
-    // ffmpeg ends its classic stats lines with \r, so treat it as a break too.
-    const parts = buffered.split(/\r\n|\n|\r/);
-    buffered = parts.pop() ?? "";
-    for (const p of parts) fn(p);
-  }
-  buffered += decoder.decode();
-  if (buffered !== "") fn(buffered);
 }
