@@ -23,6 +23,7 @@ import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
+import { staticAssets } from "./http/static-assets.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
 import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
@@ -139,7 +140,7 @@ export async function createService(
     rateLimiter,
     logger,
     plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
-    publicPlugins: [mediaRoutes(store, objects), ...videos.publicPlugins, ...live.publicPlugins],
+    publicPlugins: [staticAssets, mediaRoutes(store, objects), ...videos.publicPlugins, ...live.publicPlugins],
   });
 
   let server: ReturnType<typeof Bun.serve> | undefined;

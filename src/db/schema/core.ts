@@ -22,6 +22,8 @@ export const apiKeys = sqliteTable(
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
     expiresAt: integer("expires_at"),
+    /** Written at most once a minute per key (src/http/authenticate.ts), shown on the settings screen. */
+    lastUsedAt: integer("last_used_at"),
   },
   (t) => [
     uniqueIndex("api_keys_prefix").on(t.prefix),
@@ -95,7 +97,12 @@ export const outbox = sqliteTable(
     /** Set once the webhook dispatcher has turned the row into deliveries. */
     fannedOutAt: integer("fanned_out_at"),
   },
-  (t) => [uniqueIndex("outbox_id").on(t.id), index("outbox_pending").on(t.fannedOutAt, t.seq)],
+  (t) => [
+    uniqueIndex("outbox_id").on(t.id),
+    index("outbox_pending").on(t.fannedOutAt, t.seq),
+    // `cli listen` (issue 16) follows one organization's events by sequence.
+    index("outbox_org_seq").on(t.orgId, t.seq),
+  ],
 );
 
 /**

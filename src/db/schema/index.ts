@@ -5,3 +5,4 @@ export * from "./uploads.ts";
 export * from "./webhooks.ts";
 export * from "./live.ts";
 export * from "./drm.ts";
+export * from "./people.ts";
