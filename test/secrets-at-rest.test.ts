@@ -193,14 +193,14 @@ describe("file permissions", () => {
     }
   }, 60_000);
 
-  test("the operator CLI on an empty DATA_DIR creates it private too", async () => {
+  test("the operator CLI on an empty DATA_DIR creates nothing there (issue 16: it says there is no database)", async () => {
     const dataDir = freshDataDir();
     const proc = Bun.spawnSync(["bun", join(import.meta.dir, "../src/cli/main.ts"), "org", "create", "--name", "cli", "--json"], {
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" },
       stderr: "pipe",
     });
-    expect(proc.exitCode).toBe(0);
-    expect(mode(dataDir)).toBe("700");
-    expect(mode(join(dataDir, "service.db"))).toBe("600");
+    expect(proc.exitCode).toBe(2);
+    expect(proc.stderr.toString()).toContain("no database at");
+    expect(existsSync(join(dataDir, "service.db"))).toBe(false);
   });
 });

@@ -1,120 +1,101 @@
-import { loadConfig } from "../config.ts";
-import { createDatabase } from "../db/create-database.ts";
+import { existsSync } from "node:fs";
+import { ConfigError, loadConfig } from "../config.ts";
+import { createDatabase, type Database } from "../db/create-database.ts";
 import { DomainError } from "../errors.ts";
-import { createOrgStore, type KeyInfo } from "../orgs/org-store.ts";
-import { applyOrgSet, CliUsageError } from "./org-set.ts";
-import { parseArgs } from "./parse-args.ts";
+import { createOrgStore } from "../orgs/org-store.ts";
+import { CliUsageError, type CliContext, type Command } from "./command.ts";
+import { COMMANDS } from "./commands/index.ts";
+import { parseFlags } from "./parse-args.ts";
+import { commandUsage, overview } from "./usage.ts";
 
-const USAGE = `Operator CLI (talks to the same database as the server; safe while it runs)
+const TITLE = "Operator CLI (org/key commands talk to the same database as the server, safe while it runs; listen/trigger talk to its API)";
 
-  org create --name NAME [--json]        create an organization with default settings and a key
-  org list [--json]
-  org show --org ID                      settings and the live key's prefix, as JSON
-  org set --org ID [--transcoding on|off] [--ladder 360p,720p,1080p]
-                   [--downloads top,720p|none] [--download-format mkv|mp4-encrypted]
-                   [--drm on|off] [--permissions all|none|a,b,...] [--limit NAME=N ...]
-                   limits: requests, livestreams, videos, upload-url (per minute)
-  key create --org ID [--name NAME] [--expires-at ISO] [--json]
-                                         fails with API_KEY_EXISTS while one is live (an expired key is not)
-  key show --org ID [--json]             the organization's keys: prefix, name, status, dates (never the secret)
-  key revoke --org ID
-
-Environment: DATA_DIR, DATABASE_URL (as for the server).`;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** A key as printed: the prefix and dates, never the secret. */
-function keyView(k: KeyInfo) {
-  return { prefix: k.prefix, name: k.name, status: k.status, created_at: iso(k.createdAt), expires_at: iso(k.expiresAt), revoked_at: iso(k.revokedAt) };
+/** The command named by the first one or two words, and the words after it. */
+function resolve(argv: string[]): { command?: Command; rest: string[]; group?: Command[] } {
+  const words = argv.slice(0, 2).filter((w) => !w.startsWith("-"));
+  const two = words.length === 2 ? COMMANDS.find((c) => c.name === `${words[0]} ${words[1]}`) : undefined;
+  if (two) return { command: two, rest: argv.slice(2) };
+  const single = COMMANDS.find((c) => c.name === words[0]);
+  if (single) return { command: single, rest: argv.slice(1) };
+  const group = COMMANDS.filter((c) => c.name.startsWith(`${words[0]} `));
+  return { rest: argv, group: group.length ? group : undefined };
 }
 
-function parseExpiresAt(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const t = Date.parse(raw);
-  if (raw === "true" || Number.isNaN(t)) throw new CliUsageError("--expires-at must be an ISO 8601 time, e.g. 2030-01-01T00:00:00Z");
-  if (t <= Date.now()) throw new CliUsageError("--expires-at must be in the future");
-  return t;
-}
-
-function one(options: Record<string, string[]>, name: string): string {
-  const v = options[name]?.at(-1);
-  if (!v || v === "true") throw new CliUsageError(`--${name} is required`);
-  return v;
+/** `file:` URL → path on disk; undefined for a server (libsql://, http://) or an in-memory database. */
+function filePath(url: string): string | undefined {
+  if (!url.startsWith("file:")) return undefined;
+  const path = url.slice("file:".length).split("?")[0]!;
+  return path === ":memory:" ? undefined : path;
 }
 
 async function run(argv: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(argv);
-  const [noun, verb] = positionals;
-  const json = options.json !== undefined;
-  if (!noun || options.help) {
-    console.log(USAGE);
-    return noun ? 0 : 2;
+  const help = argv.some((a) => a === "--help" || a === "-h");
+  const { command, rest, group } = resolve(argv);
+  if (!command) {
+    if (argv.length === 0 || (help && argv[0]?.startsWith("-"))) {
+      console.log(overview(COMMANDS, TITLE));
+      return argv.length === 0 ? 2 : 0;
+    }
+    if (group && (help || argv.length === 1)) {
+      // `org --help` lists the group; a bare `org` is a usage error that shows the same list.
+      (help ? console.log : console.error)(overview(group, `Commands of "${argv[0]}":`));
+      return help ? 0 : 2;
+    }
+    const named = argv
+      .filter((a) => !a.startsWith("-"))
+      .slice(0, group ? 2 : 1)
+      .join(" ");
+    console.error(`unknown command "${named}" (npm run cli -- --help lists them)`);
+    return 2;
   }
-  const config = loadConfig();
-  const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
-  const orgs = createOrgStore(database);
+  if (help) {
+    console.log(commandUsage(command));
+    return 0;
+  }
+  const { args, options } = parseFlags(rest, command.flags);
+  const want = command.args ?? [];
+  if (args.length > want.length) throw new CliUsageError(`unexpected argument "${args[want.length]}" (${command.name} --help)`);
+  const missing = want.find((a, i) => a.required && args[i] === undefined);
+  if (missing) throw new CliUsageError(`${command.name} needs ${missing.name} (${command.name} --help)`);
+
+  let opened: Database | undefined;
+  const ctx: CliContext = {
+    options,
+    args,
+    json: options.json !== undefined,
+    env: process.env,
+    async database() {
+      const config = loadConfig();
+      // A typo in DATA_DIR must not create a second, empty service database beside the real one.
+      const path = filePath(config.databaseUrl);
+      if (path !== undefined && !existsSync(path)) throw new ConfigError(`no database at ${path}; start the server once or set DATA_DIR`);
+      opened ??= await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+      return { database: opened, orgs: createOrgStore(opened), config };
+    },
+  };
   try {
-    switch (`${noun} ${verb}`) {
-      case "org create": {
-        const { org, apiKey } = await orgs.createOrg(one(options, "name"));
-        console.log(json ? JSON.stringify({ org_id: org.id, api_key: apiKey }) : `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)`);
-        return 0;
-      }
-      case "org list": {
-        const list = await orgs.listOrgs();
-        console.log(json ? JSON.stringify(list.map((o) => ({ org_id: o.id, name: o.name }))) : list.map((o) => `${o.id}\t${o.name}`).join("\n"));
-        return 0;
-      }
-      case "org show": {
-        const org = await orgs.mustGetOrg(one(options, "org"));
-        const live = (await orgs.listKeys(org.id)).find((k) => k.status === "live");
-        const apiKey = live ? { prefix: live.prefix, name: live.name, created_at: iso(live.createdAt), expires_at: iso(live.expiresAt) } : null;
-        console.log(JSON.stringify({ org_id: org.id, name: org.name, created_at: iso(org.createdAt), api_key: apiKey, settings: org.settings }, null, 2));
-        return 0;
-      }
-      case "org set": {
-        const orgId = one(options, "org");
-        const org = await orgs.updateSettings(orgId, (s) => applyOrgSet(s, options));
-        console.log(JSON.stringify({ org_id: org.id, settings: org.settings }, null, 2));
-        return 0;
-      }
-      case "key create": {
-        const orgId = one(options, "org");
-        const { apiKey } = await orgs.createKey(orgId, options.name?.at(-1) ?? "cli", { expiresAt: parseExpiresAt(options["expires-at"]?.at(-1)) });
-        console.log(json ? JSON.stringify({ org_id: orgId, api_key: apiKey }) : `api_key: ${apiKey}  (shown once)`);
-        return 0;
-      }
-      case "key show": {
-        const orgId = one(options, "org");
-        const keys = (await orgs.listKeys(orgId)).map(keyView);
-        if (json) console.log(JSON.stringify({ org_id: orgId, keys }));
-        else if (keys.length === 0) console.log("no keys");
-        else
-          console.log(
-            keys
-              .map((k) => `sk_live_${k.prefix}_…\t${k.status}\t${k.name}\tcreated ${k.created_at}${k.expires_at ? `\texpires ${k.expires_at}` : ""}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ""}`)
-              .join("\n"),
-          );
-        return 0;
-      }
-      case "key revoke": {
-        const n = await orgs.revokeKey(one(options, "org"));
-        console.log(n > 0 ? "revoked" : "no live key");
-        return 0;
-      }
-      default:
-        console.error(`Unknown command "${positionals.join(" ")}".\n\n${USAGE}`);
-        return 2;
-    }
-  } catch (err) {
-    if (err instanceof DomainError || err instanceof CliUsageError) {
-      console.error(`${err.code}: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    return await command.run(ctx);
   } finally {
-    database.close();
+    opened?.close();
   }
 }
 
-process.exit(await run(process.argv.slice(2)));
+/** Exit codes: 0 done, 1 refused (a domain error: NOT_FOUND, API_KEY_EXISTS…), 2 bad command line or configuration. */
+async function main(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (err) {
+    if (err instanceof CliUsageError) console.error(`${err.message}`);
+    else if (err instanceof ConfigError) console.error(`configuration: ${err.message}`);
+    else if (err instanceof DomainError) {
+      console.error(`${err.code}: ${err.message}`);
+      return 1;
+    } else {
+      console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+      return 1;
+    }
+    return 2;
+  }
+}
+
+process.exit(await main(process.argv.slice(2)));

@@ -1,9 +1,8 @@
+import { CliUsageError } from "./command.ts";
 import { ALL_PERMISSIONS, STANDARD_RUNGS, type DownloadFormat, type Limits, type OrgSettings, type Permission } from "../orgs/org-settings.ts";
 
-export class CliUsageError extends Error {
-  override name = "CliUsageError";
-  readonly code = "VALIDATION_ERROR";
-}
+// Its errors are the command line's (exit 2, naming the flag): see command.ts.
+export { CliUsageError };
 
 const LIMIT_NAMES: Record<string, keyof Limits> = {
   requests: "requestsPerMinute",
