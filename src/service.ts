@@ -24,6 +24,7 @@ import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
 import { staticAssets } from "./http/static-assets.ts";
+import { settingsRoutes } from "./settings/settings-module.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
 import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
@@ -140,7 +141,14 @@ export async function createService(
     rateLimiter,
     logger,
     plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
-    publicPlugins: [staticAssets, mediaRoutes(store, objects), ...videos.publicPlugins, ...live.publicPlugins],
+    publicPlugins: [
+      staticAssets,
+      mediaRoutes(store, objects),
+      ...videos.publicPlugins,
+      ...live.publicPlugins,
+      // The settings screen (issue 13): its own sessions, not API keys.
+      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
+    ],
   });
 
   let server: ReturnType<typeof Bun.serve> | undefined;

@@ -1,0 +1,122 @@
+import { Elysia } from "elysia";
+import { InvalidInput } from "../errors.ts";
+import type { SettingsDeps } from "./deps.ts";
+import { html } from "./html.ts";
+import { publicPage, redirect } from "./page.ts";
+import { MIN_PASSWORD_LENGTH, SESSION_MAX_MS } from "./people-store.ts";
+import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE, sameOriginRequest, sessionCookie, sessionGuard } from "./session-guard.ts";
+
+/**
+ * Sign-in, the one-time setup link, sign-out. Before a session exists there is
+ * no synchronizer token: these forms are protected by the Origin /
+ * Sec-Fetch-Site check (login CSRF), and by the throttle.
+ */
+
+/** Sign-in attempts per account and per client address, per rate-limit window (RATE_LIMIT_WINDOW_MS, one minute by default). */
+export const LOGIN_LIMIT_PER_ACCOUNT = 5;
+export const LOGIN_LIMIT_PER_ADDRESS = 20;
+
+const str = (body: unknown, name: string): string => {
+  const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof v === "string" ? v : "";
+};
+
+function loginForm(email = "") {
+  return html`<form method="post" action="/settings/login" class="stack">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${email}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <div><button type="submit">Sign in</button></div>
+</form>`;
+}
+
+function setupForm(token: string, email: string) {
+  return html`<p>Choose a password for <strong>${email}</strong> (at least ${MIN_PASSWORD_LENGTH} characters).</p>
+<form method="post" action="/settings/setup/${token}">
+  <input type="hidden" name="email" value="${email}" autocomplete="username">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
+  <label for="confirm">Confirm password</label>
+  <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
+  <div><button type="submit">Set password</button></div>
+</form>`;
+}
+
+const linkInvalid = () =>
+  publicPage({
+    title: "Link not valid",
+    status: 410,
+    body: html`<p>This setup link was already used or has expired. Ask the organization's owner (or the operator) for a new one, or <a href="/settings/login">sign in</a>.</p>`,
+  });
+
+export function authPages(deps: SettingsDeps) {
+  const people = peopleFor(deps.database);
+
+  async function signIn(userId: string, orgId: string): Promise<Response> {
+    const s = await people.createSession(userId, orgId);
+    return redirect("/settings", { "set-cookie": sessionCookie(deps.config.baseUrl, s.token, Math.floor(SESSION_MAX_MS / 1000)) });
+  }
+
+  return new Elysia({ name: "settings-auth" })
+    .get("/login", () => publicPage({ title: "Sign in", body: loginForm() }))
+    .post("/login", async ({ request, body, server }) => {
+      if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
+      const email = str(body, "email").trim().toLowerCase();
+      const password = str(body, "password");
+      const address = server?.requestIP(request)?.address ?? "unknown";
+      // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and per address.
+      const pending = deps.rateLimiter.hit([
+        { key: `login:acct:${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
+        { key: `login:addr:${address}`, limit: LOGIN_LIMIT_PER_ADDRESS },
+      ]);
+      const verdict = pending instanceof Promise ? await pending : pending;
+      if (!verdict.ok) {
+        deps.logger.warn("Sign-in throttled", { key_kind: verdict.key.startsWith("login:acct:") ? "account" : "address" });
+        return publicPage({
+          title: "Too many attempts",
+          status: 429,
+          headers: { "retry-after": String(verdict.retryAfterSeconds) },
+          flash: { kind: "error", message: `Too many sign-in attempts. Try again in ${verdict.retryAfterSeconds} seconds.` },
+          body: loginForm(email),
+        });
+      }
+      const who = email && password ? await people.verifyLogin(email, password) : null;
+      if (!who) {
+        return publicPage({ title: "Sign in", status: 401, flash: { kind: "error", message: "Wrong email or password." }, body: loginForm(email) });
+      }
+      deps.logger.info("Signed in to settings", { user_id: who.userId, org_id: who.orgId });
+      return signIn(who.userId, who.orgId);
+    })
+    .get("/setup/:token", async ({ params }) => {
+      const setup = await people.peekSetup(params.token);
+      if (!setup) return linkInvalid();
+      return publicPage({ title: "Set your password", body: setupForm(params.token, setup.email) });
+    })
+    .post("/setup/:token", async ({ params, request, body }) => {
+      if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
+      const setup = await people.peekSetup(params.token);
+      if (!setup) return linkInvalid();
+      const password = str(body, "password");
+      const again = str(body, "confirm");
+      const retry = (message: string) => publicPage({ title: "Set your password", status: 400, flash: { kind: "error", message }, body: setupForm(params.token, setup.email) });
+      if (password !== again) return retry("The two passwords differ.");
+      try {
+        const done = await people.completeSetup(params.token, password);
+        if (!done) return linkInvalid();
+        deps.logger.info("Password set from a setup link", { user_id: done.userId, org_id: done.orgId });
+        return signIn(done.userId, done.orgId);
+      } catch (err) {
+        if (err instanceof InvalidInput) return retry(`Password ${err.fields.password ?? "is not valid"}.`);
+        throw err;
+      }
+    })
+    .use(
+      // Sign-out is a signed-in POST like any other (CSRF-checked by the guard).
+      new Elysia().use(sessionGuard(deps)).post("/logout", async ({ request }) => {
+        const token = readCookie(request, SESSION_COOKIE);
+        if (token) await people.deleteSession(token);
+        return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.config.baseUrl) });
+      }),
+    );
+}

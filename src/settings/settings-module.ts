@@ -1,0 +1,41 @@
+import { Elysia } from "elysia";
+import { join } from "node:path";
+import { authPages } from "./auth-pages.ts";
+import type { SettingsDeps } from "./deps.ts";
+import { livePages } from "./live-pages.ts";
+import { redirect } from "./page.ts";
+import { sessionGuard } from "./session-guard.ts";
+import { can } from "./types.ts";
+import { videosPages } from "./videos-pages.ts";
+import { webhooksPages } from "./webhooks-pages.ts";
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  "settings.css": { file: join(import.meta.dir, "assets", "settings.css"), type: "text/css; charset=utf-8" },
+  "settings.js": { file: join(import.meta.dir, "assets", "settings.js"), type: "text/javascript; charset=utf-8" },
+};
+
+/**
+ * The organization's settings screen (issue 13), served under /settings by the
+ * service itself. A public plugin of the app (no API key): the sections carry
+ * their own access rule, the session (session-guard.ts).
+ */
+export function settingsRoutes(deps: SettingsDeps) {
+  return (
+    new Elysia({ name: "settings", prefix: "/settings", detail: { hide: true } })
+      .get(
+        "/assets/:name",
+        ({ params }) => {
+          const a = ASSETS[params.name];
+          if (!a) return new Response("Not found", { status: 404 });
+          return new Response(Bun.file(a.file), { headers: { "content-type": a.type, "cache-control": "public, max-age=300" } });
+        },
+        { detail: { hide: true } },
+      )
+      .use(authPages(deps))
+      // Owners land on API keys (their first task after setup), everyone else on Videos.
+      .use(new Elysia().use(sessionGuard(deps)).get("", ({ member }) => redirect(can(member.role, "keys.manage") ? "/settings/keys" : "/settings/videos")))
+      .use(webhooksPages(deps))
+      .use(videosPages(deps))
+      .use(livePages(deps))
+  );
+}
