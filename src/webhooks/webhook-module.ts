@@ -11,6 +11,8 @@ import { createDeliverer } from "./deliver.ts";
 import { createDeliveryStore } from "./delivery-store.ts";
 import { createDispatcher, type DispatcherOptions } from "./dispatcher.ts";
 import { createEndpointStore } from "./endpoint-store.ts";
+import { createListenHub } from "./listen-hub.ts";
+import { listenRoutes } from "./listen-routes.ts";
 import { webhookRoutes } from "./webhook-routes.ts";
 
 /** The trusted roots plus WEBHOOK_CA_FILE (a local test receiver's CA): added to, never replacing, the defaults. */
@@ -45,13 +47,17 @@ export function createWebhookModule(deps: {
     ...deps.tuning,
   });
   deps.runtime.onOutbox(() => dispatcher.wake());
+  // `cli listen` (issue 16): one shared outbox poller per process, woken at once by this process's commits.
+  const listen = createListenHub({ database: deps.database, logger: deps.logger });
+  deps.runtime.onOutbox(() => listen.wake());
+  const samples = () => ({ baseUrl: config.baseUrl, rtmpUrlBase: `rtmp://${config.rtmpHost}:${config.rtmpPort}/live` });
 
   const plugin = webhookRoutes({
     endpoints,
     deliveries,
     dispatcher,
     guard: deps.guard,
-    samples: () => ({ baseUrl: config.baseUrl, rtmpUrlBase: `rtmp://${config.rtmpHost}:${config.rtmpPort}/live` }),
+    samples,
     waitMs: config.webhookTimeoutMs + 2000,
   });
 
@@ -59,9 +65,13 @@ export function createWebhookModule(deps: {
     endpoints,
     deliveries,
     dispatcher,
-    plugins: [plugin],
+    listen,
+    plugins: [listenRoutes({ hub: listen, database: deps.database, samples }), plugin],
     start: () => dispatcher.start(),
-    stop: () => dispatcher.stop(),
+    stop: async () => {
+      await listen.stop();
+      await dispatcher.stop();
+    },
   };
 }
 
