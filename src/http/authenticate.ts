@@ -29,5 +29,6 @@ export async function authenticate(orgs: OrgStore, headers: Headers, now = Date.
   if (!row || !matches) return null;
   if (row.revokedAt !== null) return null;
   if (row.expiresAt !== null && row.expiresAt <= now) return null;
+  orgs.noteKeyUse(row.keyId, now);
   return { org: row.org, keyId: row.keyId };
 }

@@ -29,6 +29,8 @@ export interface KeyInfo {
   createdAt: number;
   expiresAt: number | null;
   revokedAt: number | null;
+  /** Last authenticated request, to the minute (null: never used). */
+  lastUsedAt: number | null;
 }
 
 /** Expired wins over revoked when a key was retired because it had expired (key create does that). */
@@ -55,8 +57,13 @@ function parseSettings(raw: string): OrgSettings {
   return s;
 }
 
+/** `last_used_at` is written at most this often per key: a write per request would cost the hot path a queued write. */
+export const KEY_USE_WRITE_EVERY_MS = 60_000;
+
 export function createOrgStore(database: Database) {
   const { db } = database;
+  /** Per key id, when this process last wrote its last_used_at. */
+  const lastUseWrite = new Map<string, number>();
 
   async function getOrg(id: string): Promise<Organization | null> {
     const row = await db.query.organizations.findFirst({ where: eq(organizations.id, id) });
@@ -98,7 +105,7 @@ export function createOrgStore(database: Database) {
   async function listKeys(orgId: string): Promise<KeyInfo[]> {
     await mustGetOrg(orgId);
     const rows = await db
-      .select({ prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
+      .select({ prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt })
       .from(apiKeys)
       .where(eq(apiKeys.orgId, orgId))
       // Newest first; keys made in the same millisecond (a rotation) by insertion order, not by their random ids.
@@ -107,11 +114,24 @@ export function createOrgStore(database: Database) {
     return rows.map((r) => ({ ...r, status: keyStatus(r, now) }));
   }
 
+  /**
+   * Records that a key authenticated a request: at most one write a minute per
+   * key (per process), fire-and-forget; a failed write is only a stale
+   * "last used" on the settings screen, never a failed request.
+   */
+  function noteKeyUse(keyId: string, now = Date.now()): void {
+    if ((lastUseWrite.get(keyId) ?? Number.NEGATIVE_INFINITY) + KEY_USE_WRITE_EVERY_MS > now) return;
+    if (lastUseWrite.size > 10_000) lastUseWrite.clear();
+    lastUseWrite.set(keyId, now);
+    database.write((tx) => tx.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, keyId))).catch(() => {});
+  }
+
   return {
     getOrg,
     mustGetOrg,
     createKey,
     listKeys,
+    noteKeyUse,
 
     async createOrg(name: string, settings: OrgSettings = defaultOrgSettings()): Promise<{ org: Organization; apiKey: string }> {
       const org: Organization = { id: newId("org"), name, settings, createdAt: Date.now() };

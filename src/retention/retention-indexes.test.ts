@@ -2,7 +2,20 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fileChecks } from "./retention-files.ts";
 import type { Fixture } from "./retention-fixture.ts";
 import { openFixture } from "./retention-fixture.ts";
-import { actorsRule, deliveriesRule, endpointsRule, outboxRule, type Q, type RuleFiles, rateLimitsRule, type Statement, uploadsRule, workRule } from "./retention-rules.ts";
+import {
+  actorsRule,
+  deliveriesRule,
+  endpointsRule,
+  outboxRule,
+  type Q,
+  type RuleFiles,
+  rateLimitsRule,
+  sessionsRule,
+  setupTokensRule,
+  type Statement,
+  uploadsRule,
+  workRule,
+} from "./retention-rules.ts";
 
 /**
  * Every statement retention runs, explained by SQLite on the migrated schema:
@@ -33,7 +46,17 @@ const noFiles: RuleFiles = { target: "upload_files", remove: async () => ({ dele
 test("each rule finds its candidates and deletes its rows through an index", async () => {
   const q = fx.database.db as unknown as Q;
   const { config } = fx;
-  const rules = [outboxRule(config), deliveriesRule(config), endpointsRule(config), workRule(config), uploadsRule(config, noFiles), actorsRule(config, noFiles), rateLimitsRule(config)];
+  const rules = [
+    outboxRule(config),
+    deliveriesRule(config),
+    endpointsRule(config),
+    workRule(config),
+    uploadsRule(config, noFiles),
+    actorsRule(config, noFiles),
+    rateLimitsRule(config),
+    sessionsRule(),
+    setupTokensRule(),
+  ];
   const expected: Record<string, RegExp> = {
     outbox: /USING COVERING INDEX outbox_pending/,
     webhook_deliveries: /USING INDEX webhook_deliveries_settled/,
@@ -42,6 +65,8 @@ test("each rule finds its candidates and deletes its rows through an index", asy
     uploads: /USING INDEX uploads_expires/,
     actors: /USING INDEX actors_deleted/,
     rate_limits: /USING INDEX rate_limits_window/,
+    sessions: /USING INDEX sessions_expires/,
+    setup_tokens: /USING INDEX setup_tokens_expires/,
   };
   for (const rule of rules) {
     const found = await plan(rule.candidates(q, Date.now(), 500));

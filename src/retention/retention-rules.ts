@@ -1,9 +1,9 @@
 import type { ResultSet } from "@libsql/client";
-import { and, eq, inArray, lt, not, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lt, not, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { Config } from "../config.ts";
 import type { Schema } from "../db/create-database.ts";
-import { actors, actorTags, drmKeys, outbox, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { actors, actorTags, drmKeys, outbox, rateLimits, sessions, setupTokens, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 
 /** The reader, the writer's transaction: whichever runs the statements. */
 export type Q = BaseSQLiteDatabase<"async", ResultSet, Schema>;
@@ -38,6 +38,9 @@ export const RETENTION_TARGETS = [
   "rate_limits",
   "recordings",
   "work_dirs",
+  "tus_files",
+  "sessions",
+  "setup_tokens",
 ] as const;
 export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
 export type RetentionReport = Record<RetentionTarget, number>;
@@ -147,6 +150,24 @@ export function uploadsRule(config: Config, files: RuleFiles): RetentionRule {
 }
 
 /**
+ * Resumable (tus) uploads abandoned unfinished: a slot still `receiving`
+ * with its announced length in `size_bytes` (what marks a tus upload,
+ * src/videos/tus-uploads.ts) whose expiry has passed. Each PATCH pushes the
+ * expiry an upload TTL ahead, so only an upload idle that long is here. Its
+ * slot row goes with its partial file (`files`: DATA_DIR/uploads/tus/).
+ */
+export function tusUploadsRule(files: RuleFiles): RetentionRule {
+  const abandoned = (cutoff: number) => and(lt(uploads.expiresAt, cutoff), eq(uploads.status, "receiving"), isNotNull(uploads.sizeBytes));
+  return {
+    table: "uploads",
+    cutoff: (now) => now,
+    candidates: (q, cutoff, limit) => q.select({ key: uploads.id, status: uploads.status }).from(uploads).where(abandoned(cutoff)).limit(limit),
+    deletes: (q, keys, cutoff) => [{ table: "uploads", statement: q.delete(uploads).where(and(inArray(uploads.id, strings(keys)), abandoned(cutoff))) }],
+    files,
+  };
+}
+
+/**
  * Soft-deleted videos and streams, for good: their tags, (a stream's)
  * stream key digests and (a DRM video's) content key go with them; `files` removes what a deleted video may
  * have left on disk.
@@ -179,5 +200,29 @@ export function rateLimitsRule(config: Config): RetentionRule {
     cutoff: (now) => now - 2 * config.rateLimitWindowMs,
     candidates: (q, cutoff, limit) => q.select({ key: rateLimits.key }).from(rateLimits).where(lt(rateLimits.windowStart, cutoff)).limit(limit),
     deletes: (q, keys, cutoff) => [{ table: "rate_limits", statement: q.delete(rateLimits).where(and(inArray(rateLimits.key, strings(keys)), lt(rateLimits.windowStart, cutoff))) }],
+  };
+}
+
+/**
+ * Settings-screen sessions past their expiry (idle or absolute, whichever
+ * came first: src/settings/people-store.ts keeps `expires_at` at the earlier).
+ * An expired session already signs nobody in; this only frees its row.
+ */
+export function sessionsRule(): RetentionRule {
+  return {
+    table: "sessions",
+    cutoff: (now) => now,
+    candidates: (q, cutoff, limit) => q.select({ key: sessions.idHash }).from(sessions).where(lt(sessions.expiresAt, cutoff)).limit(limit),
+    deletes: (q, keys, cutoff) => [{ table: "sessions", statement: q.delete(sessions).where(and(inArray(sessions.idHash, strings(keys)), lt(sessions.expiresAt, cutoff))) }],
+  };
+}
+
+/** Setup links (owner setup, invitations) past their expiry, used or not. */
+export function setupTokensRule(): RetentionRule {
+  return {
+    table: "setup_tokens",
+    cutoff: (now) => now,
+    candidates: (q, cutoff, limit) => q.select({ key: setupTokens.tokenHash }).from(setupTokens).where(lt(setupTokens.expiresAt, cutoff)).limit(limit),
+    deletes: (q, keys, cutoff) => [{ table: "setup_tokens", statement: q.delete(setupTokens).where(and(inArray(setupTokens.tokenHash, strings(keys)), lt(setupTokens.expiresAt, cutoff))) }],
   };
 }

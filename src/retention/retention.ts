@@ -3,6 +3,7 @@ import type { Database } from "../db/create-database.ts";
 import type { Logger } from "../log.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { deletedVideoFiles, sweepRecordings, sweepWorkDirs, uploadFiles } from "./retention-files.ts";
+import { tusUploadFiles } from "./tus-upload-files.ts";
 import {
   actorsRule,
   deliveriesRule,
@@ -10,6 +11,9 @@ import {
   outboxRule,
   RETENTION_TARGETS,
   rateLimitsRule,
+  sessionsRule,
+  setupTokensRule,
+  tusUploadsRule,
   uploadsRule,
   workRule,
   type Q,
@@ -58,9 +62,13 @@ export function createRetention(opts: RetentionOptions) {
     deliveriesRule(config),
     endpointsRule(config),
     workRule(config),
+    // Abandoned resumable uploads first: their slots expire sooner than uploadsRule's period.
+    tusUploadsRule(tusUploadFiles(config.dataDir)),
     uploadsRule(config, uploadFiles(config.dataDir, opts.objects)),
     actorsRule(config, deletedVideoFiles(config.dataDir, opts.removeMedia, opts.objects)),
     rateLimitsRule(config),
+    sessionsRule(),
+    setupTokensRule(),
   ];
   const reader = database.db as unknown as Q;
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNull, lt } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
 import { memberships, organizations, sessions, setupTokens, users } from "../db/schema/index.ts";
-import { InvalidInput } from "../errors.ts";
+import { InvalidInput, NotFound } from "../errors.ts";
 import { randomToken } from "../ids.ts";
 import { normalizeSettings } from "../orgs/org-settings.ts";
 import type { Member, Role } from "./types.ts";
@@ -38,7 +38,7 @@ export function normalizeEmail(email: string): string {
 
 export function checkEmail(email: string): string {
   const e = normalizeEmail(email);
-  if (e.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new InvalidInput({ email: "must be an email address" });
+  if (e.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw new InvalidInput({ email: "must be an email address" }, "email must be an email address");
   return e;
 }
 
@@ -87,7 +87,7 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
     const t = now();
     const userId = await database.write(async (tx) => {
       const org = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).limit(1);
-      if (!org[0]) throw new InvalidInput({ org: `no organization ${orgId}` });
+      if (!org[0]) throw new NotFound(`No organization ${orgId}.`);
       let user = (await tx.select().from(users).where(eq(users.email, e)).limit(1))[0];
       if (!user) {
         user = { id: `usr_${randomToken(20)}`, email: e, passwordHash: null, createdAt: t };
@@ -98,14 +98,14 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
         .from(memberships)
         .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)))
         .limit(1);
-      if (existing[0]) throw new InvalidInput({ email: "is already a member of this organization" });
+      if (existing[0]) throw new InvalidInput({ email: "is already a member of this organization" }, "email is already a member of this organization");
       if (role === "owner") {
         const owner = await tx
           .select()
           .from(memberships)
           .where(and(eq(memberships.orgId, orgId), eq(memberships.role, "owner")))
           .limit(1);
-        if (owner[0]) throw new InvalidInput({ role: "the organization already has an owner" });
+        if (owner[0]) throw new InvalidInput({ role: "the organization already has an owner" }, "the organization already has an owner");
       }
       await tx.insert(memberships).values({ orgId, userId: user.id, role, createdAt: t });
       await tx.insert(setupTokens).values({ tokenHash: sha256(token), userId: user.id, orgId, purpose, createdAt: t, expiresAt: t + SETUP_TTL_MS });
@@ -126,8 +126,9 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
   }
 
   async function hashPassword(password: string): Promise<string> {
-    if (password.length < MIN_PASSWORD_LENGTH) throw new InvalidInput({ password: `must be at least ${MIN_PASSWORD_LENGTH} characters` });
-    if (password.length > 1024) throw new InvalidInput({ password: "must be at most 1024 characters" });
+    if (password.length < MIN_PASSWORD_LENGTH)
+      throw new InvalidInput({ password: `must be at least ${MIN_PASSWORD_LENGTH} characters` }, `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    if (password.length > 1024) throw new InvalidInput({ password: "must be at most 1024 characters" }, "password must be at most 1024 characters");
     return Bun.password.hash(password, "argon2id");
   }
 
@@ -274,8 +275,8 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
     /** The owner of a new organization and their setup link (`cli org create --owner-email`). */
     createOwner: (orgId: string, email: string) => addMember(orgId, email, "owner", "owner_setup"),
     /** An invitation (`cli org invite`, the Members section). */
-    invite(orgId: string, email: string, role: string) {
-      if (!(INVITABLE_ROLES as readonly string[]).includes(role)) throw new InvalidInput({ role: `must be one of ${INVITABLE_ROLES.join(", ")}` });
+    async invite(orgId: string, email: string, role: string) {
+      if (!(INVITABLE_ROLES as readonly string[]).includes(role)) throw new InvalidInput({ role: `must be one of ${INVITABLE_ROLES.join(", ")}` }, `role must be one of ${INVITABLE_ROLES.join(", ")}`);
       return addMember(orgId, email, role as Role, "invite");
     },
     peekSetup,

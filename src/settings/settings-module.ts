@@ -2,7 +2,10 @@ import { Elysia } from "elysia";
 import { join } from "node:path";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
+import { keysPages } from "./keys-pages.ts";
 import { livePages } from "./live-pages.ts";
+import { membersPages } from "./members-pages.ts";
+import { organizationPages } from "./organization-pages.ts";
 import { redirect } from "./page.ts";
 import { sessionGuard } from "./session-guard.ts";
 import { can } from "./types.ts";
@@ -34,8 +37,11 @@ export function settingsRoutes(deps: SettingsDeps) {
       .use(authPages(deps))
       // Owners land on API keys (their first task after setup), everyone else on Videos.
       .use(new Elysia().use(sessionGuard(deps)).get("", ({ member }) => redirect(can(member.role, "keys.manage") ? "/settings/keys" : "/settings/videos")))
+      .use(keysPages(deps))
       .use(webhooksPages(deps))
       .use(videosPages(deps))
       .use(livePages(deps))
+      .use(organizationPages(deps))
+      .use(membersPages(deps))
   );
 }

@@ -1,6 +1,7 @@
 import { oneOf, one, type Command } from "../command.ts";
 import { applyOrgSet } from "../org-set.ts";
 import { iso } from "./format.ts";
+import { checkEmail, createPeopleStore, INVITABLE_ROLES, setupUrl } from "../../settings/people-store.ts";
 
 const json = { name: "json", help: "print JSON" };
 const org = { name: "org", value: "ID", required: true, help: "the organization (org_…)" };
@@ -9,12 +10,40 @@ const org = { name: "org", value: "ID", required: true, help: "the organization 
 export const orgCommands: Command[] = [
   {
     name: "org create",
-    summary: "create an organization with default settings and a key",
-    flags: [{ name: "name", value: "NAME", required: true, help: "its display name" }, json],
+    summary: "create an organization with default settings and a key (and its owner, with --owner-email)",
+    flags: [
+      { name: "name", value: "NAME", required: true, help: "its display name" },
+      { name: "owner-email", value: "EMAIL", help: "the owner who signs in to /settings: prints owner_setup_url, a one-time link (72 h)" },
+      json,
+    ],
     async run(ctx) {
-      const { orgs } = await ctx.database();
+      const { orgs, database, config } = await ctx.database();
+      const ownerEmail = ctx.options["owner-email"]?.at(-1);
+      // Checked before anything is created: a typo must not leave an organization without an owner.
+      if (ownerEmail !== undefined) checkEmail(ownerEmail);
       const { org, apiKey } = await orgs.createOrg(one(ctx, "name"));
-      console.log(ctx.json ? JSON.stringify({ org_id: org.id, api_key: apiKey }) : `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)`);
+      const owner = ownerEmail === undefined ? undefined : await createPeopleStore(database).createOwner(org.id, ownerEmail);
+      const ownerSetupUrl = owner ? setupUrl(config.baseUrl, owner.token) : undefined;
+      if (ctx.json) console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, ...(ownerSetupUrl ? { owner_setup_url: ownerSetupUrl } : {}) }));
+      else console.log(`org_id: ${org.id}\napi_key: ${apiKey}  (shown once)${ownerSetupUrl ? `\nowner_setup_url: ${ownerSetupUrl}  (one-time, expires in 72 h)` : ""}`);
+      return 0;
+    },
+  },
+  {
+    name: "org invite",
+    summary: "invite a member to the settings screen; prints their one-time setup link",
+    flags: [
+      org,
+      { name: "email", value: "EMAIL", required: true, help: "who is invited" },
+      { name: "role", value: INVITABLE_ROLES.join("|"), required: true, check: oneOf(...INVITABLE_ROLES), help: "what they may do on the screen (API keys and members stay owner only)" },
+      json,
+    ],
+    async run(ctx) {
+      const { orgs, database, config } = await ctx.database();
+      const found = await orgs.mustGetOrg(one(ctx, "org"));
+      const { token } = await createPeopleStore(database).invite(found.id, one(ctx, "email"), one(ctx, "role"));
+      const url = setupUrl(config.baseUrl, token);
+      console.log(ctx.json ? JSON.stringify({ org_id: found.id, setup_url: url }) : `setup_url: ${url}  (one-time, expires in 72 h)`);
       return 0;
     },
   },

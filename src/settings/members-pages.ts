@@ -1,0 +1,109 @@
+import { Elysia } from "elysia";
+import { InvalidInput } from "../errors.ts";
+import type { SettingsDeps } from "./deps.ts";
+import { type Html, html } from "./html.ts";
+import { copyButton, csrfField, emptyState, type Flash, redirect, renderPage, timeTag } from "./page.ts";
+import { INVITABLE_ROLES, type MemberRow, setupUrl } from "./people-store.ts";
+import { peopleFor, requireAction, sessionGuard } from "./session-guard.ts";
+import type { Member } from "./types.ts";
+
+/**
+ * Members (owner only): who may sign in to this organization's screen, with
+ * which role; invitations are setup links shown once (the person sets a
+ * password through it); removing a member ends their sessions at once.
+ */
+
+const ROLE_HELP: Record<string, string> = {
+  admin: "everything but API keys and members",
+  developer: "webhooks, videos, live streams",
+  viewer: "read only",
+};
+
+function memberRow(m: MemberRow): Html {
+  return html`<tr>
+  <td>${m.email}</td>
+  <td><span class="badge">${m.role}</span></td>
+  <td>${m.active ? "active" : html`<span class="muted">invited</span>`}</td>
+  <td>${timeTag(m.createdAt)}</td>
+  <td>${m.role === "owner" ? "" : html`<a class="button secondary" href="/settings/members/${m.userId}/remove">Remove</a>`}</td>
+</tr>`;
+}
+
+function inviteForm(member: Member, email = "", role = "developer"): Html {
+  return html`<section class="panel" aria-labelledby="invite">
+  <h2 id="invite">Invite a member</h2>
+  <form method="post" action="/settings/members">
+    ${csrfField(member)}
+    <label for="invite-email">Email</label>
+    <input id="invite-email" name="email" type="email" required value="${email}">
+    <label for="invite-role">Role</label>
+    <select id="invite-role" name="role">${INVITABLE_ROLES.map((r) => html`<option value="${r}"${r === role ? html` selected` : ""}>${r} (${ROLE_HELP[r]})</option>`)}</select>
+    <div><button type="submit">Invite member</button></div>
+  </form>
+</section>`;
+}
+
+export function membersPages(deps: SettingsDeps) {
+  const people = peopleFor(deps.database);
+
+  async function listPage(member: Member, opts: { flash?: Flash; status?: number; top?: Html; email?: string; role?: string } = {}): Promise<Response> {
+    const members = await people.listMembers(member.org.id);
+    const table =
+      members.length === 0
+        ? emptyState("No members yet.")
+        : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Since</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+<tbody>${members.map(memberRow)}</tbody></table></div>`;
+    return renderPage({ member, title: "Members", active: "members", flash: opts.flash, status: opts.status, body: html`${opts.top ?? ""}${table}${inviteForm(member, opts.email, opts.role)}` });
+  }
+
+  return new Elysia({ name: "settings-members" })
+    .use(sessionGuard(deps))
+    .onBeforeHandle(({ member }) => requireAction(member, "members.manage"))
+    .get("/members", ({ member, query }) => listPage(member, { flash: query.done === "removed" ? { kind: "success", message: "Member removed; their sessions ended." } : undefined }))
+    .post("/members", async ({ member, body }) => {
+      const b = (body ?? {}) as Record<string, unknown>;
+      const email = typeof b.email === "string" ? b.email : "";
+      const role = typeof b.role === "string" ? b.role : "";
+      try {
+        const { token } = await people.invite(member.org.id, email, role);
+        const link = setupUrl(deps.config.baseUrl, token);
+        deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role });
+        const top = html`<section class="panel" aria-labelledby="invite-link">
+  <h2 id="invite-link">Invitation link</h2>
+  <p>Send this link to <strong>${email.trim().toLowerCase()}</strong>. It works once and expires in 72 hours; it is not shown again.</p>
+  <code class="secret" id="setup-link">${link}</code>${copyButton(link, "Copy link")}
+</section>`;
+        return listPage(member, { top, flash: { kind: "success", message: "Invitation created." } });
+      } catch (err) {
+        if (!(err instanceof InvalidInput)) throw err;
+        const why = Object.entries(err.fields)
+          .map(([k, v]) => `${k === "email" ? "Email" : k === "role" ? "Role" : k} ${v}`)
+          .join("; ");
+        return listPage(member, { status: 400, email, role, flash: { kind: "error", message: `${why}.` } });
+      }
+    })
+    .get("/members/:userId/remove", async ({ member, params }) => {
+      const target = (await people.listMembers(member.org.id)).find((m) => m.userId === params.userId && m.role !== "owner");
+      if (!target) return redirect("/settings/members");
+      return renderPage({
+        member,
+        title: "Remove member",
+        active: "members",
+        body: html`<section class="panel">
+  <p>Remove <strong>${target.email}</strong> (${target.role}) from ${member.org.name}? They are signed out at once.</p>
+  <form method="post" action="/settings/members/${target.userId}/remove">
+    ${csrfField(member)}
+    <input type="hidden" name="confirm" value="yes">
+    <button type="submit" class="danger">Yes, remove member</button>
+    <a class="button secondary" href="/settings/members">Cancel</a>
+  </form>
+</section>`,
+      });
+    })
+    .post("/members/:userId/remove", async ({ member, params, body }) => {
+      if ((body as Record<string, unknown> | undefined)?.confirm !== "yes") return redirect(`/settings/members/${encodeURIComponent(params.userId)}/remove`);
+      if (await people.removeMember(member.org.id, params.userId)) deps.logger.info("Member removed from settings", { org_id: member.org.id, user_id: member.userId, removed_user_id: params.userId });
+      return redirect("/settings/members?done=removed");
+    });
+}
