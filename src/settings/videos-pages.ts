@@ -1,7 +1,116 @@
 import { Elysia } from "elysia";
+import { videoStatus } from "../../machines/video-machine.ts";
+import { videoResource } from "../videos/video-resource.ts";
+import { registerVideoInput, uploadUrlInput } from "../videos/video-schemas.ts";
 import type { SettingsDeps } from "./deps.ts";
+import { html } from "./html.ts";
+import { notFoundPage } from "./not-found-page.ts";
+import { csrfField, emptyState, type Flash, redirect, renderPage } from "./page.ts";
+import { checked, checkOrgLimit, type FormBody, formOf, plausibleId, type Problem, problemOf, textOf } from "./section-support.ts";
+import { requireAction, sessionGuard } from "./session-guard.ts";
+import { can, type Member } from "./types.ts";
+import { videoPage } from "./video-page-view.ts";
+import { addVideoForms, videoList } from "./videos-view.ts";
 
-/** Placeholder until the section lands (S2 writes it). */
-export function videosPages(_deps: SettingsDeps) {
-  return new Elysia();
+const DONE: Record<string, Flash> = {
+  uploaded: { kind: "success", message: "Video uploaded; it is transcoding (progress below)." },
+  deleted: { kind: "success", message: "Video deleted with its files." },
+};
+
+const LIST_SIZE = 50;
+
+const wantsJson = (request: Request) => (request.headers.get("accept") ?? "").includes("application/json");
+const json = (body: unknown, status = 200) => Response.json(body, { status, headers: { "cache-control": "no-store" } });
+/** The API's error envelope (spec 7.2), for the upload script. */
+const jsonProblem = (p: Problem) => json({ success: false, error: { code: p.code, message: p.message, details: p.fields } }, p.status);
+const DENIED: Problem = { status: 403, code: "PERMISSION_DENIED", message: "Your role cannot add or delete videos.", fields: {} };
+
+/**
+ * Issue 13 point 5: the video library. The same service calls as the REST
+ * routes (src/videos/video-routes.ts): registerVideoInput and uploadUrlInput
+ * validate, the per-organization limits count in the API's buckets, a DRM
+ * video's licence URL is minted per page as GET /videos/{id}/ does.
+ */
+export function videosPages(deps: SettingsDeps) {
+  const { videos, uploads, drm } = deps.videos;
+  const resource = (record: Parameters<typeof videoResource>[0]) => videoResource(record, { licenseUrl: (id) => drm.tokens.mint(id).url });
+  const load = async (member: Member, id: string) => (plausibleId(id) ? await videos.get(member.org.id, id) : null);
+
+  const listPage = async (member: Member, extra: { problem?: Problem | null; draft?: { source_url?: string; title?: string }; flash?: Flash; status?: number } = {}) => {
+    const items = (await videos.list(member.org.id, { limit: LIST_SIZE })).map(resource);
+    const options = {
+      canManage: can(member.role, "videos.manage"),
+      csrf: csrfField(member),
+      csrfToken: member.csrfToken,
+      drm: member.org.settings.features.drm,
+      subtitles: videos.transcriptEngine() !== null,
+      problem: extra.problem,
+      draft: extra.draft,
+    };
+    return renderPage({ member, title: "Videos", active: "videos", flash: extra.flash, status: extra.status, body: html`${videoList(items, emptyState)}${addVideoForms(options)}` });
+  };
+
+  return new Elysia({ name: "settings-videos" })
+    .use(sessionGuard(deps))
+    .get("/videos", ({ member, query }) => listPage(member, { flash: DONE[String(query.done ?? "")] }))
+    .get("/videos/progress.json", async ({ member }) => {
+      const records = await videos.list(member.org.id, { limit: LIST_SIZE });
+      return json({ items: records.map((r) => ({ id: r.id, status: videoStatus(r.value), progress: r.context.progress })) });
+    })
+    .post("/videos/upload-url", async ({ member, body }) => {
+      if (!can(member.role, "videos.manage")) return jsonProblem(DENIED);
+      const form = formOf(body);
+      try {
+        await checkOrgLimit(deps, member, "/videos/upload-url/");
+        const size = textOf(form.size_bytes);
+        const input = uploadUrlInput.parse({ filename: textOf(form.filename), size_bytes: size === undefined ? undefined : Number(size) });
+        return json({ success: true, data: await uploads.create(member.org.id, input.size_bytes) }, 201);
+      } catch (err) {
+        return jsonProblem(problemOf(err));
+      }
+    })
+    .post("/videos", async ({ member, body, request }) => {
+      const asJson = wantsJson(request);
+      if (!can(member.role, "videos.manage")) return asJson ? jsonProblem(DENIED) : requireAction(member, "videos.manage");
+      const form = formOf(body);
+      try {
+        await checkOrgLimit(deps, member, "/videos/");
+        const { record } = await videos.register(member.org, registerVideoInput.parse(registerBodyOf(form)));
+        deps.logger.info("Video registered from the settings screen", { org_id: member.org.id, video_id: record.id, user_id: member.userId });
+        return asJson ? json({ success: true, data: { id: record.id, url: `/settings/videos/${record.id}` } }, 201) : redirect(`/settings/videos/${record.id}`);
+      } catch (err) {
+        const problem = problemOf(err);
+        if (asJson) return jsonProblem(problem);
+        return listPage(member, { problem, draft: { source_url: textOf(form.source_url), title: textOf(form.title) }, status: problem.status });
+      }
+    })
+    .get("/videos/:id", async ({ member, params }) => {
+      const record = await load(member, params.id);
+      if (!record) return notFoundPage(member, "videos");
+      const view = resource(record);
+      return renderPage({ member, title: view.video.title, active: "videos", body: videoPage(view, { canManage: can(member.role, "videos.manage"), csrf: csrfField(member) }) });
+    })
+    .get("/videos/:id/progress.json", async ({ member, params }) => {
+      const record = await load(member, params.id);
+      if (!record) return json({ success: false, error: { code: "NOT_FOUND", message: "Resource not found." } }, 404);
+      return json({ id: record.id, status: videoStatus(record.value), progress: record.context.progress });
+    })
+    .post("/videos/:id/delete", async ({ member, params }) => {
+      const denied = requireAction(member, "videos.manage");
+      if (denied) return denied;
+      const record = await load(member, params.id);
+      if (!record) return notFoundPage(member, "videos");
+      await videos.remove(member.org.id, record.id, deps.videos.cancelRunning);
+      return redirect("/settings/videos?done=deleted");
+    });
+}
+
+/** The form as POST /videos/'s JSON body: checkboxes are booleans only when checked (unchecked: not given). */
+function registerBodyOf(form: FormBody): Record<string, unknown> {
+  return {
+    source_url: textOf(form.source_url) ?? "",
+    title: textOf(form.title),
+    subtitles: checked(form.subtitles) ? true : undefined,
+    drm_enabled: checked(form.drm_enabled) ? true : undefined,
+  };
 }

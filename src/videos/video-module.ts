@@ -93,6 +93,10 @@ export function createVideoModule(deps: {
     videos,
     uploads,
     drm: { keys: drmKeys, tokens: drmTokens },
+    /** Aborts a video's running transcode here (DELETE /videos/{id}/ and the settings screen's delete). */
+    cancelRunning: (id: string) => {
+      deps.work.cancelEntity(id);
+    },
     handlers,
     plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) })],
     publicPlugins: [uploadRoutes(uploads), drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log })],

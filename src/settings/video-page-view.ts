@@ -1,0 +1,94 @@
+import { html, type Html, raw } from "./html.ts";
+import { badge, bytesOf, timeOf } from "./section-support.ts";
+import { durationOf, type VideoView } from "./videos-view.ts";
+import { VIDEO_PAGE_SCRIPT } from "./videos-scripts.ts";
+
+/** One video's page (data → Html): player, facts, renditions, downloads, transcript, summary, delete. */
+
+function player(v: VideoView["video"]): Html {
+  if (v.status === "TRANSCODING") {
+    return html`<div class="panel" id="video-progress" data-url="/settings/videos/${v.id}/progress.json">
+      <p>Transcoding… the player appears when it completes.</p>
+      <progress max="100" value="${v.progress}" aria-label="Transcoding progress">${v.progress}%</progress> <span class="pct">${v.progress}%</span>
+    </div>`;
+  }
+  if (v.status !== "COMPLETED" || !v.url) return html``;
+  // Players are served by the service (/assets/, static-assets.ts): nothing from a CDN.
+  const drm = v.drm_license_url !== null;
+  return html`<div class="player">
+    <video id="player" controls playsinline muted preload="metadata" aria-label="${v.title}" data-src="${v.url}"${drm ? html` data-license-url="${v.drm_license_url}"` : ""}></video>
+    <p id="player-error" class="error" role="alert" hidden></p>
+    ${drm ? html`<p class="muted">DRM: ClearKey, played with shaka-player; the licence token on this page is valid for a limited time.</p>` : ""}
+  </div>
+  <script src="/assets/${drm ? "shaka-player.compiled.js" : "hls.min.js"}"></script>`;
+}
+
+function renditions(view: VideoView): Html {
+  if (!view.renditions.length) return html``;
+  return html`<section class="panel" aria-labelledby="renditions">
+    <h2 id="renditions">Renditions and downloads</h2>
+    <div class="table-wrap"><table>
+      <thead><tr><th scope="col">Quality</th><th scope="col">Playlist</th><th scope="col">Download</th></tr></thead>
+      <tbody>${view.renditions.map(
+        (r) => html`<tr>
+          <td>${r.quality}</td>
+          <td><a href="${r.url}">${r.quality} playlist</a></td>
+          <td>${
+            r.download_url
+              ? html`<a href="${r.download_url}" download>Download ${r.quality}</a> <span class="muted">(${bytesOf(r.download_size_bytes)})</span>${
+                  r.download_password ? html` <span class="muted">password <code>${r.download_password}</code></span>` : ""
+                }`
+              : html`<span class="muted">not offered</span>`
+          }</td>
+        </tr>`,
+      )}</tbody>
+    </table></div>
+  </section>`;
+}
+
+function texts(v: VideoView["video"]): Html {
+  if (!v.transcript_url && !v.summary_url) return html``;
+  return html`<section class="panel" aria-labelledby="transcript">
+    <h2 id="transcript">Transcript</h2>
+    <p class="muted">Machine-made from the speech.</p>
+    ${
+      v.summary_url
+        ? html`<h3>Summary</h3><blockquote id="summary-text" data-text-src="${v.summary_url}" aria-live="polite">Loading…</blockquote><p><a href="${v.summary_url}">summary.txt</a></p>`
+        : ""
+    }
+    ${
+      v.transcript_url
+        ? html`<details><summary>Full transcript (WebVTT)</summary><pre id="transcript-text" data-text-src="${v.transcript_url}">Loading…</pre></details><p><a href="${v.transcript_url}">transcript.vtt</a></p>`
+        : ""
+    }
+  </section>`;
+}
+
+export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Html }): Html {
+  const v = view.video;
+  const stream = view.stream;
+  return html`<p><a href="/settings/videos">← All videos</a></p>
+  ${player(v)}
+  ${view.error ? html`<div class="flash flash-error" role="alert"><strong>${view.error.code}</strong>: ${view.error.message}</div>` : ""}
+  <dl class="facts">
+    <dt>Status</dt><dd>${badge(v.status)}</dd>
+    <dt>ID</dt><dd><code>${v.id}</code></dd>
+    <dt>Kind</dt><dd>${v.kind === "UPLOAD" ? "Upload" : "Live recording"}${stream ? html` of <a href="/settings/live/${stream.id}">stream ${stream.id}</a>` : ""}</dd>
+    <dt>Duration</dt><dd>${durationOf(v.duration_seconds)}</dd>
+    <dt>Size</dt><dd>${bytesOf(v.size_bytes)}</dd>
+    <dt>Created</dt><dd>${timeOf(v.created_at)}</dd>
+    <dt>DRM</dt><dd>${v.drm ? "on" : "off"}</dd>
+    ${v.url ? html`<dt>Playback URL</dt><dd><code>${v.url}</code></dd>` : ""}
+    ${v.source_url ? html`<dt>Source</dt><dd><code>${v.source_url}</code></dd>` : ""}
+  </dl>
+  ${renditions(view)}
+  ${texts(v)}
+  ${
+    opts.canManage
+      ? html`<form method="post" action="/settings/videos/${v.id}/delete" data-confirm="Delete the video ${v.title} and all its files?">
+          ${opts.csrf}<button type="submit" class="danger">Delete video</button>
+        </form>`
+      : ""
+  }
+  <script>${raw(VIDEO_PAGE_SCRIPT)}</script>`;
+}

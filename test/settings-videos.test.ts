@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
+import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+if (!hasChromium) console.warn(CHROMIUM_MISSING);
+
+const FIXTURE = new URL("../fixtures/av-360p-2s.mp4", import.meta.url).pathname;
+
+describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () => {
+  let t: TestService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await startTestService();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+  });
+
+  test("upload a file from the page, watch its progress reach COMPLETED, play it, delete it", async () => {
+    const page = await signIn(browser, t, await addMember(t, "developer"));
+    await page.getByRole("link", { name: "Videos", exact: true }).click();
+    expect(await page.getByText("No videos yet").isVisible()).toBe(true);
+
+    // The API's validation on the URL form: its message on the page.
+    await page.getByLabel("Source URL").fill("ftp://example.com/a.mp4");
+    await page.getByRole("button", { name: "Add video" }).click();
+    expect(await page.getByRole("alert").innerText()).toContain("must be an http or https URL");
+
+    await page.getByLabel("Video file").setInputFiles(FIXTURE);
+    await page.getByLabel("Title (optional)").first().fill("Fixture clip");
+    await page.getByRole("button", { name: "Upload" }).click();
+    await page.waitForURL((u) => u.searchParams.get("done") === "uploaded");
+    const row = page.locator("tr[data-video-id]");
+    expect(await row.count()).toBe(1);
+    expect(await row.getByRole("link").innerText()).toBe("Fixture clip");
+    const seenAt = await row.getAttribute("data-status");
+    // The list updates itself (no reload): a marker set now survives until COMPLETED.
+    await page.evaluate(() => {
+      (window as any).sameDocument = true;
+    });
+    await page.waitForFunction(() => document.querySelector("tr[data-video-id]")?.getAttribute("data-status") !== "TRANSCODING", null, { timeout: 60_000 });
+    expect(await row.locator(".status .badge").innerText()).toBe("COMPLETED");
+    if (seenAt === "TRANSCODING") expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true);
+
+    const id = (await row.getAttribute("data-video-id"))!;
+    const api = (await (await t.api(`/videos/${id}/`)).json()) as any;
+    expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
+
+    await row.getByRole("link", { name: "Fixture clip" }).click();
+    await page.waitForFunction(
+      () => {
+        const v = document.getElementById("player") as HTMLVideoElement | null;
+        if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
+        return !!v && v.currentTime > 1 && v.videoWidth > 0;
+      },
+      null,
+      { timeout: 30_000, polling: 200 },
+    );
+    expect(await page.evaluate(() => (document.getElementById("player") as HTMLVideoElement).videoWidth)).toBeGreaterThan(0);
+    expect(await page.getByRole("heading", { name: "Renditions and downloads" }).isVisible()).toBe(true);
+
+    page.once("dialog", (d) => d.accept());
+    await page.getByRole("button", { name: "Delete video" }).click();
+    await page.waitForURL((u) => u.searchParams.get("done") === "deleted");
+    expect(await page.getByText("No videos yet").isVisible()).toBe(true);
+    expect((await t.api(`/videos/${id}/`)).status).toBe(404);
+    await page.context().close();
+  }, 90_000);
+
+  test("a viewer sees the list without upload or delete; another organization's video is a 404 page", async () => {
+    const other = await t.service.orgs.createOrg("other");
+    const upload = (await (await t.api("/videos/upload-url/", { method: "POST", json: {}, key: other.apiKey })).json()) as any;
+    await fetch(upload.data.upload_url, { method: "PUT", body: Bun.file(FIXTURE) });
+    const foreign = (await (await t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url }, key: other.apiKey })).json()) as any;
+
+    const viewer = await signIn(browser, t, await addMember(t, "viewer"));
+    await viewer.goto(`${t.base}/settings/videos`);
+    expect(await viewer.getByLabel("Video file").count()).toBe(0);
+    const res = await viewer.goto(`${t.base}/settings/videos/${foreign.data.video.id}`);
+    expect(res!.status()).toBe(404);
+    const missing = await viewer.goto(`${t.base}/settings/videos/vid_missing`);
+    expect(missing!.status()).toBe(404);
+    await viewer.context().close();
+  }, 30_000);
+});
