@@ -171,7 +171,7 @@ export function createListenHub(opts: ListenHubOptions) {
      * absent, it starts with the next event committed. Throws ListenLimitReached
      * past the per-organization or per-process cap.
      */
-    async open(orgId: string, o: { after?: number; events?: readonly string[] }): Promise<ReadableStream<Uint8Array>> {
+    async open(orgId: string, o: { after?: number; events?: readonly string[]; signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
       if (stopped) throw new ListenLimitReached("The service is shutting down.");
       const ofOrg = [...listeners].filter((l) => l.orgId === orgId).length;
       if (ofOrg >= maxPerOrg) throw new ListenLimitReached(`At most ${maxPerOrg} listeners per organization.`);
@@ -198,6 +198,8 @@ export function createListenHub(opts: ListenHubOptions) {
         { highWaterMark: 0 },
       );
       listeners.add(listener);
+      // The client went away: free its place now, not at the next failed write.
+      o.signal?.addEventListener("abort", () => drop(listener), { once: true });
       // `retry`: the browser EventSource reconnect delay; the comment line flushes headers at once.
       send(listener, `retry: 1000\n: listening after seq ${cursor}\n\n`);
       heartbeat ??= setInterval(() => {

@@ -45,7 +45,7 @@ export function listenRoutes(deps: { hub: ListenHub; database: Database; samples
         const q = listenQuery.parse(request.url);
         const after = q.after ?? lastEventId(request.headers.get("last-event-id"));
         try {
-          const stream = await hub.open(auth.org.id, { after, events: q.events });
+          const stream = await hub.open(auth.org.id, { after, events: q.events, signal: request.signal });
           return new Response(stream, {
             headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },
           });
