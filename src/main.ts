@@ -10,9 +10,19 @@ const boot = await bootstrapDefaultOrg(service.orgs);
 await service.listen();
 if (boot) {
   // Printed once, on the first start with an empty database: the key is stored only as a hash.
-  console.log(`Default organization ${boot.orgId} created. API key (shown once): ${boot.apiKey}`);
+  // On stderr, apart from the JSON logs on stdout (a log collector never stores it), with the next step.
+  console.error(
+    [
+      "",
+      `Default organization ${boot.orgId} created. API key (shown once): ${boot.apiKey}`,
+      "Next, in another terminal in this folder:",
+      `  export VIDLIVE_API_KEY=${boot.apiKey}`,
+      "  npm run demo",
+      "",
+    ].join("\n"),
+  );
 }
-console.log(`API: ${config.baseUrl}/api/public/v1/  Docs: ${config.baseUrl}/openapi`);
+console.error(`API: ${config.baseUrl}/api/public/v1/  Docs: ${config.baseUrl}/openapi`);
 
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {

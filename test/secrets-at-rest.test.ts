@@ -163,11 +163,11 @@ describe("file permissions", () => {
     const dataDir = freshDataDir();
     const proc = Bun.spawn(["bun", join(import.meta.dir, "../src/main.ts")], {
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "", SECRET_KEY: "", PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-      stdout: "pipe",
-      stderr: "ignore",
+      stdout: "ignore",
+      stderr: "pipe", // the key banner and the API line (the JSON logs are on stdout)
     });
     try {
-      const reader = proc.stdout.getReader();
+      const reader = proc.stderr.getReader();
       let out = "";
       const deadline = Date.now() + 30_000;
       while (!/API: (http:\/\/\S+)\/api\/public\/v1\//.test(out) && Date.now() < deadline) {

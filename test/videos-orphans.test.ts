@@ -62,9 +62,18 @@ describe.skipIf(!hasNativeFfmpeg())("orphaned media processes", () => {
     expect(made.exitCode).toBe(0);
 
     const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_NETWORK: "1", MEDIA_BACKEND: "native", TRANSCODE_WORKERS: "1", JOB_LEASE_MS: "1500" };
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], { env, stdout: "pipe", stderr: "inherit" });
+    // The key banner is on stderr, the JSON logs on stdout: read both.
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], { env, stdout: "pipe", stderr: "pipe" });
+    const text = { stdout: "", stderr: "" };
     let out = "";
-    const reader = readLines(child.stdout, (all) => (out = all)).catch(() => undefined);
+    const reader = Promise.all(
+      (["stdout", "stderr"] as const).map((name) =>
+        readLines(child[name], (all) => {
+          text[name] = all;
+          out = text.stdout + text.stderr;
+        }),
+      ),
+    ).catch(() => undefined);
     try {
       const ready = await waitFor(
         async () => {

@@ -73,11 +73,14 @@ test("the queue refusing gives 502 TRANSCODE_QUEUE_FAILED and creates nothing", 
 test("a process killed with SIGKILL mid-transcode: after restart the job resumes and each event fires once", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-kill-"));
   const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", ALLOW_PRIVATE_NETWORK: "1", MEDIA_BACKEND: "wasm", JOB_LEASE_MS: "1500", TRANSCODE_WORKERS: "1" };
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], { env, stdout: "pipe", stderr: "inherit" });
+  // The key banner is on stderr, the JSON logs on stdout: read both.
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], { env, stdout: "pipe", stderr: "pipe" });
   let out = "";
-  const reader = (async () => {
-    for await (const chunk of child.stdout) out += new TextDecoder().decode(chunk);
-  })();
+  const reader = Promise.all(
+    [child.stdout, child.stderr].map(async (stream) => {
+      for await (const chunk of stream) out += new TextDecoder().decode(chunk);
+    }),
+  );
   const ready = await waitFor(
     async () => {
       const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)?.[1];
