@@ -48,6 +48,8 @@ export interface Config {
   /** SOURCE_FETCH_PER_ORG: source fetches one organization may have running at once; default half the pool. */
   sourceFetchPerOrg: number;
   uploadMaxBytes: number;
+  /** UPLOAD_CONCURRENT_PER_ORG: unfinished resumable (tus) uploads one organization may hold at once (src/videos/tus-uploads.ts). */
+  uploadConcurrentPerOrg: number;
   /** Rate-limit window; one minute per the spec. Shorter only to test Retry-After in seconds. */
   rateLimitWindowMs: number;
   /** A publisher that drops may come back within this window and resume the same broadcast. */
@@ -170,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sourceFetchConcurrency: Math.max(1, int(env, "SOURCE_FETCH_CONCURRENCY", 8)),
     sourceFetchPerOrg: Math.max(1, int(env, "SOURCE_FETCH_PER_ORG", Math.ceil(Math.max(1, int(env, "SOURCE_FETCH_CONCURRENCY", 8)) / 2))),
     uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 20 * 1024 ** 3),
+    uploadConcurrentPerOrg: Math.max(1, int(env, "UPLOAD_CONCURRENT_PER_ORG", 20)),
     rateLimitWindowMs: int(env, "RATE_LIMIT_WINDOW_MS", 60_000),
     liveReconnectMs: int(env, "LIVE_RECONNECT_MS", 10_000),
     liveIdleTimeoutMs: int(env, "LIVE_IDLE_TIMEOUT_MS", 60 * 60 * 1000),

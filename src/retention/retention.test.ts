@@ -216,7 +216,7 @@ describe("batches", () => {
     const report = await createRetention({ database: counting, config: fx.config, logger: silentLogger, batchSize: 3 }).sweep(now);
     expect(report.work).toBe(10);
     // Four batches of work (3, 3, 3, 1), one each for the other table rules (found nothing).
-    expect(writes.length).toBe(4 + 4);
+    expect(writes.length).toBe(4 + 6);
     expect((await fx.database.db.select().from(work)).length).toBe(0);
   });
 

@@ -18,6 +18,8 @@ import { createFetchHandler } from "./fetch-handler.ts";
 import { createTranscodeHandler } from "./transcode-handler.ts";
 import { createUploadStore } from "./upload-store.ts";
 import { uploadRoutes } from "./upload-routes.ts";
+import { tusRoutes } from "./tus-routes.ts";
+import { createTusUploads } from "./tus-uploads.ts";
 import { videoRoutes } from "./video-routes.ts";
 import { createVideoService } from "./video-service.ts";
 
@@ -46,6 +48,16 @@ export function createVideoModule(deps: {
   const log = logger.child({ component: "videos" });
   const childPidDir = join(config.dataDir, "run", "media-children");
   const uploads = createUploadStore({ database: deps.database, secret: deps.secret, store: deps.store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
+  // Resumable uploads (tus) end where a presigned PUT ends: a complete slot registered with POST /videos/.
+  const tus = createTusUploads({
+    database: deps.database,
+    secret: deps.secret,
+    store: deps.store,
+    baseUrl: () => config.baseUrl,
+    maxBytes: config.uploadMaxBytes,
+    concurrentPerOrg: config.uploadConcurrentPerOrg,
+    logger: log,
+  });
 
   // DRM: content keys sealed in `drm_keys`, licence tokens signed under the server secret.
   const drmKeys = createDrmKeys({ database: deps.database, secret: deps.secret });
@@ -99,7 +111,11 @@ export function createVideoModule(deps: {
     },
     handlers,
     plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) })],
-    publicPlugins: [uploadRoutes(uploads), drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log })],
+    publicPlugins: [
+      uploadRoutes(uploads),
+      tusRoutes(tus),
+      drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log }),
+    ],
     /** Before any work runs: ffmpeg children a killed earlier run left behind. */
     start() {
       reapOrphans(childPidDir, (msg, fields) => log.warn(msg, fields));
