@@ -84,9 +84,12 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
   });
 
   test(`sign-in is throttled per account: after ${LOGIN_LIMIT_PER_ACCOUNT} attempts even the right password gets 429`, async () => {
-    const people = peopleFor(t.service.database);
-    const { token } = await people.invite(orgId, "target@example.com", "viewer");
-    await people.completeSetup(token, "the right password");
+    // Invited by the operator: `cli org invite` prints the member's setup link.
+    const invited = await cli(t, "org", "invite", "--org", orgId, "--email", "target@example.com", "--role", "viewer", "--json");
+    expect(invited.code).toBe(0);
+    const { setup_url } = JSON.parse(invited.out);
+    expect(setup_url).toStartWith(`${t.base}/settings/setup/`);
+    expect(await peopleFor(t.service.database).completeSetup(setup_url.split("/").at(-1), "the right password")).not.toBeNull();
     const statuses: number[] = [];
     for (let i = 0; i < LOGIN_LIMIT_PER_ACCOUNT; i++) statuses.push((await login("target@example.com", `guess number ${i}`)).status);
     expect(statuses).toEqual(Array(LOGIN_LIMIT_PER_ACCOUNT).fill(401));

@@ -15,6 +15,7 @@ import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
 import { routedPath } from "./canonical-request.ts";
 import { readJsonBody } from "./json-body.ts";
+import { isTusPath, tusWithoutKey } from "./tus-requests.ts";
 import { envelopeSchemas } from "./openapi-docs.ts";
 
 /** JSON bodies are capped by Content-Length in onRequest, then read by the app's own parser (json-body.ts: nesting depth checked first). */
@@ -94,6 +95,9 @@ export function createApp(deps: AppDeps) {
       // The path Elysia routes (see canonical-request.ts), so this hook always judges the routed path.
       const path = routedPath(request.url);
       if (!path.startsWith(API_PREFIX)) return malformedPath(path) ? NO_SUCH_ROUTE() : undefined;
+      // Resumable uploads: a preflight or a presigned token is judged by the tus route itself (src/videos/tus-uploads.ts).
+      const tus = isTusPath(path);
+      if (tus && tusWithoutKey(request)) return malformedPath(path) ? NO_SUCH_ROUTE() : undefined;
       const auth = await authenticate(orgs, request.headers);
       if (!auth) return invalidApiKeyResponse();
       authByRequest.set(request, auth);
@@ -111,7 +115,8 @@ export function createApp(deps: AppDeps) {
 
       if (malformedPath(path)) return NO_SUCH_ROUTE();
 
-      if (hasBody(request)) {
+      // A tus body is the file's bytes, not JSON.
+      if (hasBody(request) && !tus) {
         if (!isJson(request.headers.get("content-type"))) {
           return errorResponse(ApiError.validation({ "Content-Type": "must be application/json" }));
         }

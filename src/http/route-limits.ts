@@ -7,7 +7,8 @@ export function orgLimitFor(method: string, path: string, limits: Limits): { nam
   // Booking takes from the same finite pool as creating, so both count in one bucket.
   if (p === "/livestreams/" || p === "/livestreams/schedule/") return { name: "livestreams.create", limit: limits.livestreamsCreatePerMinute };
   if (p === "/videos/") return { name: "videos.create", limit: limits.videosCreatePerMinute };
-  if (p === "/videos/upload-url/") return { name: "videos.upload-url", limit: limits.uploadUrlPerMinute };
+  // Creating a resumable (tus) upload with the key opens the same storage as presigning one: the same bucket.
+  if (p === "/videos/upload-url/" || p === "/videos/uploads/") return { name: "videos.upload-url", limit: limits.uploadUrlPerMinute };
   return null;
 }
 

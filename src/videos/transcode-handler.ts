@@ -17,6 +17,7 @@ import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 import type { Transcriber } from "../../media/stt/types.ts";
 import { startTranscription, SUMMARY_FILE, TRANSCRIPT_FILE, writeTranscriptOutputs } from "./transcript-outputs.ts";
+import { watchUrl, writeWatchEntry } from "./watch-entry.ts";
 
 export type { TranscodePayload };
 import { asWorkError, videoFailure } from "./video-failure.ts";
@@ -139,7 +140,8 @@ export function createTranscodeHandler(deps: {
       let lastPercent = 0;
       const result = await transcoder
         .transcode(
-          { input: source, outDir, ladder, downloads, ...(drmKey ? { drm: drmKey } : {}) },
+          // posters (issue 16): thumbnail + storyboard from the cheapest rung's run; DRM videos too (images are not the protected content).
+          { input: source, outDir, ladder, downloads, posters: true, ...(drmKey ? { drm: drmKey } : {}) },
           {
             signal,
             timeoutMs: deps.timeoutMs,
@@ -179,6 +181,8 @@ export function createTranscodeHandler(deps: {
           logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: videoFailure(done.error, [store.dataDir, tmpdir()]).message });
         }
       }
+      // The watch page's way from the media token back to the video (stored with the ladder, never served).
+      await writeWatchEntry(outDir, ctx.id);
       const storing = performance.now();
       const stored = await objects.putDir(mediaKey, outDir, { move: true });
       // Keep the original (storage.original_bytes) outside the served tree: it is
@@ -227,6 +231,8 @@ export function createTranscodeHandler(deps: {
           ...(transcriptBytes !== null ? { transcript_bytes: String(transcriptBytes) } : {}),
         },
         ...(transcriptBytes !== null ? { transcript: { url: store.url(ctx.id, TRANSCRIPT_FILE), summaryUrl: store.url(ctx.id, SUMMARY_FILE) } } : {}),
+        ...(result.posters ? { posters: { thumbnailUrl: store.url(ctx.id, result.posters.thumbnail), storyboardUrl: store.url(ctx.id, result.posters.storyboard) } } : {}),
+        watchUrl: watchUrl(store, ctx.id),
         // The stored events carry a token minted now; GET answers a fresh one each time (video-resource.ts).
         ...(drmKey ? { drm: { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } } : {}),
       };

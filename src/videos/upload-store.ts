@@ -5,7 +5,9 @@ import { uploads } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import type { MediaStore } from "../storage/media-store.ts";
+import { TUS_PATH } from "../http/tus-requests.ts";
 import { UploadEmpty, UploadNotPending, UploadNotRegistrable, UploadTooLarge, UploadUrlRefused } from "./errors.ts";
+import { tusToken } from "./tus-token.ts";
 
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
@@ -33,6 +35,8 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
         upload_id: id,
         upload_url: direct ?? `${deps.baseUrl()}/uploads/${id}?expires=${expires}&sig=${sig(id, expires)}`,
         method: "PUT",
+        // The same slot, resumable (tus-uploads.ts): whichever of the two starts first claims it.
+        tus_url: `${deps.baseUrl()}${TUS_PATH}/?token=${tusToken(deps.secret, id, expires)}`,
         source_url: `${deps.baseUrl()}/uploads/${id}`, // = sourceUrlOf(id)
         expires_at: new Date(expiresAt).toISOString(),
         max_bytes: deps.maxBytes,

@@ -21,6 +21,7 @@ import { uploadRoutes } from "./upload-routes.ts";
 import { tusRoutes } from "./tus-routes.ts";
 import { createTusUploads } from "./tus-uploads.ts";
 import { videoRoutes } from "./video-routes.ts";
+import { watchRoutes } from "./watch-routes.ts";
 import { createVideoService } from "./video-service.ts";
 
 /** Everything of the video library, wired: service, routes, the work handlers of its pipeline, and the transcoder. */
@@ -115,6 +116,8 @@ export function createVideoModule(deps: {
       uploadRoutes(uploads),
       tusRoutes(tus),
       drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log }),
+      // The embeddable player page (issue 16), addressed by the media token.
+      watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
     ],
     /** Before any work runs: ffmpeg children a killed earlier run left behind. */
     start() {

@@ -1,0 +1,107 @@
+import { Elysia } from "elysia";
+import { TUS_PATH } from "../http/tus-requests.ts";
+import type { TusUploads } from "./tus-uploads.ts";
+
+const tags = ["Videos"];
+const header = (name: string, description: string, required = true, type: "string" | "integer" = "string") => ({ name, in: "header", required, description, schema: { type } });
+const tokenParam = {
+  name: "token",
+  in: "query",
+  required: false,
+  description: "The presigned token from POST /videos/upload-url/ (`tus_url`), instead of the API key (browsers). Single use, expires with the slot.",
+  schema: { type: "string" },
+};
+const idParam = { name: "id", in: "path", required: true, description: "The upload id (`upl_…`), the last segment of `Location`.", schema: { type: "string" } };
+const tusResumable = header("Tus-Resumable", "`1.0.0`");
+
+const envelope = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } });
+/** The refusals a tus request can meet, each the error envelope with the status tus clients expect. */
+const REFUSALS: Record<string, string> = {
+  "400": "VALIDATION_ERROR: a tus header is missing or malformed (`Upload-Length: 0`, deferred length).",
+  "401": "INVALID_API_KEY (no token either).",
+  "403": 'PERMISSION_DENIED: the token is invalid or expired (`details: ["upload.token"]`).',
+  "404": "NOT_FOUND: no such upload, another organization's, finished, expired, or a token's slot already used.",
+  "409": "VALIDATION_ERROR: `Upload-Offset` is not the service's offset (HEAD first).",
+  "412": "VALIDATION_ERROR: `Tus-Resumable` missing.",
+  "413": "VALIDATION_ERROR: `Upload-Length` over `max_bytes`, or a body past it.",
+  "415": "VALIDATION_ERROR: `Content-Type` is not `application/offset+octet-stream`.",
+  "429": "RATE_LIMITED: over the upload-url limit, or the organization's unfinished uploads (`Retry-After`).",
+};
+
+/**
+ * OpenAPI `detail` of a tus operation. Not `doc()`: a tus success is a status
+ * and headers with no JSON body, and its refusals keep tus's statuses (409,
+ * 412, 413, …), which the spec's code → status table does not list.
+ */
+function tusDoc(opts: { summary: string; description: string; success: { status: number; description: string; headers: Record<string, string> }; refusals: string[]; parameters: object[] }) {
+  const headers = Object.fromEntries(Object.entries(opts.success.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]));
+  const responses: Record<string, unknown> = { [opts.success.status]: { description: opts.success.description, headers } };
+  for (const status of opts.refusals) responses[status] = envelope(REFUSALS[status]!);
+  // Elysia types the OpenAPI objects more narrowly than these plain JSON ones.
+  return { tags, summary: opts.summary, description: opts.description, parameters: opts.parameters, responses } as any;
+}
+
+/**
+ * The tus routes: every method goes to the tus server as it came (the body is
+ * the file: Elysia must not parse it). They are public plugins (before the
+ * API's JSON parser and `auth` derive); the app's onRequest hook has already
+ * authenticated a request that carries a key (src/http/tus-requests.ts).
+ */
+export function tusRoutes(tus: TusUploads) {
+  const handle = ({ request }: { request: Request }) => tus.handle(request);
+  const hidden = { parse: "none" as const, detail: { hide: true } };
+  return new Elysia({ name: "tus-routes" })
+    .post(`${TUS_PATH}/`, handle, {
+      parse: "none",
+      detail: tusDoc({
+        summary: "Create a resumable upload (tus)",
+        description:
+          "The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`) with POST /videos/, as for a presigned upload. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413, 415 carry VALIDATION_ERROR).",
+        refusals: ["400", "401", "403", "404", "412", "413", "429"],
+        success: {
+          status: 201,
+          description: "Created (no body).",
+          headers: { Location: "The upload's URL (HEAD, PATCH, DELETE).", "X-Source-Url": "The `source_url` to register once the upload is complete.", "Tus-Resumable": "`1.0.0`" },
+        },
+        parameters: [
+          tusResumable,
+          header("Upload-Length", "The file's size in bytes (at most `max_bytes`).", true, "integer"),
+          header("Upload-Metadata", "tus metadata (e.g. `filename`), kept with the upload.", false),
+          tokenParam,
+        ],
+      }),
+    })
+    .route("HEAD", `${TUS_PATH}/:id`, handle, {
+      parse: "none",
+      detail: tusDoc({
+        summary: "Offset of a resumable upload (tus)",
+        description: "How many bytes the service holds: resume the PATCH from `Upload-Offset`. A finished upload answers its full length. Another organization's id is 404 as a missing one.",
+        refusals: ["401", "403", "404", "412"],
+        success: { status: 200, description: "No body.", headers: { "Upload-Offset": "Bytes received.", "Upload-Length": "The announced size.", "Tus-Resumable": "`1.0.0`" } },
+        parameters: [idParam, tusResumable, tokenParam],
+      }),
+    })
+    .patch(`${TUS_PATH}/:id`, handle, {
+      parse: "none",
+      detail: tusDoc({
+        summary: "Append to a resumable upload (tus)",
+        description:
+          "The body is the bytes from `Upload-Offset` on (`Content-Type: application/offset+octet-stream`). 409 when `Upload-Offset` is not the service's offset (HEAD first). The last byte completes the upload: its `source_url` can then be registered.",
+        refusals: ["400", "401", "403", "404", "409", "412", "413", "415"],
+        success: { status: 204, description: "Appended (no body).", headers: { "Upload-Offset": "The new offset.", "Tus-Resumable": "`1.0.0`" } },
+        parameters: [idParam, tusResumable, header("Upload-Offset", "Where this body starts.", true, "integer"), tokenParam],
+      }),
+    })
+    .delete(`${TUS_PATH}/:id`, handle, {
+      parse: "none",
+      detail: tusDoc({
+        summary: "Abandon a resumable upload (tus)",
+        description: "Deletes an unfinished upload and its bytes (termination extension).",
+        refusals: ["401", "403", "404", "412"],
+        success: { status: 204, description: "Deleted (no body).", headers: { "Tus-Resumable": "`1.0.0`" } },
+        parameters: [idParam, tusResumable, tokenParam],
+      }),
+    })
+    .options(`${TUS_PATH}/`, handle, hidden)
+    .options(`${TUS_PATH}/:id`, handle, hidden);
+}
