@@ -23,6 +23,10 @@ export interface TranscodeOutcome {
   drm?: { contentId: string; licenseUrl: string } | null;
   /** Issue 12: the media URLs of `transcript.vtt` and `summary.txt`; absent or null when subtitles were not requested or transcription failed. */
   transcript?: { url: string; summaryUrl: string } | null;
+  /** Issue 16: the media URLs of `thumbnail.jpg` and `storyboard.vtt`; absent for a source without video (or older videos). */
+  posters?: { thumbnailUrl: string; storyboardUrl: string } | null;
+  /** Issue 16: `{BASE_URL}/watch/<media token>`, the embeddable player page (src/videos/watch-routes.ts). */
+  watchUrl?: string | null;
 }
 
 export interface VideoContext {

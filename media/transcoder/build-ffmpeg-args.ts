@@ -4,6 +4,7 @@
  * native, mount points for wasm), which is why paths are parameters.
  */
 import { posix } from "node:path";
+import { posterFilters, posterOutputArgs, type PosterPlan } from "./posters.ts";
 import type { DownloadFormat } from "./types.ts";
 
 export interface PlannedRendition {
@@ -29,6 +30,11 @@ export interface EncodePlan {
    * outDir) for Shaka Packager instead of writing HLS. Unset: HLS.
    */
   mp4Dir?: string;
+  /**
+   * Thumbnail and storyboard sprite (posters.ts), made by the run of this
+   * rendition (the cheapest one) from the frames it decodes anyway. Unset: none.
+   */
+  posters?: { plan: PosterPlan; rendition: string };
 }
 
 /** Where the tool sees the job's files. */
@@ -177,7 +183,15 @@ function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, paths: T
   const args = [...COMMON, "-i", paths.input];
 
   if (video) {
-    args.push("-filter_complex", `[0:v:0]scale=${rendition.width}:${rendition.height},setsar=1[v0]`, "-map", "[v0]");
+    const scale = `scale=${rendition.width}:${rendition.height},setsar=1[v0]`;
+    const posters = plan.posters?.rendition === rendition.name ? plan.posters.plan : null;
+    if (posters) {
+      // One decode feeds the rung and the two images; their outputs come first because ffmpeg options belong to the next file named.
+      const graph = [`[0:v:0]split=3[vmain][vthumb][vsprite]`, `[vmain]${scale}`, ...posterFilters(posters, "vthumb", "vsprite")].join(";");
+      args.push("-filter_complex", graph, ...posterOutputArgs(paths.outDir), "-map", "[v0]");
+    } else {
+      args.push("-filter_complex", `[0:v:0]${scale}`, "-map", "[v0]");
+    }
     if (hasAudio) args.push("-map", "0:a:0");
   } else {
     args.push("-map", "0:a:0");

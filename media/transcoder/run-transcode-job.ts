@@ -34,10 +34,11 @@ import type { PackagedDash } from "../drm/package-dash.ts";
 import { packageRenditions, prepareDrm } from "./package-drm.ts";
 import { planDownloads } from "./plan-downloads.ts";
 import { planLadder, widthForHeight } from "./plan-ladder.ts";
+import { POSTER_FILES, SPRITE_FILE, STORYBOARD_FILE, THUMBNAIL_FILE, buildStoryboardVtt, planPosters, type PosterPlan } from "./posters.ts";
 import { probeInput } from "./probe-input.ts";
 import { createProgressTracker } from "./progress-tracker.ts";
 import { TranscodeError } from "./transcode-error.ts";
-import type { ProbeResult, Rendition, TranscodeJob, TranscodeResult, TranscoderLogger } from "./types.ts";
+import type { PosterFiles, ProbeResult, Rendition, TranscodeJob, TranscodeResult, TranscoderLogger } from "./types.ts";
 
 export const DEFAULT_SEGMENT_SECONDS = 4;
 export const AUDIO_RENDITION = "audio";
@@ -66,6 +67,8 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   const renditions = planRenditions(probe, job);
   const { planned, ignored } = planDownloads(job.downloads, job.ladder, renditions);
   if (ignored.length > 0) ctx.logger({ event: "transcode.downloads_ignored", transcoderId: ctx.transcoderId, ignored });
+  // Posters come from the cheapest rendition's run (the first: the ladder is ascending), which decodes the whole source anyway.
+  const posterPlan = job.posters ? planPosters(probe) : null;
 
   const plan: EncodePlan = {
     renditions,
@@ -76,6 +79,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     preset: ctx.preset,
     // Random, so the clear intermediates cannot be guessed under a served tree while the job runs.
     mp4Dir: drm ? `${DRM_SCRATCH_PREFIX}${randomKeyHex().slice(0, 16)}` : undefined,
+    posters: posterPlan ? { plan: posterPlan, rendition: renditions[0]!.name } : undefined,
   };
   const files: PlannedDownloadFile[] = planned.map((d) => {
     const file = downloadFileName(d.rendition, d.format);
@@ -123,6 +127,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   }
 
   const result = packaged ? measureDash(job.outDir, probe, renditions, files, packaged) : measure(job.outDir, probe, renditions, files);
+  if (posterPlan) result.posters = finishPosters(job.outDir, posterPlan, result.durationSeconds ?? probe.durationSeconds ?? 0, ctx);
   progress.finish();
   const seconds = (performance.now() - started) / 1000;
   ctx.logger({
@@ -172,7 +177,7 @@ function planRenditions(probe: ProbeResult, job: TranscodeJob): PlannedRendition
 function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean, mp4Dir?: string): void {
   // Only our own subdirectories are cleared, so a retried job never mixes in
   // segments from an earlier attempt (nor a DRM job's scratch from a killed one).
-  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
+  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR, ...POSTER_FILES]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
   for (const name of fs.readdirSync(outDir)) if (name.startsWith(DRM_SCRATCH_PREFIX)) fs.rmSync(path.join(outDir, name), { recursive: true, force: true });
   if (mp4Dir) fs.mkdirSync(path.join(outDir, mp4Dir), { recursive: true, mode: 0o700 });
   else for (const r of renditions) fs.mkdirSync(path.join(outDir, HLS_DIR, r.name), { recursive: true });
@@ -309,6 +314,30 @@ function describeRenditions(outDir: string, renditions: PlannedRendition[], file
         : null,
     };
   });
+}
+
+/**
+ * The images were written by the encode run; the storyboard's cues are
+ * written now, against the measured duration. Best effort: a missing image
+ * (e.g. a probe duration far past the real end) leaves the video without
+ * posters rather than failing it.
+ */
+function finishPosters(outDir: string, plan: PosterPlan, durationSeconds: number, ctx: JobContext): PosterFiles | null {
+  const missing = [THUMBNAIL_FILE, SPRITE_FILE].filter((f) => !(fs.statSync(path.join(outDir, f), { throwIfNoEntry: false })?.size ?? 0));
+  if (missing.length > 0 || !(durationSeconds > 0)) {
+    ctx.logger({ event: "transcode.posters_missing", transcoderId: ctx.transcoderId, missing });
+    for (const f of POSTER_FILES) fs.rmSync(path.join(outDir, f), { force: true });
+    return null;
+  }
+  fs.writeFileSync(path.join(outDir, STORYBOARD_FILE), buildStoryboardVtt(plan, durationSeconds));
+  return {
+    thumbnail: THUMBNAIL_FILE,
+    sprite: SPRITE_FILE,
+    storyboard: STORYBOARD_FILE,
+    thumbnailWidth: plan.thumbnailWidth,
+    thumbnailHeight: plan.thumbnailHeight,
+    bytes: POSTER_FILES.reduce((sum, f) => sum + fs.statSync(path.join(outDir, f)).size, 0),
+  };
 }
 
 function fileSize(file: string, rendition: string): number {

@@ -49,6 +49,24 @@ export interface TranscodeJob {
    * `dash/<rung>.mpd` (that rendition alone). Key id and key: 32 hex digits each.
    */
   drm?: { keyId: string; key: string };
+  /**
+   * Also write `thumbnail.jpg` (a frame at 10 % of the duration, at most
+   * 1280 wide), `sprite.jpg` (160 px tiles, one every ceil(duration/100) s)
+   * and `storyboard.vtt` (cues `sprite.jpg#xywh=x,y,w,h`) into outDir, from
+   * the cheapest rendition's run. Sources without video get none.
+   */
+  posters?: boolean;
+}
+
+/** Poster files of a job (`TranscodeJob.posters`), relative to outDir. */
+export interface PosterFiles {
+  thumbnail: string;
+  sprite: string;
+  storyboard: string;
+  thumbnailWidth: number;
+  thumbnailHeight: number;
+  /** Bytes of the three files. */
+  bytes: number;
 }
 
 export interface RenditionDownload {
@@ -87,6 +105,8 @@ export interface TranscodeResult {
   /** Bytes of all download files. */
   downloadBytes: number;
   probe: ProbeResult;
+  /** Set when the job asked for posters and they were made; null/absent otherwise. */
+  posters?: PosterFiles | null;
 }
 
 export interface ProbeOptions {

@@ -16,6 +16,8 @@ const TYPES: Record<string, string> = {
   // A video's machine summary (summary.txt, issue 12).
   ".txt": "text/plain; charset=utf-8",
   ".flv": "video/x-flv",
+  // A video's thumbnail and storyboard sprite (issue 16).
+  ".jpg": "image/jpeg",
 };
 
 type ServeOpts = { attachmentName?: string; live?: boolean };
@@ -91,6 +93,8 @@ export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
       const key = store.servedKey(params.token, rel);
       if (!key) throw ApiError.notFound();
       if (key.split("/")[2] === NEVER_SERVED_TOP) throw ApiError.notFound();
+      // Dot files are bookkeeping, never media: the watch page's entry (videos/watch-entry.ts), a DRM job's clear scratch.
+      if (key.split("/").some((part) => part.startsWith("."))) throw ApiError.notFound();
       const isDownload = rel.startsWith("downloads/");
       return serveObject(request, objects, key, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
     },

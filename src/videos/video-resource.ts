@@ -10,6 +10,8 @@ import type { ActorRecord } from "../actors/actor-runtime.ts";
 export function videoResource(record: ActorRecord<VideoContext>, opts: { licenseUrl?: (videoId: string) => string } = {}) {
   const status = videoStatus(record.value) as VideoStatus;
   const data = videoData(record.context, status);
+  const outcome = record.context.outcome;
+  const completed = status === "COMPLETED";
   return {
     ...data,
     video: {
@@ -19,6 +21,10 @@ export function videoResource(record: ActorRecord<VideoContext>, opts: { license
       source_url: record.context.sourceUrl,
       tags: record.context.tags,
       created_at: record.context.createdAt,
+      // Issue 16 (posters): null until COMPLETED; thumbnail and storyboard also null for a source without video.
+      thumbnail_url: completed ? (outcome?.posters?.thumbnailUrl ?? null) : null,
+      storyboard_url: completed ? (outcome?.posters?.storyboardUrl ?? null) : null,
+      watch_url: completed ? (outcome?.watchUrl ?? null) : null,
     },
   };
 }

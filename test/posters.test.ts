@@ -1,0 +1,64 @@
+/**
+ * Issue 16, posters: a COMPLETED video has a thumbnail (a JPEG at most 1280
+ * wide, aspect kept) and a storyboard (a sprite of 160 px tiles and a WebVTT
+ * whose cues point into it), served under its media token; the fields are
+ * null before COMPLETED and reach no other organization. Native backend;
+ * posters-wasm.test.ts runs one video on the wasm backend.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFileServer } from "./support/file-server.ts";
+import { checkPosters, completed, register } from "./support/posters.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+const files = startFileServer();
+let native: TestService;
+
+beforeAll(async () => {
+  native = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+});
+afterAll(async () => {
+  await native?.stop();
+  files.stop();
+});
+
+describe("posters (native backend)", () => {
+  test("a 720p video: null before COMPLETED, then a 1280x720 thumbnail, a 160x90 storyboard and a watch URL", async () => {
+    const created = await register(native, files.url("av-720p-3s.mp4"), "Posters");
+    const id = created.asset.public_id;
+    expect(created.video.status).toBe("TRANSCODING");
+    expect(created.video).toMatchObject({ thumbnail_url: null, storyboard_url: null, watch_url: null });
+
+    const data = await completed(native, id);
+    const { cues, mediaDir } = await checkPosters(data, { width: 1280, height: 720, tileHeight: 90, duration: 3 });
+    expect(cues).toHaveLength(3);
+    const token = mediaDir.split("/").at(-2);
+    expect(data.video.watch_url).toBe(`${native.base}/watch/${token}`);
+
+    // The list answers the same fields.
+    const list = (await (await native.api("/videos/")).json()) as any;
+    expect(list.data.items.find((v: any) => v.video.id === id).video.thumbnail_url).toBe(data.video.thumbnail_url);
+
+    // The watch page's bookkeeping file sits in the media dir but is never served; other tokens serve nothing.
+    expect((await fetch(`${mediaDir}.watch.json`)).status).toBe(404);
+    expect((await fetch(data.video.thumbnail_url.replace(token!, "0".repeat(40)))).status).toBe(404);
+
+    // Another organization cannot read the video (its fields included): the media token is the only capability.
+    const other = await native.service.orgs.createOrg("other");
+    const res = await native.api(`/videos/${id}/`, { key: other.apiKey });
+    expect(res.status).toBe(404);
+    const otherList = (await (await native.api("/videos/", { key: other.apiKey })).json()) as any;
+    expect(JSON.stringify(otherList)).not.toContain(token!);
+  }, 60_000);
+
+  test("an odd-sized source keeps its aspect ratio; an audio-only source gets a watch URL and no posters", async () => {
+    const odd = (await register(native, files.url("av-odd-322x242-2s.mp4"), "Odd")).asset.public_id;
+    const audio = (await register(native, files.url("audio-only-2s.m4a"), "Audio")).asset.public_id;
+    // 322x242 → thumbnail at its own size (under 1280), tiles 160 x even(160*242/322) = 160x120.
+    await checkPosters(await completed(native, odd), { width: 322, height: 242, tileHeight: 120, duration: 2 });
+
+    const a = await completed(native, audio);
+    expect(a.video.thumbnail_url).toBeNull();
+    expect(a.video.storyboard_url).toBeNull();
+    expect(a.video.watch_url).toContain("/watch/");
+  }, 60_000);
+});
