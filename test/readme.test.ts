@@ -224,6 +224,18 @@ const checks: Record<string, Check> = {
       expect(videos.find((v) => v.title === "From my machine")?.status).toBe("COMPLETED");
     },
   },
+  watch: {
+    timeoutMs: 10_000,
+    async after(r) {
+      expect(r.exitCode).toBe(0);
+      const url = lastLine(r.stdout);
+      expect(url).toStartWith(`${base}/watch/`);
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toContain("text/html");
+      expect(await page.text()).toContain("<video");
+    },
+  },
   tus: {
     timeoutMs: 60_000,
     async after(r) {
