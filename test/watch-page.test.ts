@@ -1,0 +1,147 @@
+/**
+ * Issue 16, the watch page in Debian's Chromium: `/watch/<media token>` plays
+ * the video with its poster and storyboard previews, loads nothing from
+ * another origin, breaks no CSP rule, and plays inside an iframe of a page on
+ * another origin; an unknown token or a deleted video is a 404 page.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
+import { startFileServer } from "./support/file-server.ts";
+import { completed, register } from "./support/posters.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+if (!hasChromium) console.warn(CHROMIUM_MISSING);
+
+describe.skipIf(!hasChromium)("watch page", () => {
+  const files = startFileServer();
+  let t: TestService;
+  let browser: Browser;
+  let video: any;
+  /** A page on another origin (another port) that embeds the watch page. */
+  let embedder: ReturnType<typeof Bun.serve>;
+
+  beforeAll(async () => {
+    t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const id = (await register(t, files.url("av-720p-3s.mp4"), "A <b>watch</b> test")).asset.public_id;
+    video = (await completed(t, id)).video;
+    embedder = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        new Response(`<!doctype html><title>embedder</title><iframe id="f" src="${video.watch_url}?autoplay=1&muted=1" width="640" height="420" allow="autoplay"></iframe>`, {
+          headers: { "content-type": "text/html" },
+        }),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    embedder?.stop(true);
+    await t?.stop();
+    files.stop();
+  });
+
+  /** A fresh page that records every request outside the service's origin and every CSP refusal. */
+  async function watchPage(allowedOrigins: string[] = []) {
+    const page: Page = await browser.newPage();
+    const outside: string[] = [];
+    const refused: string[] = [];
+    page.on("request", (r) => {
+      const url = r.url();
+      if (url.startsWith("data:") || url.startsWith("blob:")) return;
+      const origin = new URL(url).origin;
+      if (origin !== t.base && !allowedOrigins.includes(origin)) outside.push(url);
+    });
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+    });
+    page.on("pageerror", (e) => refused.push(`page error: ${e}`));
+    return { page, outside, refused };
+  }
+
+  const playing = (page: Page | import("playwright-core").Frame) =>
+    page.waitForFunction(
+      () => {
+        const v = document.querySelector("video") as HTMLVideoElement | null;
+        return v && v.currentTime > 1 && v.videoWidth > 0 ? { currentTime: v.currentTime, videoWidth: v.videoWidth } : false;
+      },
+      undefined,
+      { timeout: 30_000 },
+    );
+
+  test("plays with its poster and storyboard previews, and loads nothing from elsewhere", async () => {
+    const { page, outside, refused } = await watchPage();
+    try {
+      const thumbnail = page.waitForResponse((r) => r.url() === video.thumbnail_url);
+      const res = await page.goto(video.watch_url);
+      expect(res!.status()).toBe(200);
+      const headers = res!.headers();
+      expect(headers["x-frame-options"]).toBeUndefined();
+      expect(headers["content-security-policy"]).toContain("frame-ancestors *");
+      expect(headers["content-security-policy"]).toContain("script-src 'self'");
+      // The title is the video's, escaped.
+      expect(await page.title()).toBe("A <b>watch</b> test");
+      // The poster: the video's thumbnail, fetched and shown before playback.
+      expect(await page.$eval("video", (v) => (v as HTMLVideoElement).poster)).toBe(video.thumbnail_url);
+      expect((await thumbnail).status()).toBe(200);
+
+      // Hovering the scrub bar shows the storyboard tile of that moment (the sprite, at the cue's offset).
+      await page.waitForFunction(() => !(document.getElementById("scrub") as HTMLElement).hidden);
+      const bar = (await page.$("#scrub"))!;
+      const box = (await bar.boundingBox())!;
+      const sprite = page.waitForResponse((r) => r.url().endsWith("/sprite.jpg"));
+      await page.waitForTimeout(300);
+      await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
+      await page.waitForFunction(() => !(document.getElementById("preview") as HTMLElement).hidden, undefined, { timeout: 10_000 });
+      const preview = await page.$eval("#preview", (p) => ({ image: (p as HTMLElement).style.backgroundImage, position: (p as HTMLElement).style.backgroundPosition }));
+      expect(preview.image).toContain("/sprite.jpg");
+      // 90 % of 3 s falls in the third one-second tile: x = 2 × 160.
+      expect(preview.position).toBe("-320px 0px");
+      expect((await sprite).status()).toBe(200);
+
+      await page.$eval("video", (v) => {
+        const el = v as HTMLVideoElement;
+        el.muted = true;
+        return el.play();
+      });
+      const state = await (await playing(page)).jsonValue();
+      expect(state.videoWidth).toBeGreaterThan(0);
+      expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  test("plays inside an iframe of a page on another origin (?autoplay=1&muted=1)", async () => {
+    const embedderOrigin = `http://127.0.0.1:${embedder.port}`;
+    const { page, outside, refused } = await watchPage([embedderOrigin]);
+    try {
+      await page.goto(`${embedderOrigin}/`);
+      const frame = await (await page.$("#f"))!.contentFrame();
+      expect(frame).not.toBeNull();
+      const state = await (await playing(frame!)).jsonValue();
+      expect(state.currentTime).toBeGreaterThan(1);
+      expect(await frame!.$eval("video", (v) => (v as HTMLVideoElement).muted)).toBe(true);
+      expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  test("an unknown token, a malformed one and a deleted video answer a 404 page", async () => {
+    for (const path of [`/watch/${"0".repeat(40)}`, "/watch/not-a-token"]) {
+      const res = await fetch(`${t.base}${path}`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toStartWith("text/html");
+      expect(await res.text()).toContain("Video not found");
+    }
+    expect((await fetch(video.watch_url)).status).toBe(200);
+    expect((await t.api(`/videos/${video.id}/`, { method: "DELETE" })).status).toBeLessThan(300);
+    const gone = await fetch(video.watch_url);
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain("Video not found");
+  });
+});
