@@ -118,9 +118,16 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   return n;
 }
 
+/** A TCP port: 0 (any free one) to 65535. */
+function portNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const n = int(env, name, fallback);
+  if (n > 65535) throw new ConfigError(`${name} must be a port number (0-65535), got "${env[name]}"`);
+  return n;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const port = int(env, "PORT", 8080);
-  const rtmpPort = int(env, "RTMP_PORT", 1935);
+  const port = portNumber(env, "PORT", 8080);
+  const rtmpPort = portNumber(env, "RTMP_PORT", 1935);
   const dataDir = resolve(env.DATA_DIR || "./data");
   const backend = (env.MEDIA_BACKEND || "auto") as Config["mediaBackend"];
   if (!["auto", "wasm", "native"].includes(backend)) throw new ConfigError(`MEDIA_BACKEND must be auto, wasm or native, got "${backend}"`);
@@ -132,12 +139,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       })
     : DEFAULT_RETRY_SCHEDULE;
   const logLevel = (env.LOG_LEVEL || "info") as Config["logLevel"];
+  if (!["debug", "info", "warn", "error", "silent"].includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be debug, info, warn, error or silent, got "${logLevel}"`);
   const webhookTimeoutMs = int(env, "WEBHOOK_TIMEOUT_MS", 10_000);
   const webhookLeaseMs = int(env, "WEBHOOK_LEASE_MS", webhookTimeoutMs + 20_000);
   if (webhookLeaseMs < 100) throw new ConfigError(`WEBHOOK_LEASE_MS must be at least 100, got "${env.WEBHOOK_LEASE_MS}"`);
   const storage = (env.STORAGE || "local") as Config["storage"];
   if (!["local", "s3"].includes(storage)) throw new ConfigError(`STORAGE must be local or s3, got "${storage}"`);
   const databaseUrl = env.DATABASE_URL || `file:${join(dataDir, "service.db")}`;
+  // Checked here so a typo is one line at start-up (issue 16), not a libSQL stack trace.
+  if (!/^(file|libsql|https?|wss?):/.test(databaseUrl)) throw new ConfigError(`DATABASE_URL must start with file:, libsql://, http(s):// or ws(s)://, got "${databaseUrl}"`);
+  if (env.BASE_URL && !/^https?:\/\/[^/\s]+/.test(env.BASE_URL)) throw new ConfigError(`BASE_URL must be an http(s) URL, got "${env.BASE_URL}"`);
   const rateLimitStore = (env.RATE_LIMIT_STORE || (databaseUrl.startsWith("file:") ? "memory" : "database")) as Config["rateLimitStore"];
   if (!["memory", "database"].includes(rateLimitStore)) throw new ConfigError(`RATE_LIMIT_STORE must be memory or database, got "${rateLimitStore}"`);
   return {

@@ -1,13 +1,27 @@
-import { loadConfig } from "./config.ts";
+import { ConfigError, loadConfig } from "./config.ts";
 import { createService } from "./service.ts";
 import { bootstrapDefaultOrg } from "./orgs/bootstrap.ts";
 
 // Everything the service writes (database, media, uploads, recordings, the key file) is for its own user only.
 process.umask(0o077);
-const config = loadConfig();
-const service = await createService(config);
+/** A configuration mistake is one readable line on stderr and exit code 2, not a stack trace (issue 16). */
+function refuse(err: unknown): never {
+  const code = (err as { code?: string } | null)?.code;
+  if (err instanceof ConfigError) console.error(`configuration: ${err.message}`);
+  else if (code === "EADDRINUSE") console.error(`configuration: cannot listen, the address is in use (${(err as Error).message}); set PORT or RTMP_PORT`);
+  else throw err;
+  process.exit(2);
+}
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (err) {
+    return refuse(err);
+  }
+})();
+const service = await createService(config).catch(refuse);
 const boot = await bootstrapDefaultOrg(service.orgs);
-await service.listen();
+await service.listen().catch(refuse);
 if (boot) {
   // Printed once, on the first start with an empty database: the key is stored only as a hash.
   // On stderr, apart from the JSON logs on stdout (a log collector never stores it), with the next step.
