@@ -267,6 +267,28 @@ const checks: Record<string, Check> = {
       expect(lastLine(r.stdout)).toBe(stream!.hls_url);
     },
   },
+  settings: {
+    timeoutMs: 30_000,
+    async after(r) {
+      expect(r.exitCode).toBe(0);
+      // The CLI builds the link from its own BASE_URL (the terminal has no PORT): the README's :8080, here the test's port.
+      const link = /owner_setup_url: (\S+)/.exec(r.stdout)?.[1] ?? "";
+      expect(link).toStartWith("http://localhost:8080/settings/setup/");
+      const page = await fetch(link.replace("http://localhost:8080", base));
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('type="password"');
+    },
+  },
+  operations: {
+    timeoutMs: 10_000,
+    after(r) {
+      expect(r.exitCode).toBe(0);
+      const [ready, ...metrics] = r.stdout.trim().split("\n");
+      expect(JSON.parse(ready!)).toMatchObject({ status: "ready", failed: [] });
+      expect(metrics.length).toBe(3);
+      for (const line of metrics) expect(line).toMatch(/^vidlive_http_requests_total\{.*\} \d+$/);
+    },
+  },
   backup: {
     timeoutMs: 20_000,
     after(r) {
