@@ -99,6 +99,8 @@ export interface Config {
   rateLimitStore: "memory" | "database";
   /** STT_MODEL_PATH: a whisper model file (optional); with it transcripts use whisper, else Debian's pocketsphinx if installed (media/stt). */
   sttModelPath: string | undefined;
+  /** METRICS_TOKEN: when set, GET /metrics requires `Authorization: Bearer <token>`; unset, it is open (bind address and firewall decide who reaches it). */
+  metricsToken: string | undefined;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -204,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     s3: storage === "s3" ? s3Config(env) : null,
     rateLimitStore,
     sttModelPath: env.STT_MODEL_PATH || undefined,
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
 

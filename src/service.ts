@@ -32,6 +32,7 @@ import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
+import { createOps } from "./ops/create-ops.ts";
 
 export interface Service {
   config: Config;
@@ -92,6 +93,16 @@ export async function createService(
   let runner: WorkRunner | undefined;
   const work = { wake: () => runner?.wake(), cancelEntity: (id: string) => runner?.cancelEntity(id) ?? false };
   const objects = createObjectStore(config);
+  // Operations (issue 16, src/ops): this instance's metrics registry, /healthz /readyz /metrics, the access log.
+  const ops = createOps({
+    config,
+    database,
+    objects,
+    logger,
+    workTypes: Object.keys(policies),
+    rtmpPort: () => live.rtmp?.port ?? null,
+    broadcasts: () => live.ingest.held().length,
+  });
   const store = createMediaStore({ dataDir: config.dataDir, baseUrl: () => config.baseUrl, secret, objects });
   // One guard for every outbound request (webhooks, source fetches): SSRF refusal after DNS.
   const outbound = createOutboundGuard({ allowPrivate: config.allowPrivateNetwork });
@@ -114,17 +125,19 @@ export async function createService(
     rateLimiter,
     transcripts: { transcriber, unavailableReason },
     guard: (url) => outbound.check(url),
+    onTranscoded: (t) => ops.metrics.observeTranscode(t.backend, t.mediaSeconds, t.wallSeconds),
     // Created on first use: the wasm pool costs memory and start-up time that an idle API should not pay.
     createTranscoder: async ({ childPidDir }) =>
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
-  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects });
+  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
     policies,
     logger: logger.child({ component: "work" }),
     pollMs: Math.min(1000, Math.max(100, Math.floor(config.jobLeaseMs / 3))),
+    onFinished: ops.metrics.observeJob,
     // The registry: every work type's handler, from the module that owns it (policies: src/work/work-policies.ts).
     handlers: {
       ...videos.handlers,
@@ -135,13 +148,14 @@ export async function createService(
   });
   runtime.onWork(() => work.wake());
   await sealLegacyActorSecrets(database, sealers, live.urls.keyDigest);
-  const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound });
+  const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound, tuning: { onAttempt: ops.metrics.observeWebhook } });
   const app = createApp({
     orgs,
     rateLimiter,
     logger,
     plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
     publicPlugins: [
+      ops.plugin,
       staticAssets,
       mediaRoutes(store, objects),
       ...videos.publicPlugins,
@@ -150,6 +164,9 @@ export async function createService(
       settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
     ],
   });
+
+  // After every route is registered: request ids, the access log and HTTP metrics wrap the app's handle.
+  ops.observe(app);
 
   let server: ReturnType<typeof Bun.serve> | undefined;
   const stoppers: Array<() => Promise<void> | void> = [];
@@ -191,6 +208,8 @@ export async function createService(
         // Routing must not depend on the Host header (src/http/canonical-request.ts).
         fetch: (req) => app.handle(canonicalRequest(req)),
       });
+      // Elysia's context `server` (requestIP: live viewers, DRM licence limits) is set only by its own listen().
+      app.server = server;
       // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
       if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;
       logger.info("HTTP API listening", { port: server.port, base_url: config.baseUrl });

@@ -15,6 +15,7 @@ import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
 import { routedPath } from "./canonical-request.ts";
 import { readJsonBody } from "./json-body.ts";
+import { markRoute } from "./matched-route.ts";
 import { isTusPath, tusWithoutKey } from "./tus-requests.ts";
 import { envelopeSchemas } from "./openapi-docs.ts";
 
@@ -64,6 +65,8 @@ export function createApp(deps: AppDeps) {
   const { orgs, rateLimiter, logger } = deps;
 
   const app = new Elysia({ name: "app" })
+    // First, so every route (openapi's too) records its template for the access log and metrics (src/ops).
+    .onTransform({ as: "global" }, markRoute)
     .use(
       openapi({
         path: "/openapi",

@@ -42,6 +42,8 @@ export function createLiveModule(deps: {
   logger: Logger;
   /** Wakes the work runner (a finalization was queued here). */
   wakeWork: () => void;
+  /** A live playlist served to a client (address + user agent): the live viewers metric (src/ops). */
+  onPlaylistServed?: (token: string, client: string) => void;
 }) {
   const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
@@ -114,12 +116,17 @@ export function createLiveModule(deps: {
 
   const hlsRoutes = new Elysia({ name: "live-hls-routes" }).get(
     "/live/:token/:file",
-    ({ params, request }) => {
+    async ({ params, request, server }) => {
       if (!/^[0-9a-f]{40}$/.test(params.token) || !/^[\w-]+\.(m3u8|ts|m4s|mp4)$/.test(params.file)) throw ApiError.notFound();
       const key = `live/${params.token}/${params.file}`;
+      const playlist = params.file.endsWith(".m3u8");
       // From the store, not this process's disk: with STORAGE=s3 the broadcast may be ingested by another process.
-      if (deps.objects.kind === "s3" && params.file.endsWith(".m3u8")) return livePlaylist(key);
-      return serveObject(request, deps.objects, key, { live: true });
+      const res = deps.objects.kind === "s3" && playlist ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true });
+      // A player reloads the playlist every segment: each client seen doing so is a viewer.
+      if (playlist && res.status === 200 && deps.onPlaylistServed) {
+        deps.onPlaylistServed(params.token, `${server?.requestIP(request)?.address ?? ""} ${request.headers.get("user-agent") ?? ""}`);
+      }
+      return res;
     },
     { detail: { hide: true } },
   );

@@ -43,6 +43,8 @@ export function createTranscodeHandler(deps: {
   drm: { keys: DrmKeys; tokens: DrmTokens };
   /** The speech-to-text engine made at start (null: none installed; a video with `subtitles` then completes without a transcript). */
   transcriber: Transcriber | null;
+  /** Each completed transcode's media seconds and wall seconds, by backend (the realtime factor metric). */
+  onTranscoded?: (t: { backend: string; mediaSeconds: number; wallSeconds: number }) => void;
 }): WorkHandler<"transcode"> {
   const { runtime, store } = deps;
   const objects = store.objects;
@@ -138,6 +140,7 @@ export function createTranscodeHandler(deps: {
 
       let lastSent = 0;
       let lastPercent = 0;
+      const encodeStart = performance.now();
       const result = await transcoder
         .transcode(
           // posters (issue 16): thumbnail + storyboard from the cheapest rung's run; DRM videos too (images are not the protected content).
@@ -151,7 +154,8 @@ export function createTranscodeHandler(deps: {
               if (Math.floor(percent) <= lastPercent) return;
               lastSent = now;
               lastPercent = Math.floor(percent);
-              logger.info("Transcode progress", { video_id: ctx.id, percent: lastPercent });
+              // Debug: one line a second per running transcode would drown the info log; the percent is on the video (PROGRESS).
+              logger.debug("Transcode progress", { video_id: ctx.id, percent: lastPercent });
               runtime.send("video", ctx.id, { type: "PROGRESS", percent: lastPercent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: ctx.id }));
             },
           },
@@ -160,6 +164,7 @@ export function createTranscodeHandler(deps: {
           transcription?.cancel();
           throw asWorkError(err);
         });
+      deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
       const { hlsBytes, downloadBytes } = result;
       const drmBytes = result.drmBytes ?? 0;
       // Never serve clear output as a protected video: a DRM job must have produced the encrypted DASH manifest.

@@ -44,6 +44,8 @@ export function createVideoModule(deps: {
   transcripts: { transcriber: Transcriber | null; unavailableReason: string };
   /** Wakes the work runner (a video was queued) and aborts an entity's running work here (a video was deleted). */
   work: { wake: () => void; cancelEntity: (entityId: string) => boolean };
+  /** Each completed transcode's media and wall seconds (src/ops metrics). */
+  onTranscoded?: (t: { backend: string; mediaSeconds: number; wallSeconds: number }) => void;
 }) {
   const { config, logger } = deps;
   const log = logger.child({ component: "videos" });
@@ -87,6 +89,7 @@ export function createVideoModule(deps: {
       timeoutMs: config.transcodeTimeoutMs,
       drm: { keys: drmKeys, tokens: drmTokens },
       transcriber: deps.transcripts.transcriber,
+      onTranscoded: deps.onTranscoded,
     }),
   };
 

@@ -19,6 +19,8 @@ export interface AttemptOutcome {
   error: string | null;
   /** Cut short by the caller (shutdown), not by the receiver: not a real attempt. */
   aborted: boolean;
+  /** Failed because no complete answer came within the timeout (the `timeout` outcome of the metrics). */
+  timedOut?: boolean;
 }
 
 /** Enough of a response body to let the connection be reused; the rest is not read. */
@@ -55,6 +57,7 @@ export function createDeliverer(opts: { guard: OutboundGuard; timeoutMs: number;
       statusCode,
       error,
       aborted: !!stop?.aborted && !timeout.aborted,
+      timedOut: error !== null && timeout.aborted,
     });
     try {
       const res = await opts.guard.fetch(req.url, {

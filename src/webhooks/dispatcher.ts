@@ -14,6 +14,8 @@ import { createResultRecorder } from "./result-recorder.ts";
 import { nextRetryDelayMs } from "./retry-policy.ts";
 
 export interface DispatcherOptions {
+  /** Each real attempt's outcome (src/ops metrics); attempts cut by a shutdown are not reported. */
+  onAttempt?: (outcome: "success" | "failure" | "timeout") => void;
   deliveries: DeliveryStore;
   endpoints: EndpointStore;
   deliver: Deliver;
@@ -200,6 +202,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       const verdict = verdictOf(job, outcome);
       if (outcome.ok) counters.delivered++;
       else counters.failed++;
+      opts.onAttempt?.(outcome.ok ? "success" : outcome.timedOut ? "timeout" : "failure");
       const { startedAt, durationMs, statusCode, error } = outcome;
       job.state = "recording";
       recorder.record({ job, outcome, result: { deliveryId: job.row.id, manual: job.manual, startedAt, durationMs, statusCode, error, verdict } });
@@ -214,7 +217,14 @@ export function createDispatcher(opts: DispatcherOptions) {
       counters.abandoned++;
       log.warn("Webhook delivery abandoned after its last retry", { ...tags, attempts: job.row.attempts + 1, error: result.error });
     } else if (!outcome.ok) {
-      log.debug("Webhook attempt failed", { ...tags, status_code: result.statusCode, error: result.error, manual: job.manual });
+      // Warn: a receiver that fails is the operator's (or the customer's) to fix. Never the body or the signing secret.
+      log.warn("Webhook attempt failed", {
+        ...tags,
+        status_code: result.statusCode,
+        error: result.error,
+        manual: job.manual,
+        ...(verdict.kind === "retry" ? { retry_at: new Date(verdict.at).toISOString() } : {}),
+      });
     }
     work.settleWaiters(job, outcome);
     if (job.manual) {

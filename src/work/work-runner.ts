@@ -36,6 +36,9 @@ export type WorkPolicies = { [T in WorkType]: WorkPolicy };
 
 const errorText = (err: unknown) => String((err as Error)?.message ?? err);
 
+/** How a run ended here: finished, handed to its next stage, deferred, to be retried, failed for good, cancelled, or its lease lost. */
+export type WorkOutcome = "done" | "next" | "deferred" | "retry" | "failed" | "cancelled" | "lost";
+
 /**
  * Claims due work of every type up to its policy's concurrency, keeps the
  * leases of what runs here alive (one batched renewal for all of it), aborts
@@ -43,7 +46,15 @@ const errorText = (err: unknown) => String((err as Error)?.message ?? err);
  * stall) or that outlived its timeout, and applies the type's retry policy.
  * It sleeps until the next row falls due, or until `wake()` (work enqueued here).
  */
-export function createWorkRunner(opts: { ledger: WorkLedger; policies: WorkPolicies; handlers: WorkHandlers; logger: Logger; pollMs?: number }) {
+export function createWorkRunner(opts: {
+  ledger: WorkLedger;
+  policies: WorkPolicies;
+  handlers: WorkHandlers;
+  logger: Logger;
+  pollMs?: number;
+  /** Each run's outcome and duration (metrics); not called for runs cut short by a shutdown. */
+  onFinished?: (type: WorkType, outcome: WorkOutcome, seconds: number) => void;
+}) {
   const { ledger, policies, handlers, logger } = opts;
   const pollMs = opts.pollMs ?? 1000;
   const types = Object.keys(handlers) as WorkType[];
@@ -75,26 +86,40 @@ export function createWorkRunner(opts: { ledger: WorkLedger; policies: WorkPolic
     running.set(row.id, { row, abort });
     const log = logger.child({ work_id: row.id, work_type: type, entity_id: row.entityId, org_id: row.orgId, attempt: row.attempts });
     const timeout = setTimeout(() => abort.abort(new Error(`The work ran longer than ${policy.timeoutMs} ms.`)), policy.timeoutMs);
+    const t0 = performance.now();
+    const ended = (outcome: WorkOutcome) => opts.onFinished?.(type, outcome, (performance.now() - t0) / 1000);
     try {
       log.debug("Work started", {});
       const result = await handler.run(row, { signal: abort.signal, logger: log });
       if (stopped) return; // the lease lapses and another run resumes it
       if (result && "next" in result) {
-        if (await ledger.advance(row.id, result.next, policies[result.next.type].maxAttempts)) log.info("Work stage done", { next_type: result.next.type });
-        else log.warn("Work lease lost before its next stage; left to its new holder", {});
+        if (await ledger.advance(row.id, result.next, policies[result.next.type].maxAttempts)) {
+          log.info("Work stage done", { next_type: result.next.type });
+          ended("next");
+        } else {
+          log.warn("Work lease lost before its next stage; left to its new holder", {});
+          ended("lost");
+        }
         return;
       }
       if (result && "defer" in result) {
         await ledger.defer(row.id, result.defer);
+        ended("deferred");
         return;
       }
-      if (!(await ledger.finish(row.id))) log.warn("Work finished after its lease was lost", {});
-      else log.debug("Work done", {});
+      if (!(await ledger.finish(row.id))) {
+        log.warn("Work finished after its lease was lost", {});
+        ended("lost");
+      } else {
+        log.debug("Work done", {});
+        ended("done");
+      }
     } catch (err) {
       if (stopped) return;
       const reason = abort.signal.reason;
       if (reason instanceof PermanentWorkError && reason.code === "CANCELLED") {
         log.info("Work cancelled", {});
+        ended("cancelled");
         return;
       }
       const permanent = err instanceof PermanentWorkError || reason instanceof PermanentWorkError;
@@ -102,9 +127,11 @@ export function createWorkRunner(opts: { ledger: WorkLedger; policies: WorkPolic
         const delay = policy.backoffMs(row.attempts);
         log.warn("Work failed; will retry", { err, retry_in_ms: delay });
         await ledger.retry(row.id, delay, errorText(err));
+        ended("retry");
         return;
       }
       log.error("Work failed for good", { err });
+      ended("failed");
       if (await ledger.fail(row.id, errorText(err))) await handler.onFailed?.(row, err);
     } finally {
       clearTimeout(timeout);
