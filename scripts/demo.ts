@@ -70,7 +70,7 @@ async function call(opts: Options, method: string, path: string, body?: unknown)
   } catch (err) {
     throw new DemoError(
       [
-        `Cannot reach the service at ${opts.apiUrl} (${(err as Error).message}).`,
+        `Cannot reach the service at ${opts.apiUrl} (${(err as { code?: string }).code ?? (err as Error).message}).`,
         "Start it in another terminal in this folder: npm start",
         "(or point the demo at yours with --api-url or $VIDLIVE_API_URL)",
       ].join("\n"),

@@ -357,3 +357,23 @@ test("npm start prints the key and the next step on stderr; then the README's bl
     }
   }
 }, 300_000);
+
+test("npm run demo says how to fix what is missing: the service, then the key", async () => {
+  const demo = (env: Record<string, string>, ...args: string[]) => {
+    const p = Bun.spawnSync(["npm", "run", "-s", "demo", "--", ...args], { cwd: work, env: { ...cleanEnv, ...env }, stdout: "pipe", stderr: "pipe" });
+    return { code: p.exitCode, err: p.stderr.toString() };
+  };
+  const down = demo({ VIDLIVE_API_KEY: "sk_live_x_y" }, "--api-url", `http://localhost:${freePort()}`);
+  expect(down.code).toBe(1);
+  expect(down.err).toContain("Cannot reach the service");
+  expect(down.err).toContain("npm start");
+  if (!service) await startService();
+  const noKey = demo({ VIDLIVE_API_URL: base });
+  expect(noKey.code).toBe(1);
+  expect(noKey.err).toContain("No API key");
+  expect(noKey.err).toContain("API key (shown once)");
+  const badKey = demo({ VIDLIVE_API_URL: base, VIDLIVE_API_KEY: "sk_live_wrong_key" });
+  expect(badKey.code).toBe(1);
+  expect(badKey.err).toContain("refused the API key");
+  expect(demo({}, "--frobnicate").err).toContain("Unknown option --frobnicate");
+}, 60_000);
