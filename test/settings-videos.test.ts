@@ -40,28 +40,27 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     expect(await row.getByRole("link").innerText()).toBe("Fixture clip");
     const seenAt = await row.getAttribute("data-status");
     // The list updates itself (no reload): a marker set now survives until COMPLETED.
-    await page.evaluate(() => {
-      (window as any).sameDocument = true;
-    });
-    await page.waitForFunction(() => document.querySelector("tr[data-video-id]")?.getAttribute("data-status") !== "TRANSCODING", null, { timeout: 60_000 });
+    await page.evaluate("window.sameDocument = true");
+    await page.waitForFunction('document.querySelector("tr[data-video-id]").getAttribute("data-status") !== "TRANSCODING"', null, { timeout: 60_000 });
     expect(await row.locator(".status .badge").innerText()).toBe("COMPLETED");
-    if (seenAt === "TRANSCODING") expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true);
+    if (seenAt === "TRANSCODING") expect(await page.evaluate("window.sameDocument")).toBe(true);
 
     const id = (await row.getAttribute("data-video-id"))!;
     const api = (await (await t.api(`/videos/${id}/`)).json()) as any;
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
+    // Playing: currentTime advancing past 1 s with decoded pictures (muted autoplay may need a nudge in headless Chromium).
     await page.waitForFunction(
-      () => {
-        const v = document.getElementById("player") as HTMLVideoElement | null;
+      `(() => {
+        const v = document.getElementById("player");
         if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
         return !!v && v.currentTime > 1 && v.videoWidth > 0;
-      },
+      })()`,
       null,
       { timeout: 30_000, polling: 200 },
     );
-    expect(await page.evaluate(() => (document.getElementById("player") as HTMLVideoElement).videoWidth)).toBeGreaterThan(0);
+    expect(await page.evaluate('document.getElementById("player").videoWidth')).toBeGreaterThan(0);
     expect(await page.getByRole("heading", { name: "Renditions and downloads" }).isVisible()).toBe(true);
 
     page.once("dialog", (d) => d.accept());

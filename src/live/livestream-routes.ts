@@ -22,8 +22,8 @@ const streamFields = {
   subtitles: optional(boolean("Transcribe the recording (speech to text) like an upload's `subtitles`. Default false; 422 when the server has no engine.")),
   tags: optional(tagsField()),
 };
-const createStreamInput = bodyInput(streamFields);
-const scheduleStreamInput = bodyInput({
+export const createStreamInput = bodyInput(streamFields);
+export const scheduleStreamInput = bodyInput({
   ...streamFields,
   scheduled_at: field(
     t.String({

@@ -38,6 +38,11 @@ export function textOf(v: string | string[] | undefined): string | undefined {
   return t ? t : undefined;
 }
 
+/** The object without its undefined values: a body as a JSON client sends it (a missing field, not a null one). */
+export function definedOnly(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
 /** A checkbox: checked posts its value ("on" by default), unchecked posts nothing. */
 export const checked = (v: string | string[] | undefined): boolean => v !== undefined;
 

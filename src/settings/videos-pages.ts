@@ -6,7 +6,7 @@ import type { SettingsDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { notFoundPage } from "./not-found-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage } from "./page.ts";
-import { checked, checkOrgLimit, type FormBody, formOf, plausibleId, type Problem, problemOf, textOf } from "./section-support.ts";
+import { checked, checkOrgLimit, definedOnly, type FormBody, formOf, plausibleId, type Problem, problemOf, textOf } from "./section-support.ts";
 import { requireAction, sessionGuard } from "./session-guard.ts";
 import { can, type Member } from "./types.ts";
 import { videoPage } from "./video-page-view.ts";
@@ -107,10 +107,10 @@ export function videosPages(deps: SettingsDeps) {
 
 /** The form as POST /videos/'s JSON body: checkboxes are booleans only when checked (unchecked: not given). */
 function registerBodyOf(form: FormBody): Record<string, unknown> {
-  return {
+  return definedOnly({
     source_url: textOf(form.source_url) ?? "",
     title: textOf(form.title),
     subtitles: checked(form.subtitles) ? true : undefined,
     drm_enabled: checked(form.drm_enabled) ? true : undefined,
-  };
+  });
 }

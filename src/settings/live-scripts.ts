@@ -1,0 +1,55 @@
+/**
+ * The live streams section's browser code, inlined (no build step). Reads
+ * data- attributes only; nothing from the server is interpolated into code.
+ */
+
+/** datetime-local carries no zone: the browser's offset is posted beside it (minutes, as getTimezoneOffset). */
+export const SCHEDULE_SCRIPT = `(() => {
+  const field = document.getElementById("tz-offset");
+  if (field) field.value = String(new Date().getTimezoneOffset());
+})();`;
+
+/**
+ * A stream's page: the preview (hls.js on hls_url) once the stream is LIVE,
+ * and its status every ~2 s; a change of status or a new recording reloads
+ * the page (the server renders what each state shows).
+ */
+export const LIVE_PAGE_SCRIPT = `(() => {
+  const root = document.getElementById("stream");
+  if (!root) return;
+  const video = document.getElementById("preview-player");
+  const state = document.getElementById("preview-state");
+  let hls = null;
+  function attach() {
+    if (!video || hls || !window.Hls || !Hls.isSupported()) return;
+    hls = new Hls({ liveDurationInfinity: true });
+    window.settingsPlayer = hls;
+    hls.on(Hls.Events.MANIFEST_PARSED, () => {
+      state.textContent = "Live.";
+      video.play().catch(() => {});
+    });
+    hls.on(Hls.Events.ERROR, (_e, d) => {
+      if (!d.fatal) return;
+      state.textContent = "Preview interrupted (" + d.details + "); retrying…";
+      hls.destroy();
+      hls = null;
+      setTimeout(attach, 2000);
+    });
+    hls.loadSource(video.dataset.src);
+    hls.attachMedia(video);
+  }
+  if (root.dataset.status === "LIVE") attach();
+  const settled = () => root.dataset.status === "ENDED" || root.dataset.status === "ERROR";
+  async function tick() {
+    try {
+      const res = await fetch(root.dataset.statusUrl, { headers: { accept: "application/json" } });
+      if (res.ok) {
+        const s = await res.json();
+        if (s.status !== root.dataset.status || (s.recording_id || "") !== (root.dataset.recording || "")) return location.reload();
+      }
+    } catch (_) {}
+    // An ended stream's recording id never changes once shown.
+    if (!(settled() && root.dataset.recording)) setTimeout(tick, 2000);
+  }
+  setTimeout(tick, 2000);
+})();`;

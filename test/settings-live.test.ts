@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { withOffset } from "../src/settings/live-pages.ts";
+import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
+import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
+import { getStream } from "./support/streams.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+if (!hasChromium) console.warn(CHROMIUM_MISSING);
+
+const FIXTURE = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
+const hasFfmpeg = !!Bun.which("ffmpeg");
+
+test("a datetime-local start time gets the browser's offset (getTimezoneOffset minutes), UTC without it", () => {
+  expect(withOffset("2030-01-31T18:00", "-120")).toBe("2030-01-31T18:00:00+02:00");
+  expect(withOffset("2030-01-31T18:00", "330")).toBe("2030-01-31T18:00:00-05:30");
+  expect(withOffset("2030-01-31T18:00:30", undefined)).toBe("2030-01-31T18:00:30Z");
+  expect(withOffset("tomorrow", "0")).toBe("tomorrow");
+});
+
+describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issue 13 point 6)", () => {
+  let t: TestService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await startTestService({ env: { LIVE_RECONNECT_MS: "400", LIVE_SCHEDULE_LEAD_MS: "500" } });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+  });
+
+  test("book a stream; create one, push ffmpeg to the rtmp_url shown, the preview plays, end it, the recording link opens its video", async () => {
+    const page = await signIn(browser, t, await addMember(t, "developer"));
+    await page.getByRole("link", { name: "Live streams", exact: true }).click();
+    expect(await page.getByText("No live streams yet").isVisible()).toBe(true);
+
+    // Booking: a start time in the past is the API's refusal, shown; a future one books (SCHEDULED).
+    await page.getByLabel("Title", { exact: true }).fill("Booked");
+    await page.getByLabel(/^Start time/).fill("2020-01-01T10:00");
+    await page.getByRole("button", { name: "Create stream" }).click();
+    expect(await page.getByRole("alert").innerText()).toContain("scheduled_at");
+    const later = new Date(Date.now() + 30 * 86_400_000);
+    await page.getByLabel(/^Start time/).fill(later.toISOString().slice(0, 16));
+    await page.getByRole("button", { name: "Create stream" }).click();
+    await page.waitForURL((u) => /^\/settings\/live\/[^/]+$/.test(u.pathname));
+    expect(await page.locator("#stream").getAttribute("data-status")).toBe("SCHEDULED");
+    const booked = await getStream(t, page.url().split("/").pop()!);
+    // Within a day of it whatever the browser's time zone (the page sends its offset).
+    expect(Math.abs(Date.parse(booked.scheduled_at) - later.getTime())).toBeLessThan(86_400_000);
+
+    await page.getByRole("link", { name: "Live streams", exact: true }).click();
+    await page.getByLabel("Title", { exact: true }).fill("Launch");
+    await page.getByLabel("Latency").selectOption("LOW");
+    await page.getByRole("button", { name: "Create stream" }).click();
+    await page.waitForURL((u) => /^\/settings\/live\/[^/]+$/.test(u.pathname));
+    const id = page.url().split("/").pop()!;
+    expect(await page.locator("#stream").getAttribute("data-status")).toBe("READY_TO_STREAM");
+    const rtmpUrl = await page.getByLabel("RTMP URL", { exact: true }).inputValue();
+    expect(rtmpUrl).toBe((await getStream(t, id)).rtmp_url);
+    expect(await page.getByRole("button", { name: "Copy RTMP URL" }).isVisible()).toBe(true);
+    expect(await page.getByText("Stream Key: leave it blank.").isVisible()).toBe(true);
+
+    // The URL as shown, pushed by ffmpeg (looped until the stream is ended from the page).
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", FIXTURE, "-c", "copy", "-f", "flv", rtmpUrl], { stderr: "pipe" });
+    try {
+      // The page notices LIVE by itself and attaches hls.js to hls_url.
+      await page.waitForFunction(
+        `(() => {
+          const v = document.getElementById("preview-player");
+          if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
+          return document.getElementById("stream").getAttribute("data-status") === "LIVE" && !!v && v.currentTime > 0.5 && v.videoWidth > 0;
+        })()`,
+        null,
+        { timeout: 45_000, polling: 250 },
+      );
+
+      page.once("dialog", (d) => d.accept());
+      await page.getByRole("button", { name: "End stream" }).click();
+      await page.waitForURL((u) => u.searchParams.get("done") === "ended");
+      expect(["ENDED"]).toContain((await page.locator("#stream").getAttribute("data-status"))!);
+      await page.locator("#recording-link").waitFor({ timeout: 30_000 });
+    } finally {
+      ff.kill();
+      await ff.exited;
+    }
+    const stream = await getStream(t, id);
+    expect(stream.status).toBe("ENDED");
+    await page.locator("#recording-link").click();
+    expect(new URL(page.url()).pathname).toBe(`/settings/videos/${stream.recording.asset_id}`);
+    expect(await page.locator("main h1").innerText()).toBe("Launch");
+    await page.context().close();
+  }, 90_000);
+
+  test("another organization's stream is a 404 page, as a missing one; a viewer cannot create", async () => {
+    const other = await t.service.orgs.createOrg("other");
+    const foreign = (await (await t.api("/livestreams/", { method: "POST", json: { title: "Theirs" }, key: other.apiKey })).json()) as any;
+    const viewer = await signIn(browser, t, await addMember(t, "viewer"));
+    expect((await viewer.goto(`${t.base}/settings/live/${foreign.data.stream.id}`))!.status()).toBe(404);
+    expect((await viewer.goto(`${t.base}/settings/live/liv_missing`))!.status()).toBe(404);
+    await viewer.goto(`${t.base}/settings/live`);
+    expect(await viewer.getByRole("button", { name: "Create stream" }).count()).toBe(0);
+    await viewer.context().close();
+  }, 30_000);
+});
