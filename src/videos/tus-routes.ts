@@ -1,18 +1,22 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { TUS_PATH } from "../http/tus-requests.ts";
 import type { TusUploads } from "./tus-uploads.ts";
 
 const tags = ["Videos"];
-const header = (name: string, description: string, required = true, type: "string" | "integer" = "string") => ({ name, in: "header", required, description, schema: { type } });
-const tokenParam = {
-  name: "token",
-  in: "query",
-  required: false,
-  description: "The presigned token from POST /videos/upload-url/ (`tus_url`), instead of the API key (browsers). Single use, expires with the slot.",
-  schema: { type: "string" },
-};
-const idParam = { name: "id", in: "path", required: true, description: "The upload id (`upl_…`), the last segment of `Location`.", schema: { type: "string" } };
-const tusResumable = header("Tus-Resumable", "`1.0.0`");
+/**
+ * The tus headers and the token, as optional schemas: the OpenAPI plugin
+ * documents an operation's `params`/`headers`/`query` schemas and drops a
+ * `detail.parameters` list once a path has a parameter. All optional, so
+ * Elysia's validation never answers before tus does (a missing header is
+ * tus's 412/400/403, in the envelope). Header names are lowercase, as Elysia
+ * matches them.
+ */
+const h = (description: string) => t.Optional(t.String({ description }));
+const TUS_RESUMABLE = h("Required on every request but OPTIONS: `1.0.0`.");
+const query = t.Object({
+  token: t.Optional(t.String({ description: "The presigned token from POST /videos/upload-url/ (`tus_url`), instead of the API key (browsers). Single use, expires with the slot." })),
+});
+const params = t.Object({ id: t.String({ description: "The upload id (`upl_…`), the last segment of `Location`." }) });
 
 const envelope = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } });
 /** The refusals a tus request can meet, each the error envelope with the status tus clients expect. */
@@ -33,12 +37,12 @@ const REFUSALS: Record<string, string> = {
  * and headers with no JSON body, and its refusals keep tus's statuses (409,
  * 412, 413, …), which the spec's code → status table does not list.
  */
-function tusDoc(opts: { summary: string; description: string; success: { status: number; description: string; headers: Record<string, string> }; refusals: string[]; parameters: object[] }) {
+function tusDoc(opts: { summary: string; description: string; success: { status: number; description: string; headers: Record<string, string> }; refusals: string[] }) {
   const headers = Object.fromEntries(Object.entries(opts.success.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]));
   const responses: Record<string, unknown> = { [opts.success.status]: { description: opts.success.description, headers } };
   for (const status of opts.refusals) responses[status] = envelope(REFUSALS[status]!);
   // Elysia types the OpenAPI objects more narrowly than these plain JSON ones.
-  return { tags, summary: opts.summary, description: opts.description, parameters: opts.parameters, responses } as any;
+  return { tags, summary: opts.summary, description: opts.description, responses } as any;
 }
 
 /**
@@ -63,12 +67,12 @@ export function tusRoutes(tus: TusUploads) {
           description: "Created (no body).",
           headers: { Location: "The upload's URL (HEAD, PATCH, DELETE).", "X-Source-Url": "The `source_url` to register once the upload is complete.", "Tus-Resumable": "`1.0.0`" },
         },
-        parameters: [
-          tusResumable,
-          header("Upload-Length", "The file's size in bytes (at most `max_bytes`).", true, "integer"),
-          header("Upload-Metadata", "tus metadata (e.g. `filename`), kept with the upload.", false),
-          tokenParam,
-        ],
+      }),
+      query,
+      headers: t.Object({
+        "tus-resumable": TUS_RESUMABLE,
+        "upload-length": h("Required: the file's size in bytes, a decimal integer (at most `max_bytes`)."),
+        "upload-metadata": h("tus metadata (e.g. `filename`), kept with the upload."),
       }),
     })
     .route("HEAD", `${TUS_PATH}/:id`, handle, {
@@ -78,8 +82,10 @@ export function tusRoutes(tus: TusUploads) {
         description: "How many bytes the service holds: resume the PATCH from `Upload-Offset`. A finished upload answers its full length. Another organization's id is 404 as a missing one.",
         refusals: ["401", "403", "404", "412"],
         success: { status: 200, description: "No body.", headers: { "Upload-Offset": "Bytes received.", "Upload-Length": "The announced size.", "Tus-Resumable": "`1.0.0`" } },
-        parameters: [idParam, tusResumable, tokenParam],
       }),
+      params,
+      query,
+      headers: t.Object({ "tus-resumable": TUS_RESUMABLE }),
     })
     .patch(`${TUS_PATH}/:id`, handle, {
       parse: "none",
@@ -89,8 +95,10 @@ export function tusRoutes(tus: TusUploads) {
           "The body is the bytes from `Upload-Offset` on (`Content-Type: application/offset+octet-stream`). 409 when `Upload-Offset` is not the service's offset (HEAD first). The last byte completes the upload: its `source_url` can then be registered.",
         refusals: ["400", "401", "403", "404", "409", "412", "413", "415"],
         success: { status: 204, description: "Appended (no body).", headers: { "Upload-Offset": "The new offset.", "Tus-Resumable": "`1.0.0`" } },
-        parameters: [idParam, tusResumable, header("Upload-Offset", "Where this body starts.", true, "integer"), tokenParam],
       }),
+      params,
+      query,
+      headers: t.Object({ "tus-resumable": TUS_RESUMABLE, "upload-offset": h("Required: where this body starts, a decimal integer.") }),
     })
     .delete(`${TUS_PATH}/:id`, handle, {
       parse: "none",
@@ -99,8 +107,10 @@ export function tusRoutes(tus: TusUploads) {
         description: "Deletes an unfinished upload and its bytes (termination extension).",
         refusals: ["401", "403", "404", "412"],
         success: { status: 204, description: "Deleted (no body).", headers: { "Tus-Resumable": "`1.0.0`" } },
-        parameters: [idParam, tusResumable, tokenParam],
       }),
+      params,
+      query,
+      headers: t.Object({ "tus-resumable": TUS_RESUMABLE }),
     })
     .options(`${TUS_PATH}/`, handle, hidden)
     .options(`${TUS_PATH}/:id`, handle, hidden);
