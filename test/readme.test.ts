@@ -169,6 +169,8 @@ async function expectPlayable(url: string) {
 
 interface Check {
   timeoutMs: number;
+  /** A tool the README asks the user to install for this block; without it the block is skipped (said on stderr). */
+  needs?: string;
   before?: () => Promise<void>;
   /** Runs beside the block (e.g. watching a stream go LIVE while ffmpeg pushes); its result goes to `after`. */
   during?: (done: () => boolean) => Promise<unknown>;
@@ -291,6 +293,7 @@ const checks: Record<string, Check> = {
   },
   backup: {
     timeoutMs: 20_000,
+    needs: "sqlite3",
     after(r) {
       expect(r.exitCode).toBe(0);
       const [file] = readdirSync(join(work, "backups"));
@@ -344,6 +347,10 @@ test("npm start prints the key and the next step on stderr; then the README's bl
 
   for (const block of blocks) {
     const check = checks[block.name]!;
+    if (check.needs && !Bun.which(check.needs)) {
+      console.warn(`README block "${block.name}" not run: ${check.needs} is not installed`);
+      continue;
+    }
     await check.before?.();
     let finished = false;
     const during = check.during?.(() => finished);
