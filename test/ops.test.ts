@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { publish } from "../media/rtmp/rtmp-publisher.ts";
+import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { createLogger } from "../src/log.ts";
 import { waitFor } from "./support/events.ts";
 import { startSqld } from "./support/sqld.ts";
@@ -222,6 +224,25 @@ describe("metrics", () => {
     expect(find(samples, "vidlive_jobs", { type: "actor-timer", state: "queued" })?.value).toBeGreaterThanOrEqual(1);
     expect(find(samples, "vidlive_live_streams", { status: "SCHEDULED" })?.value).toBe(1);
   });
+});
+
+describe("live", () => {
+  test("a live stream and its playlist clients show as live streams, broadcasts and viewers", async () => {
+    const stream = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Watched" } })).json()) as any).data.stream;
+    const pub = publish({ url: stream.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "fast", unpublishAtEnd: false });
+    await pub.started;
+    await waitFor(async () => ((await (await t.api(`/livestreams/${stream.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
+    // Two players (different user agents) reload the playlist; one of them twice.
+    for (const ua of ["player-a", "player-b", "player-a"]) expect((await fetch(stream.hls_url, { headers: { "user-agent": ua } })).status).toBe(200);
+    const samples = await scrape();
+    expect(find(samples, "vidlive_live_viewers")?.value).toBe(2);
+    expect(find(samples, "vidlive_live_streams_watched")?.value).toBe(1);
+    expect(find(samples, "vidlive_live_streams", { status: "LIVE" })?.value).toBe(1);
+    expect(find(samples, "vidlive_live_broadcasts")?.value).toBe(1);
+    expect(find(samples, "vidlive_http_requests_total", { route: "/live/:token/:file", status: "200" })?.value).toBeGreaterThanOrEqual(3);
+    expect((await t.api(`/livestreams/${stream.id}/end/`, { method: "POST" })).status).toBe(200);
+    await pub.finished.catch(() => undefined);
+  }, 30_000);
 });
 
 describe("METRICS_TOKEN and readiness on a database that goes away", () => {

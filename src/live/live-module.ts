@@ -19,6 +19,7 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import { LIVE_CHECK_USER_AGENT } from "./live-player.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
@@ -123,8 +124,9 @@ export function createLiveModule(deps: {
       // From the store, not this process's disk: with STORAGE=s3 the broadcast may be ingested by another process.
       const res = deps.objects.kind === "s3" && playlist ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true });
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
-      if (playlist && res.status === 200 && deps.onPlaylistServed) {
-        deps.onPlaylistServed(params.token, `${server?.requestIP(request)?.address ?? ""} ${request.headers.get("user-agent") ?? ""}`);
+      const agent = request.headers.get("user-agent") ?? "";
+      if (playlist && res.status === 200 && deps.onPlaylistServed && agent !== LIVE_CHECK_USER_AGENT) {
+        deps.onPlaylistServed(params.token, `${server?.requestIP(request)?.address ?? ""} ${agent}`);
       }
       return res;
     },

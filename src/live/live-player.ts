@@ -1,5 +1,9 @@
 import { ALL_FORMATS, BufferSource, Input } from "mediabunny";
 
+/** The service's own player names itself, so the live viewers count (src/ops) leaves it out. */
+export const LIVE_CHECK_USER_AGENT = "vidlive-live-check/1";
+const headers = { "user-agent": LIVE_CHECK_USER_AGENT };
+
 /**
  * The service's own player: an HTTP client of the public hls_url that fetches
  * the playlist, downloads a segment and demuxes it. LIVESTREAM_STARTED fires on
@@ -8,12 +12,12 @@ import { ALL_FORMATS, BufferSource, Input } from "mediabunny";
 export async function observePlayback(hlsUrl: string, opts: { signal: AbortSignal; intervalMs?: number }): Promise<boolean> {
   while (!opts.signal.aborted) {
     try {
-      const res = await fetch(hlsUrl, { signal: opts.signal });
+      const res = await fetch(hlsUrl, { signal: opts.signal, headers });
       if (res.ok) {
         const lines = (await res.text()).split(/\r?\n/).map((l) => l.trim());
         const uri = lines.find((l) => l && !l.startsWith("#"));
         if (uri) {
-          const seg = await fetch(new URL(uri, hlsUrl), { signal: opts.signal });
+          const seg = await fetch(new URL(uri, hlsUrl), { signal: opts.signal, headers });
           if (seg.ok) {
             const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(await seg.arrayBuffer()) });
             const track = (await input.getPrimaryVideoTrack()) ?? (await input.getPrimaryAudioTrack());
