@@ -204,7 +204,8 @@ describe("cli listen / cli trigger", () => {
       const trig = await cli("trigger", "VIDEO_TRANSCODING_COMPLETED", "--api-url", base, "--api-key", t.apiKey);
       expect(trig.code).toBe(0);
       await waitFor(async () => /VIDEO_TRANSCODING_COMPLETED vid_\S+/.test(out), { what: "the receiver's line", timeoutMs: 15_000 });
-      expect(l.lines.some((x) => x.includes("VIDEO_TRANSCODING_COMPLETED") && x.includes("→ 204"))).toBe(true);
+      // The CLI prints its line once the receiver has answered.
+      await waitFor(async () => l.lines.some((x) => x.includes("VIDEO_TRANSCODING_COMPLETED") && x.includes("→ 204")), { what: "the forward line", timeoutMs: 15_000 });
     } finally {
       child.kill();
       l.proc.kill();
