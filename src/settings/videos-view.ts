@@ -33,8 +33,8 @@ export function durationOf(seconds: number | null): string {
 
 export function videoList(items: VideoView[], empty: (text: string) => Html): Html {
   if (!items.length) return empty("No videos yet. Upload a file below, or add one from a URL; it is transcoded to HLS and listed here.");
-  return html`<div class="table-wrap"><table id="videos" data-progress-url="/settings/videos/progress.json">
-    <caption class="muted">Newest first; progress updates while a video transcodes.</caption>
+  return html`<p class="muted">Newest first; progress updates by itself while a video transcodes.</p>
+  <div class="table-wrap"><table id="videos" data-progress-url="/settings/videos/progress.json">
     <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Kind</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
     <tbody>${items.map(
       ({ video: v }) => html`<tr data-video-id="${v.id}" data-status="${v.status}">

@@ -19,7 +19,6 @@ export interface EndpointDraft {
 export function endpointList(rows: EndpointRow[], opts: { canManage: boolean; csrf: Html; problem?: Problem | null; draft?: EndpointDraft; empty: (text: string) => Html }): Html {
   const table = rows.length
     ? html`<div class="table-wrap"><table>
-        <caption>Endpoints</caption>
         <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Description</th><th scope="col">Created</th></tr></thead>
         <tbody>${rows.map(
           (r) => html`<tr>
@@ -94,10 +93,10 @@ function attemptRows(attempts: AttemptRow[]): Html {
 export function endpointDetail(row: EndpointRow, deliveries: Array<{ delivery: DeliveryRow; attempts: AttemptRow[] }>, opts: { canManage: boolean; csrf: Html; empty: (text: string) => Html }): Html {
   const id = row.id;
   const testForm = opts.canManage
-    ? html`<form method="post" action="${base}/${id}/test" class="inline">
+    ? html`<form method="post" action="${base}/${id}/test" class="test-event">
         ${opts.csrf}
-        <label for="test-event">Event</label>
-        <select id="test-event" name="event">${row.events.map((e) => html`<option value="${e}">${e}</option>`)}</select>
+        <div><label for="test-event">Event</label>
+        <select id="test-event" name="event">${row.events.map((e) => html`<option value="${e}">${e}</option>`)}</select></div>
         <button type="submit">Send test event</button>
       </form>`
     : "";
