@@ -32,6 +32,7 @@ import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
+import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
 
 export interface Service {
@@ -153,6 +154,8 @@ export async function createService(
     orgs,
     rateLimiter,
     logger,
+    baseUrl: () => config.baseUrl,
+    webhooks: webhookEventsDoc(),
     plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
     publicPlugins: [
       ops.plugin,

@@ -31,6 +31,10 @@ export interface AppDeps {
   /** Non-API routes (media files, uploads, live HLS) that carry their own access rules. */
   publicPlugins?: Elysia<any, any, any, any, any, any, any>[];
   version?: string;
+  /** The public base URL: the document's `servers` (BASE_URL; read when the document is built, after listen). */
+  baseUrl?: () => string;
+  /** OpenAPI 3.1 `webhooks`: the event payloads (src/webhooks/event-schemas.ts). */
+  webhooks?: Record<string, unknown>;
 }
 
 const require = createRequire(import.meta.url);
@@ -70,8 +74,18 @@ export function createApp(deps: AppDeps) {
     .use(
       openapi({
         path: "/openapi",
-        // The default page loads Scalar from a CDN, unreachable offline: serve the bundle ourselves.
-        scalar: { cdn: "/openapi/scalar.js" } as never,
+        // The default page loads Scalar from a CDN, unreachable offline: serve the bundle ourselves. The rest keeps the
+        // page on this origin (no web fonts from Scalar's CDN, no telemetry) and hides what needs Scalar's hosted services
+        // (the API client window, the AI agent, developer tools, the toolbar's deploy/"open in" actions).
+        scalar: {
+          cdn: "/openapi/scalar.js",
+          withDefaultFonts: false,
+          telemetry: false,
+          hideClientButton: true,
+          showDeveloperTools: "never",
+          showToolbar: "never",
+          agent: { disabled: true },
+        } as never,
         documentation: {
           info: {
             title: "Video library and live streaming API",
@@ -87,7 +101,12 @@ export function createApp(deps: AppDeps) {
             },
           },
           security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-        },
+          // A getter: the plugin spreads `documentation` when it builds the document, once the port (PORT=0) is known.
+          get servers() {
+            return deps.baseUrl ? [{ url: deps.baseUrl(), description: "This service (BASE_URL)." }] : undefined;
+          },
+          ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
+        } as never,
         exclude: { paths: ["/openapi/scalar.js"] },
       }),
     )

@@ -1,41 +1,96 @@
-import type { TSchema } from "elysia";
-import { DEFAULT_ERROR_HEADERS } from "./envelope.ts";
-import { ERROR_STATUS, type ErrorCode } from "./api-error.ts";
+import { t, type TSchema } from "elysia";
 
-/** Shared OpenAPI components: the envelope every response is wrapped in. */
+type TProperties = Parameters<typeof t.Object>[0];
+import { ERROR_STATUS, type ErrorCode } from "./api-error.ts";
+import { DEFAULT_ERROR_HEADERS } from "./envelope.ts";
+
+/**
+ * True only when A and B are the same type. The response schemas assert it
+ * against the builders' return types (`const _x: Equals<Static<typeof S>,
+ * ReturnType<typeof builder>> = true`), so a field added to a builder but not
+ * to its schema (or the reverse) fails `tsc`: the document cannot drift from
+ * the code that builds the bodies.
+ */
+export type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/** A JSON object with exactly these properties: the document says no others appear. */
+export const strictObject = <P extends TProperties>(properties: P, opts: { description?: string } = {}) => t.Object(properties, { additionalProperties: false, ...opts });
+
+/** `type | null`, as JSON Schema 2020-12 `anyOf` (OpenAPI 3.1 has no `nullable`). */
+export const nullable = <S extends TSchema>(schema: S, opts: { description?: string } = {}) => t.Union([schema, t.Null()], opts);
+
+/** ISO 8601 UTC timestamp with milliseconds, as every body writes them. */
+export const isoTime = (description?: string) => t.String({ format: "date-time", ...(description ? { description } : {}) });
+
+/** `{id, deleted: true}`: the answer of every DELETE. */
+export const DeletedSchema = strictObject({ id: t.String(), deleted: t.Literal(true) });
+
+/** A page of a list: `items` newest first and the opaque cursor of the next page (null on the last). */
+export const pageOf = <S extends TSchema>(item: S) =>
+  strictObject({ items: t.Array(item), next_cursor: nullable(t.String(), { description: "Pass as `cursor` for the next page; null on the last." }) });
+
+/**
+ * A TypeBox schema as plain JSON Schema: TypeBox marks its schemas with symbol
+ * keys (Kind, Optional) that JSON drops, so the document carries only standard
+ * keywords.
+ */
+export function jsonSchema(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+const META = {
+  type: "object",
+  required: ["timestamp"],
+  additionalProperties: false,
+  properties: { timestamp: { type: "string", format: "date-time", description: "ISO 8601 UTC with milliseconds." } },
+};
+
+/** Shared OpenAPI components: the generic error envelope (the DRM licence route refers to it). */
 export const envelopeSchemas = {
-  SuccessEnvelope: {
+  ErrorEnvelope: errorEnvelope(Object.keys(ERROR_STATUS) as ErrorCode[]),
+} as const;
+
+/** `{success: true, message, data, meta}` with the operation's own `data`. */
+export function successEnvelope(data: TSchema) {
+  return {
     type: "object",
     required: ["success", "message", "data", "meta"],
+    additionalProperties: false,
     properties: {
       success: { type: "boolean", const: true },
       message: { type: "string", description: "Human-readable; may be reworded, never branch on it." },
-      data: { type: "object", description: "The result; its shape is described by the operation." },
-      meta: { $ref: "#/components/schemas/Meta" },
+      data: jsonSchema(data),
+      meta: META,
     },
-  },
-  ErrorEnvelope: {
+  };
+}
+
+/**
+ * `{success: false, message, error: {code, details?}, meta}` limited to the
+ * codes one status can carry. The 401 body has no `meta` (every key failure
+ * gets the same bytes), so `meta` is not required.
+ */
+export function errorEnvelope(codes: ErrorCode[]) {
+  return {
     type: "object",
     required: ["success", "message", "error"],
+    additionalProperties: false,
     properties: {
       success: { type: "boolean", const: false },
       message: { type: "string" },
       error: {
         type: "object",
         required: ["code"],
+        additionalProperties: false,
         properties: {
-          code: { type: "string", enum: Object.keys(ERROR_STATUS) },
+          code: { type: "string", enum: codes },
           details: { description: "PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message." },
         },
       },
-      meta: { $ref: "#/components/schemas/Meta" },
+      meta: META,
     },
-  },
-  Meta: {
-    type: "object",
-    properties: { timestamp: { type: "string", format: "date-time", description: "ISO 8601 UTC with milliseconds." } },
-  },
-} as const;
+  };
+}
 
 const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
   RATE_LIMITED: "Seconds to wait.",
@@ -43,30 +98,63 @@ const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
   TRANSCODE_QUEUE_FAILED: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.TRANSCODE_QUEUE_FAILED!["retry-after"]}).`,
 };
 
-const COMMON: ErrorCode[] = ["INVALID_API_KEY", "RATE_LIMITED", "INTERNAL_ERROR"];
+/** Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission. */
+const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR"];
 
-/**
- * `detail` for a route: summary, description, tags and the responses it can
- * give, each as the envelope, so the document lists every status a client sees.
- */
-export function doc(opts: { tags: string[]; summary: string; description: string; ok?: 200 | 201; data?: string; errors?: ErrorCode[]; body?: TSchema; bodyRequired?: boolean }) {
-  const responses: Record<string, unknown> = {
-    [opts.ok ?? 200]: {
-      description: opts.data ?? "Success.",
-      content: { "application/json": { schema: { $ref: "#/components/schemas/SuccessEnvelope" } } },
-    },
-  };
-  for (const code of [...COMMON, "PERMISSION_DENIED" as const, ...(opts.errors ?? [])]) {
-    const status = String(ERROR_STATUS[code]);
-    const prev = responses[status] as { description: string } | undefined;
-    responses[status] = {
-      description: prev ? `${prev.description}, ${code}` : code,
-      content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
-      ...(RETRY_AFTER[code] ? { headers: { "Retry-After": { description: RETRY_AFTER[code], schema: { type: "integer" } } } } : {}),
+/** The responses of every code in `codes`, one per status (codes sharing a status share a schema). */
+export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  const out: Record<string, unknown> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const headers = list.filter((c) => RETRY_AFTER[c]).map((c) => RETRY_AFTER[c]);
+    out[String(status)] = {
+      description: list.join(", "),
+      content: { "application/json": { schema: errorEnvelope(list) } },
+      ...(headers.length > 0 ? { headers: { "Retry-After": { description: headers[0], schema: { type: "integer" } } } } : {}),
     };
   }
+  return out;
+}
+
+export interface DocOptions {
+  tags: string[];
+  summary: string;
+  description: string;
+  /** The success status (201 for a creation); `alsoOk` adds a 200 with the same body (an idempotent repeat). */
+  ok?: 200 | 201;
+  alsoOk?: string;
+  /** The schema of the envelope's `data`: the one whose Static type the route's builder returns. Absent: a success without a JSON body (tus). */
+  data?: TSchema;
+  /** What `data` holds, in a sentence. */
+  dataDescription?: string;
+  /** The codes the route and the services it calls can answer, beyond COMMON. */
+  errors?: ErrorCode[];
+  body?: TSchema;
+  bodyRequired?: boolean;
+}
+
+/**
+ * `detail` for a route: summary, description, tags and every response it can
+ * give, each in the envelope, so the document lists every status (and, per
+ * status, every code) a client sees, and the exact shape of `data`.
+ */
+export function doc(opts: DocOptions) {
+  const ok = opts.ok ?? 200;
+  const success = { description: opts.dataDescription ?? "Success.", ...(opts.data ? { content: { "application/json": { schema: successEnvelope(opts.data) } } } : {}) };
+  const responses: Record<string, unknown> = {
+    [ok]: success,
+    ...(opts.alsoOk ? { 200: { ...success, description: opts.alsoOk } } : {}),
+    ...errorResponses([...COMMON, ...(opts.errors ?? [])]),
+  };
   // The OpenAPI response objects are plain JSON here; Elysia types them more narrowly than needed.
-  return { tags: opts.tags, summary: opts.summary, description: opts.description, responses: responses as any, ...(opts.body ? jsonRequestBody(opts.body, opts.bodyRequired ?? true) : {}) };
+  return {
+    tags: opts.tags,
+    summary: opts.summary,
+    description: opts.description,
+    responses: responses as any,
+    ...(opts.body ? jsonRequestBody(opts.body, opts.bodyRequired ?? true) : {}),
+  };
 }
 
 /**
@@ -74,5 +162,5 @@ export function doc(opts: { tags: string[]; summary: string; description: string
  * rather than by Elysia (so unknown fields and nulls follow the project's rules).
  */
 export function jsonRequestBody(schema: TSchema, required = true) {
-  return { requestBody: { required, content: { "application/json": { schema } } } as any };
+  return { requestBody: { required, content: { "application/json": { schema: jsonSchema(schema) } } } as any };
 }

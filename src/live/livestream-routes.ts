@@ -7,11 +7,12 @@ import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
 import { bodyInput, boolean, enumListParam, field, oneOf, optional, pageParams, queryInput, string, tagsField } from "../http/input.ts";
-import { doc } from "../http/openapi-docs.ts";
+import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
 import { idParams } from "../videos/video-schemas.ts";
 import type { LiveIngest } from "./live-ingest.ts";
 import type { LivestreamService } from "./livestream-service.ts";
+import { StreamAnswerSchema, StreamListSchema } from "./livestream-resource-schema.ts";
 
 const tags = ["Live streams"];
 
@@ -76,7 +77,8 @@ export function livestreamRoutes(deps: {
           description:
             "Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.",
           ok: 201,
-          data: "`stream`: the full shape with `rtmp_url`.",
+          data: StreamAnswerSchema,
+          dataDescription: "`stream`: the full shape with `rtmp_url`.",
           errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE", "NO_SLOTS_AVAILABLE"],
         }),
       },
@@ -97,7 +99,8 @@ export function livestreamRoutes(deps: {
           description:
             "SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now. Counts in the same 10/min per-organization limit as POST /livestreams/.",
           ok: 201,
-          data: "`stream`: the full shape, status SCHEDULED.",
+          data: StreamAnswerSchema,
+          dataDescription: "`stream`: the full shape, status SCHEDULED.",
           errors: ["VALIDATION_ERROR", "DRM_NOT_AVAILABLE"],
         }),
       },
@@ -118,7 +121,8 @@ export function livestreamRoutes(deps: {
           summary: "List live streams",
           description:
             "Newest first; `limit` (1-100, default 20) and `cursor`. Filter: `status` (SCHEDULED, READY_TO_STREAM, LIVE, ENDED or ERROR; several separated by commas). Any other query parameter, a repeated one or a bad value is 422 naming it.",
-          data: "`items` and `next_cursor`.",
+          data: StreamListSchema,
+          dataDescription: "`items` and `next_cursor`.",
           errors: ["VALIDATION_ERROR"],
         }),
       },
@@ -130,8 +134,9 @@ export function livestreamRoutes(deps: {
         tags,
         summary: "Get a live stream",
         description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.",
-        data: "`stream`.",
-        errors: ["NOT_FOUND"],
+        data: StreamAnswerSchema,
+        dataDescription: "`stream`.",
+        errors: ["NOT_FOUND", "VALIDATION_ERROR"],
       }),
     })
     .post(
@@ -148,8 +153,9 @@ export function livestreamRoutes(deps: {
           tags,
           summary: "End a live stream",
           description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.",
-          data: "`stream`, status ENDED.",
-          errors: ["NOT_FOUND"],
+          data: StreamAnswerSchema,
+          dataDescription: "`stream`, status ENDED.",
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
         }),
       },
     )
@@ -175,8 +181,9 @@ export function livestreamRoutes(deps: {
           tags,
           summary: "Delete a live stream",
           description: "Ends it first if on air. Its recording stays in the library as a video.",
-          data: "`id`, `deleted: true`.",
-          errors: ["NOT_FOUND"],
+          data: DeletedSchema,
+          dataDescription: "`id`, `deleted: true`.",
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
         }),
       },
     );

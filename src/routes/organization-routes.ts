@@ -2,39 +2,40 @@ import { Elysia } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
+import type { Organization } from "../orgs/org-store.ts";
+import { OrganizationSchema } from "./organization-schema.ts";
+
+/** GET /organization/'s `data` (its schema: organization-schema.ts). */
+export function organizationView(org: Organization, transcripts: string | null) {
+  return {
+    organization: {
+      id: org.id,
+      name: org.name,
+      created_at: new Date(org.createdAt).toISOString(),
+      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts },
+      transcoding: org.settings.transcoding,
+      downloads: org.settings.downloads,
+      limits: {
+        requests_per_minute: org.settings.limits.requestsPerMinute,
+        livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,
+        videos_create_per_minute: org.settings.limits.videosCreatePerMinute,
+        upload_url_per_minute: org.settings.limits.uploadUrlPerMinute,
+      },
+      permissions: org.settings.permissions,
+    },
+  };
+}
 
 /** Lets a client check its key: which organization it acts for and what it may do. */
 export function organizationRoutes(deps: { /** The speech-to-text engine's name, null without one (issue 12). */ transcripts: () => string | null }) {
-  return new Elysia({ name: "organization-routes", prefix: API_PREFIX }).use(apiContext).get(
-    "/organization/",
-    ({ auth }) => {
-      const { org } = auth;
-      return success({
-        organization: {
-          id: org.id,
-          name: org.name,
-          created_at: new Date(org.createdAt).toISOString(),
-          features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts: deps.transcripts() },
-          transcoding: org.settings.transcoding,
-          downloads: org.settings.downloads,
-          limits: {
-            requests_per_minute: org.settings.limits.requestsPerMinute,
-            livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,
-            videos_create_per_minute: org.settings.limits.videosCreatePerMinute,
-            upload_url_per_minute: org.settings.limits.uploadUrlPerMinute,
-          },
-          permissions: org.settings.permissions,
-        },
-      });
-    },
-    {
-      permission: "organization.read",
-      detail: doc({
-        summary: "The calling organization",
-        description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
-        tags: ["Organization"],
-        data: "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null), transcoding, downloads, limits, permissions.",
-      }),
-    },
-  );
+  return new Elysia({ name: "organization-routes", prefix: API_PREFIX }).use(apiContext).get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts())), {
+    permission: "organization.read",
+    detail: doc({
+      summary: "The calling organization",
+      description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
+      tags: ["Organization"],
+      data: OrganizationSchema,
+      dataDescription: "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null), transcoding, downloads, limits, permissions.",
+    }),
+  });
 }

@@ -1,13 +1,14 @@
-import { Elysia } from "elysia";
+import { Elysia, type Static } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
-import { doc } from "../http/openapi-docs.ts";
+import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 import { VideoNotDrmProtected } from "./errors.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { videoResource } from "./video-resource.ts";
+import { DrmTokenSchema, RegisteredVideoSchema, UploadUrlSchema, VideoListSchema, VideoResourceSchema } from "./video-resource-schema.ts";
 import { idParams, registerVideoInput, uploadUrlInput, videoListQuery } from "./video-schemas.ts";
 import type { VideoService } from "./video-service.ts";
 
@@ -26,7 +27,9 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         set.status = created ? 201 : 200;
         const view = resource(record);
         return success(
-          { asset: { public_id: record.id, status: view.video.status, kind: view.video.kind, title: view.video.title, created_at: view.video.created_at }, ...view },
+          { asset: { public_id: record.id, status: view.video.status, kind: view.video.kind, title: view.video.title, created_at: view.video.created_at }, ...view } satisfies Static<
+            typeof RegisteredVideoSchema
+          >,
           created ? "Video registered; transcoding queued." : "This source_url is already registered; returning the existing video.",
         );
       },
@@ -39,7 +42,9 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           description:
             "Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. `subtitles: true` transcribes the speech (machine-made WebVTT `transcript_url`, a subtitle rendition in the HLS master, a machine summary `summary_url`); 422 with `details.subtitles` when the server has no speech-to-text engine. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
           ok: 201,
-          data: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.",
+          data: RegisteredVideoSchema,
+          alsoOk: "The `source_url` was already registered: the existing video, nothing queued.",
+          dataDescription: "201 `data.asset.public_id` and the video (GET shape); 200 with the existing video when `source_url` is already registered.",
           errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED", "DRM_NOT_AVAILABLE", "TRANSCODE_QUEUE_FAILED"],
         }),
       },
@@ -60,7 +65,8 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           summary: "Presign an upload",
           description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
           ok: 201,
-          data: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.",
+          data: UploadUrlSchema,
+          dataDescription: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.",
           errors: ["VALIDATION_ERROR"],
         }),
       },
@@ -81,7 +87,8 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           summary: "List videos",
           description:
             "Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`). Filters: `status` (TRANSCODING, COMPLETED or ERROR; several separated by commas) and `kind` (UPLOAD or LIVESTREAM_RECORDING). Any other query parameter, a repeated one or a bad value is 422 naming it.",
-          data: "`items` (GET shape each) and `next_cursor`.",
+          data: VideoListSchema,
+          dataDescription: "`items` (GET shape each) and `next_cursor`.",
           errors: ["VALIDATION_ERROR"],
         }),
       },
@@ -101,8 +108,9 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           summary: "Get a video",
           description:
             "The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding. A completed DRM video's `drm_license_url` carries a token minted for this answer (valid `DRM_TOKEN_TTL_MS`, 24 h by default).",
-          data: "`video`, `renditions`, `error`, `storage`, `stream`.",
-          errors: ["NOT_FOUND"],
+          data: VideoResourceSchema,
+          dataDescription: "`video`, `renditions`, `error`, `storage`, `stream`.",
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
         }),
       },
     )
@@ -113,7 +121,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         if (!record) throw ApiError.notFound();
         if (!record.context.drm) throw new VideoNotDrmProtected();
         const minted = deps.tokens.mint(record.id);
-        return success({ drm_license_url: minted.url, expires_at: minted.expiresAt.toISOString() }, "Licence token minted.");
+        return success({ drm_license_url: minted.url, expires_at: minted.expiresAt.toISOString() } satisfies Static<typeof DrmTokenSchema>, "Licence token minted.");
       },
       {
         permission: "videos.read",
@@ -123,8 +131,9 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           summary: "Mint a DRM licence token",
           description:
             "A fresh `drm_license_url` for a video registered with `drm_enabled: true`: the ClearKey licence endpoint (POST /drm/clearkey/{id}/license) with a signed token in `?token=`, valid until `expires_at` (`DRM_TOKEN_TTL_MS`, 24 h by default). Tokens are not stored and cannot be revoked; each call mints a new one. Another organization's video is 404 as a missing one; a video without DRM is 409 DRM_NOT_AVAILABLE (`details.drm_enabled`). No body.",
-          data: "`drm_license_url` (string), `expires_at` (ISO 8601).",
-          errors: ["NOT_FOUND", "DRM_NOT_AVAILABLE"],
+          data: DrmTokenSchema,
+          dataDescription: "`drm_license_url` (string), `expires_at` (ISO 8601).",
+          errors: ["NOT_FOUND", "DRM_NOT_AVAILABLE", "VALIDATION_ERROR"],
         }),
       },
     )
@@ -137,7 +146,14 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       {
         permission: "videos.delete",
         params: idParams,
-        detail: doc({ tags, summary: "Delete a video", description: "Cancels a running transcode and deletes the video's files.", data: "`id`, `deleted: true`.", errors: ["NOT_FOUND"] }),
+        detail: doc({
+          tags,
+          summary: "Delete a video",
+          description: "Cancels a running transcode and deletes the video's files.",
+          data: DeletedSchema,
+          dataDescription: "`id`, `deleted: true`.",
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
+        }),
       },
     );
 }

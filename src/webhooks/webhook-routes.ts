@@ -3,17 +3,19 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { paginate } from "../http/cursor.ts";
 import { bodyInput, emptyBody, field, pageQuery, strictBody } from "../http/input.ts";
-import { jsonRequestBody } from "../http/openapi-docs.ts";
+import { doc } from "../http/openapi-docs.ts";
 import { success } from "../http/envelope.ts";
 import { OutboundRefusedError, type OutboundGuard } from "../net/outbound-guard.ts";
 import type { AttemptOutcome } from "./deliver.ts";
-import type { AttemptRow, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
+import type { DeliveryRow, DeliveryStore } from "./delivery-store.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import { MAX_DESCRIPTION, parseEndpointInput } from "./endpoint-input.ts";
 import { endpointView, type EndpointStore } from "./endpoint-store.ts";
 import { EndpointUrlRefused } from "./errors.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
 import { sampleEventData, type SampleOptions } from "./sample-events.ts";
+import { deliveryView, outcomeView } from "./webhook-views.ts";
+import { DeliveryAnswerSchema, DeliveryListSchema, EndpointAnswerSchema, EndpointCreatedSchema, EndpointDeletedSchema, EndpointListSchema } from "./webhook-schemas.ts";
 
 const tags = ["Webhooks"];
 const EVENTS_TEXT = EVENT_NAMES.map((e) => `\`${e}\``).join(", ");
@@ -47,28 +49,6 @@ const testInput = bodyInput({
     isEventName(v) ? { ok: true as const, value: v } : { ok: false as const, error: `must be one of: ${EVENT_NAMES.join(", ")}` },
   ),
 });
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-function attemptView(a: AttemptRow) {
-  return { started_at: iso(a.startedAt), status_code: a.statusCode, duration_ms: a.durationMs, error: a.error, manual: a.manual };
-}
-
-function deliveryView(d: DeliveryRow, attempts: AttemptRow[]) {
-  return {
-    id: d.id,
-    event: d.event,
-    status: d.status.toUpperCase(),
-    test: d.test,
-    created_at: iso(d.createdAt),
-    next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
-    attempts: attempts.map(attemptView),
-  };
-}
-
-function outcomeView(o: AttemptOutcome | null) {
-  return o ? { started_at: iso(o.startedAt), status_code: o.statusCode, duration_ms: o.durationMs, error: o.error } : null;
-}
 
 export interface WebhookRouteDeps {
   endpoints: EndpointStore;
@@ -116,27 +96,38 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       },
       {
         permission: "webhooks.manage",
-        detail: {
-          ...jsonRequestBody(endpointBody),
+        detail: doc({
+          body: endpointBody,
+          data: EndpointCreatedSchema,
+          ok: 201,
+          errors: ["VALIDATION_ERROR"],
           tags,
           summary: "Register a webhook endpoint",
           description: `Answers 201 with \`data.endpoint\` (\`id\`, \`url\`, \`events\`, \`fields\`, \`description\`, \`created_at\`) and \`data.signing_secret\`, shown this once only. 422 VALIDATION_ERROR with \`error.details.<field>\` for an http or private URL, an empty or unknown event list, a malformed dot-path (or one with a \`__proto__\`, \`constructor\` or \`prototype\` segment) or a description over ${MAX_DESCRIPTION} characters; \`error.details.endpoints\` when the organization already has its maximum of endpoints (20 by default). ${DELIVERY_RULES}`,
-        },
+        }),
       },
     )
     .get("/webhooks/", async ({ auth, request }) => success(await paginate(pageQuery.parse(request.url), (page) => endpoints.list(auth.org.id, page), endpointView)), {
       permission: "webhooks.manage",
       query: pageQuery.schema,
-      detail: {
+      detail: doc({
+        data: EndpointListSchema,
+        errors: ["VALIDATION_ERROR"],
         tags,
         summary: "List webhook endpoints",
         description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed.",
-      },
+      }),
     })
     .get("/webhooks/:endpoint_id/", async ({ auth, params }) => success({ endpoint: endpointView(await mustGetEndpoint(auth.org.id, params.endpoint_id)) }), {
       permission: "webhooks.manage",
       params: endpointParams,
-      detail: { tags, summary: "Get a webhook endpoint", description: "The endpoint record, without its signing secret. 404 NOT_FOUND for an unknown id or another organization's." },
+      detail: doc({
+        data: EndpointAnswerSchema,
+        errors: ["NOT_FOUND", "VALIDATION_ERROR"],
+        tags,
+        summary: "Get a webhook endpoint",
+        description: "The endpoint record, without its signing secret. 404 NOT_FOUND for an unknown id or another organization's.",
+      }),
     })
     .delete(
       "/webhooks/:endpoint_id/",
@@ -149,12 +140,14 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         params: endpointParams,
-        detail: {
+        detail: doc({
+          data: EndpointDeletedSchema,
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
           summary: "Remove a webhook endpoint",
           description:
             "Stops future deliveries and drops every delivery queued for retry, including one whose retry is already scheduled. Answers `data.id`, `data.deleted` and `data.dropped_deliveries`. 404 NOT_FOUND for an unknown id or another organization's.",
-        },
+        }),
       },
     )
     .get(
@@ -174,12 +167,14 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         permission: "webhooks.manage",
         params: endpointParams,
         query: pageQuery.schema,
-        detail: {
+        detail: doc({
+          data: DeliveryListSchema,
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
           summary: "List recent deliveries of an endpoint",
           description:
             "Newest first, `data.items` and `data.next_cursor`. Each delivery: `id` (the `X-Service-Delivery` header), `event`, `status` (`PENDING`, `DELIVERED` or `ABANDONED`), `test`, `created_at`, `next_attempt_at` (while pending) and `attempts`, each with `started_at`, `status_code` (null without an answer), `duration_ms`, `error` and `manual`. Deliveries are kept 30 days.",
-        },
+        }),
       },
     )
     .post(
@@ -195,12 +190,14 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         params: deliveryParams,
-        detail: {
+        detail: doc({
+          data: DeliveryAnswerSchema,
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
           summary: "Re-send a delivery now",
           description:
             "Makes one attempt at once with the same `X-Service-Delivery` id and the same body bytes (a new signature timestamp), whatever the delivery's status. Success marks it `DELIVERED`; a failure leaves its status and retry schedule as they were. Answers `data.delivery` and `data.attempt` (null if the attempt has not finished within the request).",
-        },
+        }),
       },
     )
     .post(
@@ -217,12 +214,15 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         params: endpointParams,
-        detail: {
-          ...jsonRequestBody(testInput.schema),
+        detail: doc({
+          body: testInput.schema,
+          data: DeliveryAnswerSchema,
+          ok: 201,
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
           summary: "Send a test event",
           description: `Builds a realistic sample payload of \`event\` (${EVENTS_TEXT}) and delivers it to this endpoint through the normal path: signed, trimmed by \`fields\`, retried on failure, listed among the deliveries with \`test: true\`. Answers 201 with \`data.delivery\` and \`data.attempt\` (the first attempt, null if it has not finished within the request).`,
-        },
+        }),
       },
     );
 }

@@ -1,0 +1,82 @@
+import { type Static, t } from "elysia";
+import type { fullStream, RecordingInfo, smallStream, streamResource } from "../../machines/livestream-payload.ts";
+import { type Equals, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+
+/**
+ * The response schemas of the live stream API and the `data` of the
+ * LIVESTREAM_* events, pinned by `Equals` to the builders of
+ * machines/livestream-payload.ts (a field added on one side fails tsc).
+ */
+
+const StreamStatusSchema = t.Union([t.Literal("SCHEDULED"), t.Literal("READY_TO_STREAM"), t.Literal("LIVE"), t.Literal("ENDED"), t.Literal("ERROR")]);
+const LatencySchema = t.Union([t.Literal("NORMAL"), t.Literal("LOW")]);
+const time = (description: string) => nullable(isoTime(), { description });
+
+/** Spec 2.9: the recording of a broadcast, a video in the library. */
+export const RecordingSchema = strictObject({
+  asset_id: t.String({ description: "The recording's video id." }),
+  transcoding: t.Boolean(),
+  duration_seconds: nullable(t.Number()),
+  resolution: nullable(t.String({ examples: ["1280x720"] })),
+  width: nullable(t.Integer()),
+  height: nullable(t.Integer()),
+});
+
+const fullFields = {
+  id: t.String({ description: "The stream's id (`ls_…`)." }),
+  public_id: t.String(),
+  title: t.String(),
+  status: StreamStatusSchema,
+  rtmp_url: t.String({ description: "Push here (ffmpeg: as is; OBS: as Server with a blank key)." }),
+  stream_key: t.String(),
+  hls_url: t.String({ description: "The live HLS playlist." }),
+  playback_url: nullable(t.String(), { description: "The recording's HLS master once playable; always null in events." }),
+  scheduled_at: time("When a booked stream starts."),
+  started_at: time("When media first arrived."),
+  ended_at: time("When the broadcast ended."),
+  tags: nullable(t.Record(t.String(), t.Unknown())),
+};
+
+/** Spec 2.7: the full shape (LIVESTREAM_SCHEDULED, STARTED, an explicit ENDED). */
+export const FullStreamSchema = strictObject(fullFields);
+
+/** Spec 2.8: the small shape of a pipeline's end (ENDED, RECORDING_READY). */
+export const SmallStreamSchema = strictObject({
+  id: t.String(),
+  title: t.String(),
+  status: t.Literal("ENDED"),
+  stream_key: t.String(),
+  duration_seconds: nullable(t.Number()),
+  transcoding_in_secs: nullable(t.Number()),
+  latency: LatencySchema,
+  drm: t.Boolean(),
+  scheduled_at: nullable(isoTime()),
+  started_at: nullable(isoTime()),
+  ended_at: isoTime(),
+});
+
+/** The GET shape: the full shape plus what exists only later. */
+export const StreamResourceSchema = strictObject({
+  ...fullFields,
+  latency: LatencySchema,
+  drm: t.Boolean(),
+  duration_seconds: nullable(t.Number()),
+  recording: nullable(RecordingSchema),
+  error: nullable(strictObject({ code: t.String(), message: t.String() })),
+  created_at: isoTime(),
+});
+
+export const StreamAnswerSchema = strictObject({ stream: StreamResourceSchema });
+export const StreamListSchema = pageOf(StreamResourceSchema);
+
+/** `data` of LIVESTREAM_SCHEDULED, LIVESTREAM_STARTED and an explicit LIVESTREAM_ENDED. */
+export const FullStreamEventDataSchema = strictObject({ stream: FullStreamSchema });
+/** `data` of LIVESTREAM_RECORDING_READY and a pipeline's LIVESTREAM_ENDED. */
+export const SmallStreamEventDataSchema = strictObject({ stream: SmallStreamSchema, recording: nullable(RecordingSchema) });
+
+// Drift guards (see Equals).
+const _recording: Equals<Static<typeof RecordingSchema>, RecordingInfo> = true;
+const _full: Equals<Static<typeof FullStreamSchema>, ReturnType<typeof fullStream>> = true;
+const _small: Equals<Static<typeof SmallStreamSchema>, ReturnType<typeof smallStream>> = true;
+const _resource: Equals<Static<typeof StreamResourceSchema>, ReturnType<typeof streamResource>> = true;
+void [_recording, _full, _small, _resource];

@@ -1,0 +1,34 @@
+import { type Static, t } from "elysia";
+import { type Equals, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
+import { ALL_PERMISSIONS, type Permission } from "../orgs/org-settings.ts";
+import type { organizationView } from "./organization-routes.ts";
+
+/** GET /organization/'s `data`, pinned by `Equals` to `organizationView` (a field added on one side fails tsc). */
+const PermissionSchema = t.Unsafe<Permission>({ type: "string", enum: [...ALL_PERMISSIONS] });
+
+const RungSchema = strictObject({ name: t.String({ examples: ["720p"] }), height: t.Integer(), videoBitrateKbps: t.Integer(), audioBitrateKbps: t.Integer() });
+
+export const OrganizationSchema = strictObject({
+  organization: strictObject({
+    id: t.String(),
+    name: t.String(),
+    created_at: isoTime(),
+    features: strictObject({
+      transcoding: t.Boolean(),
+      drm: t.Boolean(),
+      transcripts: nullable(t.String(), { description: "The speech-to-text engine's name, null without one." }),
+    }),
+    transcoding: nullable(strictObject({ ladder: t.Array(RungSchema) }), { description: "The rendition ladder; null: the organization cannot transcode." }),
+    downloads: strictObject({ rungs: t.Array(t.String()), format: t.Union([t.Literal("mkv"), t.Literal("mp4-encrypted")]) }),
+    limits: strictObject({
+      requests_per_minute: t.Integer(),
+      livestreams_create_per_minute: t.Integer(),
+      videos_create_per_minute: t.Integer(),
+      upload_url_per_minute: t.Integer(),
+    }),
+    permissions: t.Array(PermissionSchema),
+  }),
+});
+
+const _org: Equals<Static<typeof OrganizationSchema>, ReturnType<typeof organizationView>> = true;
+void _org;

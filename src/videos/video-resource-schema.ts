@@ -1,0 +1,99 @@
+import { type Static, t } from "elysia";
+import type { videoData } from "../../machines/video-payload.ts";
+import { type Equals, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import type { UploadStore } from "./upload-store.ts";
+import type { videoResource } from "./video-resource.ts";
+
+/**
+ * The response schemas of the video API and the `data` of the VIDEO_* events,
+ * for the OpenAPI document. Each `Equals` line below pins a schema to the
+ * return type of the code that builds the body (machines/video-payload.ts,
+ * video-resource.ts, upload-store.ts): a field added on one side only fails tsc.
+ */
+
+const url = (description: string) => nullable(t.String(), { description });
+const bytes = (description: string) => nullable(t.String({ pattern: "^[0-9]+$" }), { description: `${description} Decimal string (may exceed 2^53).` });
+
+const VideoStatusSchema = t.Union([t.Literal("TRANSCODING"), t.Literal("COMPLETED"), t.Literal("ERROR")]);
+const VideoKindSchema = t.Union([t.Literal("UPLOAD"), t.Literal("LIVESTREAM_RECORDING")]);
+
+const videoFields = {
+  id: t.String({ description: "The video's public id (`vid_…`)." }),
+  title: t.String(),
+  status: VideoStatusSchema,
+  kind: VideoKindSchema,
+  duration_seconds: nullable(t.Number(), { description: "Null until COMPLETED." }),
+  size_bytes: bytes("Size of the original."),
+  url: url("The HLS master playlist, once COMPLETED."),
+  drm: t.Boolean(),
+  drm_content_id: url("The DRM key id (hex), for a DRM video once COMPLETED."),
+  drm_license_url: url("The ClearKey licence URL with a signed, expiring token; null without DRM."),
+  download_url: url("The first downloadable rendition's file."),
+  download_size_bytes: bytes("Size of that download."),
+  download_quality: url("Its quality, e.g. 720p."),
+  download_password: url("Its password, when the organization protects downloads."),
+  transcript_url: url("Machine-made WebVTT subtitles (`subtitles: true`)."),
+  summary_url: url("Machine summary of the transcript (`subtitles: true`)."),
+  transcoder_id: t.Optional(t.String({ description: "The worker that ran the transcode, once started." })),
+};
+
+const RenditionSchema = strictObject({
+  quality: t.String({ examples: ["720p"] }),
+  url: t.String({ description: "The rendition's HLS playlist." }),
+  download_url: nullable(t.String()),
+  download_size_bytes: nullable(t.String()),
+  download_password: nullable(t.String()),
+});
+
+const dataFields = {
+  renditions: t.Array(RenditionSchema),
+  error: nullable(strictObject({ code: t.String(), message: t.String() }), { description: "Why the video is in ERROR." }),
+  storage: nullable(t.Record(t.String(), t.String()), { description: "Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings." }),
+  stream: nullable(strictObject({ id: t.String(), stream_key: t.String() }), { description: "The live stream a recording comes from." }),
+};
+
+/** `data` of the VIDEO_* events (spec 2.5/2.6). */
+export const VideoEventDataSchema = strictObject({ video: strictObject(videoFields), ...dataFields });
+
+/** GET /videos/{id}/: the event shape plus progress and bookkeeping (and the poster fields of issue 16). */
+export const VideoResourceSchema = strictObject({
+  video: strictObject({
+    ...videoFields,
+    progress: t.Number({ minimum: 0, maximum: 100, description: "Transcode progress, 0-100." }),
+    source_url: nullable(t.String()),
+    tags: nullable(t.Record(t.String(), t.Unknown())),
+    created_at: isoTime(),
+    thumbnail_url: url("A JPEG frame of the video, once COMPLETED (null for a source without video)."),
+    storyboard_url: url("WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED."),
+    watch_url: url("A page with an embeddable player, once COMPLETED."),
+  }),
+  ...dataFields,
+});
+
+export const VideoListSchema = pageOf(VideoResourceSchema);
+
+/** POST /videos/: the asset summary and the video as GET answers it. */
+export const RegisteredVideoSchema = strictObject({
+  asset: strictObject({ public_id: t.String(), status: VideoStatusSchema, kind: VideoKindSchema, title: t.String(), created_at: isoTime() }),
+  ...VideoResourceSchema.properties,
+});
+
+export const UploadUrlSchema = strictObject({
+  upload_id: t.String(),
+  upload_url: t.String({ description: "PUT the raw file here (single use, expires at `expires_at`)." }),
+  method: t.String({ description: "Always PUT." }),
+  tus_url: t.String({ description: "Or upload resumably with the tus protocol here (same authorization)." }),
+  source_url: t.String({ description: "Pass as `source_url` to POST /videos/ once the PUT succeeded." }),
+  expires_at: isoTime(),
+  max_bytes: t.Integer(),
+});
+
+export const DrmTokenSchema = strictObject({ drm_license_url: t.String(), expires_at: isoTime() });
+
+export type VideoResource = Static<typeof VideoResourceSchema>;
+
+// Drift guards (see Equals): the builders' return types are exactly the schemas' Static types.
+const _eventData: Equals<Static<typeof VideoEventDataSchema>, ReturnType<typeof videoData>> = true;
+const _resource: Equals<VideoResource, ReturnType<typeof videoResource>> = true;
+const _upload: Equals<Static<typeof UploadUrlSchema>, Awaited<ReturnType<UploadStore["create"]>>> = true;
+void [_eventData, _resource, _upload];
