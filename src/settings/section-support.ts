@@ -123,13 +123,3 @@ export function badge(status: string): Html {
 
 /** An id from a URL: the API's limit (64 characters); longer reads as missing. */
 export const plausibleId = (id: string) => id.length > 0 && id.length <= 64;
-
-/** For inline scripts: JSON that cannot close the <script> element. */
-export function jsonForScript(v: unknown): string {
-  return JSON.stringify(v)
-    .replace(/</g, "\\u003c")
-    .replace(/>/g, "\\u003e")
-    .replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
-}
