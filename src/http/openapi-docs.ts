@@ -1,4 +1,4 @@
-import { t, type TSchema } from "elysia";
+import { type Static, t, type TSchema } from "elysia";
 
 type TProperties = Parameters<typeof t.Object>[0];
 import { ERROR_STATUS, type ErrorCode } from "./api-error.ts";
@@ -19,6 +19,16 @@ export const strictObject = <P extends TProperties>(properties: P, opts: { descr
 /** `type | null`, as JSON Schema 2020-12 `anyOf` (OpenAPI 3.1 has no `nullable`). */
 export const nullable = <S extends TSchema>(schema: S, opts: { description?: string } = {}) => t.Union([schema, t.Null()], opts);
 
+/**
+ * An integer. Elysia's `t.Integer` is a coercing union (a string with the
+ * non-standard format "integer", or an integer) meant for query strings; a
+ * response field is a plain JSON integer.
+ */
+export const integer = (opts: { description?: string; minimum?: number; maximum?: number } = {}) => t.Unsafe<number>({ type: "integer", ...opts });
+
+/** A JSON object of any keys whose values match `value` (`additionalProperties`, which every generator maps to a dictionary). */
+export const recordOf = <V extends TSchema>(value: V, opts: { description?: string } = {}) => t.Unsafe<Record<string, Static<V>>>({ type: "object", additionalProperties: jsonSchema(value), ...opts });
+
 /** ISO 8601 UTC timestamp with milliseconds, as every body writes them. */
 export const isoTime = (description?: string) => t.String({ format: "date-time", ...(description ? { description } : {}) });
 
@@ -35,7 +45,23 @@ export const pageOf = <S extends TSchema>(item: S) =>
  * keywords.
  */
 export function jsonSchema(schema: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema));
+  return standardize(JSON.parse(JSON.stringify(schema)));
+}
+
+/** Elysia's coercing number types (`t.Integer`, `t.Numeric`): a string of format "integer"/"numeric" or a number. */
+const COERCED = new Set(["integer", "numeric"]);
+
+/** Replaces Elysia's coercing unions by the plain JSON type a body carries (no non-standard `format`). */
+function standardize(node: any): any {
+  if (Array.isArray(node)) return node.map(standardize);
+  if (typeof node !== "object" || node === null) return node;
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, standardize(v)]));
+  const alts = out.anyOf as any[] | undefined;
+  if (alts?.length === 2 && alts[0]?.type === "string" && COERCED.has(alts[0]?.format) && typeof alts[1]?.type === "string") {
+    const { anyOf: _, ...rest } = out;
+    return { ...alts[1], ...rest };
+  }
+  return out;
 }
 
 const META = {

@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import type { fullStream, RecordingInfo, smallStream, streamResource } from "../../machines/livestream-payload.ts";
-import { type Equals, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 
 /**
  * The response schemas of the live stream API and the `data` of the
@@ -18,8 +18,8 @@ export const RecordingSchema = strictObject({
   transcoding: t.Boolean(),
   duration_seconds: nullable(t.Number()),
   resolution: nullable(t.String({ examples: ["1280x720"] })),
-  width: nullable(t.Integer()),
-  height: nullable(t.Integer()),
+  width: nullable(integer()),
+  height: nullable(integer()),
 });
 
 const fullFields = {
@@ -34,7 +34,7 @@ const fullFields = {
   scheduled_at: time("When a booked stream starts."),
   started_at: time("When media first arrived."),
   ended_at: time("When the broadcast ended."),
-  tags: nullable(t.Record(t.String(), t.Unknown())),
+  tags: nullable(recordOf(t.Unknown())),
 };
 
 /** Spec 2.7: the full shape (LIVESTREAM_SCHEDULED, STARTED, an explicit ENDED). */

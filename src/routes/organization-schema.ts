@@ -1,12 +1,12 @@
 import { type Static, t } from "elysia";
-import { type Equals, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, integer, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
 import { ALL_PERMISSIONS, type Permission } from "../orgs/org-settings.ts";
 import type { organizationView } from "./organization-routes.ts";
 
 /** GET /organization/'s `data`, pinned by `Equals` to `organizationView` (a field added on one side fails tsc). */
 const PermissionSchema = t.Unsafe<Permission>({ type: "string", enum: [...ALL_PERMISSIONS] });
 
-const RungSchema = strictObject({ name: t.String({ examples: ["720p"] }), height: t.Integer(), videoBitrateKbps: t.Integer(), audioBitrateKbps: t.Integer() });
+const RungSchema = strictObject({ name: t.String({ examples: ["720p"] }), height: integer(), videoBitrateKbps: integer(), audioBitrateKbps: integer() });
 
 export const OrganizationSchema = strictObject({
   organization: strictObject({
@@ -21,10 +21,10 @@ export const OrganizationSchema = strictObject({
     transcoding: nullable(strictObject({ ladder: t.Array(RungSchema) }), { description: "The rendition ladder; null: the organization cannot transcode." }),
     downloads: strictObject({ rungs: t.Array(t.String()), format: t.Union([t.Literal("mkv"), t.Literal("mp4-encrypted")]) }),
     limits: strictObject({
-      requests_per_minute: t.Integer(),
-      livestreams_create_per_minute: t.Integer(),
-      videos_create_per_minute: t.Integer(),
-      upload_url_per_minute: t.Integer(),
+      requests_per_minute: integer(),
+      livestreams_create_per_minute: integer(),
+      videos_create_per_minute: integer(),
+      upload_url_per_minute: integer(),
     }),
     permissions: t.Array(PermissionSchema),
   }),

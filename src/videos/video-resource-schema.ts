@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import type { videoData } from "../../machines/video-payload.ts";
-import { type Equals, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 import type { UploadStore } from "./upload-store.ts";
 import type { videoResource } from "./video-resource.ts";
 
@@ -48,7 +48,7 @@ const RenditionSchema = strictObject({
 const dataFields = {
   renditions: t.Array(RenditionSchema),
   error: nullable(strictObject({ code: t.String(), message: t.String() }), { description: "Why the video is in ERROR." }),
-  storage: nullable(t.Record(t.String(), t.String()), { description: "Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings." }),
+  storage: nullable(recordOf(t.String()), { description: "Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings." }),
   stream: nullable(strictObject({ id: t.String(), stream_key: t.String() }), { description: "The live stream a recording comes from." }),
 };
 
@@ -61,7 +61,7 @@ export const VideoResourceSchema = strictObject({
     ...videoFields,
     progress: t.Number({ minimum: 0, maximum: 100, description: "Transcode progress, 0-100." }),
     source_url: nullable(t.String()),
-    tags: nullable(t.Record(t.String(), t.Unknown())),
+    tags: nullable(recordOf(t.Unknown())),
     created_at: isoTime(),
     thumbnail_url: url("A JPEG frame of the video, once COMPLETED (null for a source without video)."),
     storyboard_url: url("WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED."),
@@ -85,7 +85,7 @@ export const UploadUrlSchema = strictObject({
   tus_url: t.String({ description: "Or upload resumably with the tus protocol here (same authorization)." }),
   source_url: t.String({ description: "Pass as `source_url` to POST /videos/ once the PUT succeeded." }),
   expires_at: isoTime(),
-  max_bytes: t.Integer(),
+  max_bytes: integer(),
 });
 
 export const DrmTokenSchema = strictObject({ drm_license_url: t.String(), expires_at: isoTime() });

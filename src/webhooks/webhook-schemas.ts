@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import { type Equals, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 import type { endpointView } from "./endpoint-store.ts";
 import type { attemptView, deliveryView, outcomeView } from "./webhook-views.ts";
 
@@ -26,13 +26,13 @@ export const EndpointCreatedSchema = strictObject({
 export const EndpointDeletedSchema = strictObject({
   id: t.String(),
   deleted: t.Literal(true),
-  dropped_deliveries: t.Integer({ description: "Deliveries that were still queued for retry." }),
+  dropped_deliveries: integer({ description: "Deliveries that were still queued for retry." }),
 });
 
 const AttemptSchema = strictObject({
   started_at: nullable(isoTime()),
-  status_code: nullable(t.Integer(), { description: "The receiver's HTTP status; null without an answer." }),
-  duration_ms: t.Integer(),
+  status_code: nullable(integer(), { description: "The receiver's HTTP status; null without an answer." }),
+  duration_ms: integer(),
   error: nullable(t.String()),
   manual: t.Boolean({ description: "Made by POST …/retry/." }),
 });
@@ -49,7 +49,7 @@ export const DeliverySchema = strictObject({
 
 export const DeliveryListSchema = pageOf(DeliverySchema);
 
-const OutcomeSchema = nullable(strictObject({ started_at: nullable(isoTime()), status_code: nullable(t.Integer()), duration_ms: t.Integer(), error: nullable(t.String()) }), {
+const OutcomeSchema = nullable(strictObject({ started_at: nullable(isoTime()), status_code: nullable(integer()), duration_ms: integer(), error: nullable(t.String()) }), {
   description: "The attempt made by this request; null if it had not finished within the request.",
 });
 

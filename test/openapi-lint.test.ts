@@ -1,0 +1,123 @@
+/**
+ * The OpenAPI document, as GET /openapi/json serves it, passes Redocly's
+ * recommended rules (redocly.yaml: the same, with the contract's trailing
+ * slashes a warning) with 0 errors, uses only standard keywords, names its
+ * server (BASE_URL), documents every event as a 3.1 webhook, and gives every
+ * API operation a typed success body and its error codes.
+ * Before issue 16 the same lint reported 15 errors (14 trailing slashes, empty `servers`).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EVENT_NAMES } from "../src/webhooks/event-names.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+
+const ROOT = join(import.meta.dir, "..");
+let t: TestService;
+let doc: any;
+const dir = mkdtempSync(join(tmpdir(), "openapi-lint-"));
+const file = join(dir, "openapi.json");
+
+beforeAll(async () => {
+  t = await startTestService({ env: { BASE_URL: "" } });
+  doc = await (await fetch(`${t.base}/openapi/json`)).json();
+  writeFileSync(file, JSON.stringify(doc, null, 2));
+});
+afterAll(async () => {
+  await t.stop({ cleanup: true });
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("redocly lint with the recommended rules: exit 0, 0 errors", () => {
+  const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/redocly"), "lint", "--extends", "recommended", "--config", join(ROOT, "redocly.yaml"), "--format", "summary", file], {
+    cwd: dir,
+    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+  });
+  const out = `${run.stdout.toString()}${run.stderr.toString()}`;
+  const errors = [...out.matchAll(/^error\s+(\S+): (\d+)/gm)].map((m) => `${m[1]}: ${m[2]}`);
+  expect(errors).toEqual([]);
+  expect(out).toContain("Your API description is valid");
+  expect(run.exitCode).toBe(0);
+}, 60_000);
+
+/** JSON Schema 2020-12 and OpenAPI 3.1 schema keywords: anything else is an extension a generator may choke on. */
+const SCHEMA_KEYWORDS = new Set(
+  (
+    "$ref $id $schema $defs $comment type enum const properties required additionalProperties patternProperties propertyNames items prefixItems " +
+    "anyOf oneOf allOf not if then else minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minLength maxLength pattern format " +
+    "minItems maxItems uniqueItems contains minContains maxContains minProperties maxProperties dependentRequired dependentSchemas " +
+    "unevaluatedProperties unevaluatedItems title description default examples example readOnly writeOnly deprecated discriminator xml externalDocs contentMediaType contentEncoding"
+  ).split(" "),
+);
+/** JSON Schema 2020-12's defined formats (Elysia's `t.Integer` adds a "integer" format of its own). */
+const FORMATS = new Set(
+  "date-time date time duration email idn-email hostname idn-hostname ipv4 ipv6 uri uri-reference iri iri-reference uuid uri-template json-pointer relative-json-pointer regex int32 int64 float double password".split(
+    " ",
+  ),
+);
+const SUBSCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
+const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems"]);
+const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
+
+function nonStandard(schema: any, at: string, out: string[]) {
+  if (typeof schema !== "object" || schema === null) return;
+  for (const [k, v] of Object.entries(schema)) {
+    if (!SCHEMA_KEYWORDS.has(k)) out.push(`${at}.${k}`);
+    if (k === "format" && !FORMATS.has(v as string)) out.push(`${at}.format: ${v}`);
+    if (SUBSCHEMA_MAPS.has(k)) for (const [name, sub] of Object.entries(v as object)) nonStandard(sub, `${at}.${k}.${name}`, out);
+    if (SUBSCHEMAS.has(k)) nonStandard(v, `${at}.${k}`, out);
+    if (SUBSCHEMA_LISTS.has(k)) (v as any[]).forEach((sub, i) => nonStandard(sub, `${at}.${k}[${i}]`, out));
+  }
+}
+
+/** Every schema object of the document: components, parameters, bodies, responses, headers. */
+function everySchema(node: any, at: string, visit: (schema: any, at: string) => void) {
+  if (typeof node !== "object" || node === null) return;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === "schema") visit(v, `${at}.schema`);
+    else if (k === "schemas" && at === "$.components") for (const [name, s] of Object.entries(v as object)) visit(s, `${at}.schemas.${name}`);
+    else everySchema(v, `${at}.${k}`, visit);
+  }
+}
+
+test("only standard keywords in every schema (TypeBox and Elysia extras stripped)", () => {
+  const found: string[] = [];
+  everySchema(doc, "$", (s, at) => nonStandard(s, at, found));
+  expect(found).toEqual([]);
+  expect(JSON.stringify(doc)).not.toMatch(/"x-|"~|"\[Kind\]"|"nullable"/);
+});
+
+test("servers is BASE_URL; webhooks documents every event with its body", () => {
+  expect(doc.servers).toEqual([{ url: t.base, description: expect.any(String) }]);
+  expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_NAMES].sort());
+  for (const event of EVENT_NAMES) {
+    const schema = doc.webhooks[event].post.requestBody.content["application/json"].schema;
+    expect(schema.properties.event.const).toBe(event);
+    expect(schema.required).toEqual(["event", "created_at", "data"]);
+  }
+});
+
+const resolve = (schema: any) => (schema?.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
+
+test("every API operation documents its success body (typed `data`) and its error codes", () => {
+  const ops = Object.entries(doc.paths as Record<string, Record<string, any>>)
+    .filter(([path]) => path.startsWith("/api/public/v1/"))
+    .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+  expect(ops.length).toBeGreaterThanOrEqual(17);
+  const missing: string[] = [];
+  for (const { name, op } of ops) {
+    const codes = Object.values(op.responses as Record<string, any>).flatMap((r) => resolve(r.content?.["application/json"]?.schema)?.properties?.error?.properties?.code?.enum ?? []);
+    for (const code of ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR"]) if (!codes.includes(code)) missing.push(`${name}: ${code}`);
+    const ok = Object.entries(op.responses as Record<string, any>).find(([s]) => s.startsWith("2"));
+    if (!ok) missing.push(`${name}: no 2xx`);
+    const data = ok?.[1].content?.["application/json"]?.schema?.properties?.data;
+    // The tus routes answer with headers only, the listen route with an event stream; every JSON answer has a typed `data`.
+    if (ok?.[1].content?.["application/json"] && !(data?.properties || data?.anyOf)) missing.push(`${name}: untyped data`);
+  }
+  expect(missing).toEqual([]);
+  const register = doc.paths["/api/public/v1/videos/"].post.responses;
+  expect(Object.keys(register).sort()).toEqual(["200", "201", "401", "403", "409", "422", "429", "500", "502"]);
+  expect(register["409"].content["application/json"].schema.properties.error.properties.code.enum.sort()).toEqual(["DRM_NOT_AVAILABLE", "TRANSCODE_NOT_CONFIGURED"]);
+  expect(register["201"].content["application/json"].schema.properties.data.properties.video.properties.thumbnail_url).toBeDefined();
+});
