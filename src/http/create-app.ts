@@ -76,14 +76,13 @@ export function createApp(deps: AppDeps) {
         path: "/openapi",
         // The default page loads Scalar from a CDN, unreachable offline: serve the bundle ourselves. The rest keeps the
         // page on this origin (no web fonts from Scalar's CDN, no telemetry) and hides what needs Scalar's hosted services
-        // (the API client window, the AI agent, developer tools, the toolbar's deploy/"open in" actions).
+        // (the API client window, the AI agent, the developer toolbar).
         scalar: {
           cdn: "/openapi/scalar.js",
           withDefaultFonts: false,
           telemetry: false,
           hideClientButton: true,
           showDeveloperTools: "never",
-          showToolbar: "never",
           agent: { disabled: true },
         } as never,
         documentation: {
