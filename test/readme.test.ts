@@ -329,6 +329,22 @@ test("every marked README block has a check, and the README marks the walkthroug
   expect(blocks.every((b) => b.lang === "sh" || b.lang === "js")).toBe(true);
 });
 
+test("every relative link and image of the README points to a file of the repository", () => {
+  const targets = [...README.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/.test(t));
+  expect(targets.length).toBeGreaterThan(10);
+  expect(targets.filter((t) => !existsSync(join(ROOT, t)))).toEqual([]);
+  // In-page links (the table of contents) against GitHub's heading anchors.
+  const slug = (h: string) =>
+    h
+      .toLowerCase()
+      .replace(/[^\w\- ]/g, "")
+      .replace(/ /g, "-");
+  const anchors = new Set([...README.matchAll(/^#{2,4} (.+)$/gm)].map((m) => slug(m[1]!)));
+  const inPage = [...README.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
+  expect(inPage.length).toBeGreaterThan(15);
+  expect(inPage.filter((a) => !anchors.has(a))).toEqual([]);
+});
+
 test("the configuration table names every variable src/config.ts reads", () => {
   const config = readFileSync(join(ROOT, "src/config.ts"), "utf8");
   const vars = new Set([...config.matchAll(/env, "([A-Z0-9_]+)"|env\.([A-Z0-9_]+)/g)].map((m) => m[1] ?? m[2]!));
