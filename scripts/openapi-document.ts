@@ -6,9 +6,9 @@
  *
  * Used by `npm run lint:openapi` and `npm run sdk:generate`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
@@ -41,6 +41,7 @@ if (import.meta.main) {
     process.exit(out ? 0 : 2);
   }
   const doc = await openapiDocument(at >= 0 ? args[at + 1] : undefined);
+  mkdirSync(dirname(resolve(out)), { recursive: true });
   writeFileSync(resolve(out), `${JSON.stringify(doc, null, 2)}\n`);
   console.error(`wrote ${resolve(out)}`);
   process.exit(0);

@@ -1,0 +1,15 @@
+/** @vidlive/client: the typed API client, webhook verification and the event payload types. */
+export { createClient, type VidliveClient, type VidliveClientOptions } from "./client.js";
+export { WEBHOOK_EVENT_NAMES, type WebhookEvent, type WebhookEventName, type WebhookEventOf } from "./events.js";
+export type { components, operations, paths, webhooks } from "./schema.js";
+export {
+  checkWebhook,
+  parseWebhook,
+  type RawBody,
+  SIGNATURE_HEADER,
+  type VerifyOptions,
+  type WebhookCheck,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  verifyWebhook,
+} from "./verify-webhook.js";

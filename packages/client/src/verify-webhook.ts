@@ -1,0 +1,95 @@
+/**
+ * Webhook signatures, as the service makes them (src/webhooks/sign.ts) and
+ * checks them (src/webhooks/verify-webhook.ts): `X-Service-Signature:
+ * t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of "<t>.<raw body>">`, keyed
+ * with the endpoint's signing secret (its UTF-8 bytes). Constant-time
+ * comparison (node:crypto `timingSafeEqual`), `t` within `toleranceSeconds`.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { WebhookEvent } from "./events.js";
+
+export interface VerifyOptions {
+  /** Maximum age (and clock skew into the future) of `t`, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** For tests: the current time in seconds. */
+  nowSeconds?: number;
+}
+
+/** A Fetch `Headers`, Node's `IncomingHttpHeaders` (`req.headers`), a plain object, or the signature header itself. */
+export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined> | string | null | undefined;
+
+export type RawBody = string | Uint8Array | ArrayBuffer;
+
+export type WebhookCheck = { valid: true; timestamp: number } | { valid: false; reason: "missing" | "malformed" | "expired" | "mismatch" };
+
+export const SIGNATURE_HEADER = "x-service-signature";
+
+const HEX_DIGEST = /^[0-9a-f]{64}$/;
+
+function signatureOf(headers: WebhookHeaders): string | undefined {
+  if (headers == null) return undefined;
+  if (typeof headers === "string") return headers;
+  if (typeof (headers as { get?: unknown }).get === "function") return (headers as { get(name: string): string | null }).get(SIGNATURE_HEADER) ?? undefined;
+  for (const [name, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+    if (name.toLowerCase() === SIGNATURE_HEADER) return Array.isArray(value) ? value.join(",") : value;
+  }
+  return undefined;
+}
+
+function bytesOf(body: RawBody): Uint8Array {
+  if (typeof body === "string") return new TextEncoder().encode(body);
+  return body instanceof Uint8Array ? body : new Uint8Array(body);
+}
+
+/** Like `verifyWebhook`, but says why a delivery was refused. */
+export function checkWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): WebhookCheck {
+  const header = signatureOf(headers);
+  if (!header) return { valid: false, reason: "missing" };
+  let t: string | undefined;
+  const candidates: string[] = [];
+  for (const part of header.split(",")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === "t") t = value;
+    else if (key === "v1") candidates.push(value);
+  }
+  if (t === undefined || !/^\d{1,12}$/.test(t) || candidates.length === 0) return { valid: false, reason: "malformed" };
+  const timestamp = Number(t);
+  const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (Math.abs(now - timestamp) > (opts.toleranceSeconds ?? 300)) return { valid: false, reason: "expired" };
+
+  const expected = createHmac("sha256", secret).update(`${t}.`).update(bytesOf(rawBody)).digest();
+  for (const candidate of candidates) {
+    // Length and alphabet first: timingSafeEqual needs equal lengths, and a wrong length says nothing about the secret.
+    if (!HEX_DIGEST.test(candidate)) continue;
+    const given = Buffer.from(candidate, "hex");
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return { valid: true, timestamp };
+  }
+  return { valid: false, reason: "mismatch" };
+}
+
+/**
+ * True when the delivery's `X-Service-Signature` (found in `headers`) is a
+ * valid signature of `rawBody` under `secret`, made within `toleranceSeconds`
+ * (default 300) of now. Pass the raw bytes as received: never re-serialised JSON.
+ */
+export function verifyWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): boolean {
+  return checkWebhook(rawBody, headers, secret, opts).valid;
+}
+
+export class WebhookVerificationError extends Error {
+  override name = "WebhookVerificationError";
+  constructor(readonly reason: "missing" | "malformed" | "expired" | "mismatch") {
+    super(`Webhook signature refused: ${reason}`);
+  }
+}
+
+/** Verifies, then parses: the typed event (a union by `event`), or throws `WebhookVerificationError`. */
+export function parseWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): WebhookEvent {
+  const check = checkWebhook(rawBody, headers, secret, opts);
+  if (!check.valid) throw new WebhookVerificationError(check.reason);
+  const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(bytesOf(rawBody));
+  return JSON.parse(text) as WebhookEvent;
+}
