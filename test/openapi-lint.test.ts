@@ -111,7 +111,7 @@ test("every API operation documents its success body (typed `data`) and its erro
     for (const code of ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR"]) if (!codes.includes(code)) missing.push(`${name}: ${code}`);
     const ok = Object.entries(op.responses as Record<string, any>).find(([s]) => s.startsWith("2"));
     if (!ok) missing.push(`${name}: no 2xx`);
-    const data = ok?.[1].content?.["application/json"]?.schema?.properties?.data;
+    const data = resolve(ok?.[1].content?.["application/json"]?.schema?.properties?.data);
     // The tus routes answer with headers only, the listen route with an event stream; every JSON answer has a typed `data`.
     if (ok?.[1].content?.["application/json"] && !(data?.properties || data?.anyOf)) missing.push(`${name}: untyped data`);
   }

@@ -17,7 +17,7 @@ import { routedPath } from "./canonical-request.ts";
 import { readJsonBody } from "./json-body.ts";
 import { markRoute } from "./matched-route.ts";
 import { isTusPath, tusWithoutKey } from "./tus-requests.ts";
-import { envelopeSchemas } from "./openapi-docs.ts";
+import { componentSchemas, envelopeSchemas } from "./openapi-docs.ts";
 
 /** JSON bodies are capped by Content-Length in onRequest, then read by the app's own parser (json-body.ts: nesting depth checked first). */
 export const MAX_JSON_BYTES = 1024 * 1024;
@@ -93,7 +93,10 @@ export function createApp(deps: AppDeps) {
               "Register videos to transcode into HLS renditions and downloads, run RTMP live streams recorded into the library, and receive signed webhooks. Every response is the envelope `{success, message, data | error, meta}`.",
           },
           components: {
-            schemas: envelopeSchemas as never,
+            // A getter too: the named response schemas (openapi-docs.ts `named`) are collected as the routes call doc().
+            get schemas() {
+              return { ...envelopeSchemas, ...componentSchemas() };
+            },
             securitySchemes: {
               bearerAuth: { type: "http", scheme: "bearer", description: "`Authorization: Bearer sk_live_<prefix>_<secret>`" },
               apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same key, instead of Authorization." },

@@ -39,23 +39,51 @@ export const DeletedSchema = strictObject({ id: t.String(), deleted: t.Literal(t
 export const pageOf = <S extends TSchema>(item: S) =>
   strictObject({ items: t.Array(item), next_cursor: nullable(t.String(), { description: "Pass as `cursor` for the next page; null on the last." }) });
 
+const NAME = Symbol("openapi.component");
+const COMPONENTS = new Map<string, Record<string, unknown>>();
+
+/**
+ * Names a schema: the document holds it once, under `components.schemas.<name>`,
+ * and every use refers to it (`$ref`), so generated clients get a named type
+ * (`components["schemas"]["Video"]`). Marks the object itself: call it once,
+ * after the schema is built (uses built earlier see the mark too: TypeBox
+ * does not copy the schemas it composes).
+ */
+export function named<S extends TSchema>(name: string, schema: S): S {
+  (schema as unknown as Record<symbol, string>)[NAME] = name;
+  return schema;
+}
+
+/** The named schemas met so far (`components.schemas`; complete once every route's `doc()` ran). */
+export function componentSchemas(): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(COMPONENTS);
+}
+
 /**
  * A TypeBox schema as plain JSON Schema: TypeBox marks its schemas with symbol
- * keys (Kind, Optional) that JSON drops, so the document carries only standard
- * keywords.
+ * keys (Kind, Optional) that JSON has no room for, named schemas become
+ * `$ref`s, and Elysia's coercing number unions become plain JSON types, so the
+ * document carries only standard keywords.
  */
 export function jsonSchema(schema: TSchema): Record<string, unknown> {
-  return standardize(JSON.parse(JSON.stringify(schema)));
+  return toJson(schema);
+}
+
+function toJson(node: any): any {
+  if (Array.isArray(node)) return node.map(toJson);
+  if (typeof node !== "object" || node === null) return node;
+  const plain = standardize(Object.fromEntries(Object.entries(node).map(([k, v]) => [k, toJson(v)])));
+  const name = node[NAME] as string | undefined;
+  if (!name) return plain;
+  COMPONENTS.set(name, plain);
+  return { $ref: `#/components/schemas/${name}` };
 }
 
 /** Elysia's coercing number types (`t.Integer`, `t.Numeric`): a string of format "integer"/"numeric" or a number. */
 const COERCED = new Set(["integer", "numeric"]);
 
-/** Replaces Elysia's coercing unions by the plain JSON type a body carries (no non-standard `format`). */
-function standardize(node: any): any {
-  if (Array.isArray(node)) return node.map(standardize);
-  if (typeof node !== "object" || node === null) return node;
-  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, standardize(v)]));
+/** Replaces Elysia's coercing union (children already converted) by the plain JSON type a body carries. */
+function standardize(out: Record<string, any>): Record<string, any> {
   const alts = out.anyOf as any[] | undefined;
   if (alts?.length === 2 && alts[0]?.type === "string" && COERCED.has(alts[0]?.format) && typeof alts[1]?.type === "string") {
     const { anyOf: _, ...rest } = out;

@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import type { fullStream, RecordingInfo, smallStream, streamResource } from "../../machines/livestream-payload.ts";
-import { type Equals, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, named, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 
 /**
  * The response schemas of the live stream API and the `data` of the
@@ -80,3 +80,9 @@ const _full: Equals<Static<typeof FullStreamSchema>, ReturnType<typeof fullStrea
 const _small: Equals<Static<typeof SmallStreamSchema>, ReturnType<typeof smallStream>> = true;
 const _resource: Equals<Static<typeof StreamResourceSchema>, ReturnType<typeof streamResource>> = true;
 void [_recording, _full, _small, _resource];
+
+// Named in the document (components.schemas), so clients get these types by name.
+named("Stream", StreamResourceSchema);
+named("StreamEventShape", FullStreamSchema);
+named("StreamEndedShape", SmallStreamSchema);
+named("Recording", RecordingSchema);

@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import { type Equals, integer, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, named, integer, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
 import { ALL_PERMISSIONS, type Permission } from "../orgs/org-settings.ts";
 import type { organizationView } from "./organization-routes.ts";
 
@@ -32,3 +32,6 @@ export const OrganizationSchema = strictObject({
 
 const _org: Equals<Static<typeof OrganizationSchema>, ReturnType<typeof organizationView>> = true;
 void _org;
+
+// Named in the document (components.schemas), so clients get this type by name.
+named("Organization", OrganizationSchema.properties.organization);

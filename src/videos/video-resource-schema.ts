@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import type { videoData } from "../../machines/video-payload.ts";
-import { type Equals, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, named, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 import type { UploadStore } from "./upload-store.ts";
 import type { videoResource } from "./video-resource.ts";
 
@@ -97,3 +97,10 @@ const _eventData: Equals<Static<typeof VideoEventDataSchema>, ReturnType<typeof 
 const _resource: Equals<VideoResource, ReturnType<typeof videoResource>> = true;
 const _upload: Equals<Static<typeof UploadUrlSchema>, Awaited<ReturnType<UploadStore["create"]>>> = true;
 void [_eventData, _resource, _upload];
+
+// Named in the document (components.schemas), so clients get these types by name.
+named("Video", VideoResourceSchema);
+named("VideoEventData", VideoEventDataSchema);
+named("Rendition", RenditionSchema);
+named("UploadSlot", UploadUrlSchema);
+named("DrmToken", DrmTokenSchema);

@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import { type Equals, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
+import { type Equals, named, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 import type { endpointView } from "./endpoint-store.ts";
 import type { attemptView, deliveryView, outcomeView } from "./webhook-views.ts";
 
@@ -61,3 +61,8 @@ const _attempt: Equals<Static<typeof AttemptSchema>, ReturnType<typeof attemptVi
 const _delivery: Equals<Static<typeof DeliverySchema>, ReturnType<typeof deliveryView>> = true;
 const _outcome: Equals<Static<typeof OutcomeSchema>, ReturnType<typeof outcomeView>> = true;
 void [_endpoint, _attempt, _delivery, _outcome];
+
+// Named in the document (components.schemas), so clients get these types by name.
+named("WebhookEndpoint", EndpointSchema);
+named("WebhookDelivery", DeliverySchema);
+named("WebhookAttempt", AttemptSchema);

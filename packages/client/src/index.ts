@@ -2,6 +2,20 @@
 export { createClient, type VidliveClient, type VidliveClientOptions } from "./client.js";
 export { WEBHOOK_EVENT_NAMES, type WebhookEvent, type WebhookEventName, type WebhookEventOf } from "./events.js";
 export type { components, operations, paths, webhooks } from "./schema.js";
+export type {
+  ApiErrorBody,
+  DrmToken,
+  Organization,
+  Recording,
+  Rendition,
+  Stream,
+  UploadSlot,
+  Video,
+  VideoEventData,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from "./types.js";
 export {
   checkWebhook,
   parseWebhook,

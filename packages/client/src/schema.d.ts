@@ -659,6 +659,300 @@ export interface components {
                 timestamp: string;
             };
         };
+        Rendition: {
+            /** @example 720p */
+            quality: string;
+            /** @description The rendition's HLS playlist. */
+            url: string;
+            download_url: string | null;
+            download_size_bytes: string | null;
+            download_password: string | null;
+        };
+        UploadSlot: {
+            upload_id: string;
+            /** @description PUT the raw file here (single use, expires at `expires_at`). */
+            upload_url: string;
+            /** @description Always PUT. */
+            method: string;
+            /** @description Or upload resumably with the tus protocol here (same authorization). */
+            tus_url: string;
+            /** @description Pass as `source_url` to POST /videos/ once the PUT succeeded. */
+            source_url: string;
+            /** Format: date-time */
+            expires_at: string;
+            max_bytes: number;
+        };
+        Video: {
+            video: {
+                /** @description The video's public id (`vid_…`). */
+                id: string;
+                title: string;
+                status: "TRANSCODING" | "COMPLETED" | "ERROR";
+                kind: "UPLOAD" | "LIVESTREAM_RECORDING";
+                /** @description Null until COMPLETED. */
+                duration_seconds: number | null;
+                /** @description Size of the original. Decimal string (may exceed 2^53). */
+                size_bytes: string | null;
+                /** @description The HLS master playlist, once COMPLETED. */
+                url: string | null;
+                drm: boolean;
+                /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
+                drm_content_id: string | null;
+                /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
+                drm_license_url: string | null;
+                /** @description The first downloadable rendition's file. */
+                download_url: string | null;
+                /** @description Size of that download. Decimal string (may exceed 2^53). */
+                download_size_bytes: string | null;
+                /** @description Its quality, e.g. 720p. */
+                download_quality: string | null;
+                /** @description Its password, when the organization protects downloads. */
+                download_password: string | null;
+                /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
+                transcript_url: string | null;
+                /** @description Machine summary of the transcript (`subtitles: true`). */
+                summary_url: string | null;
+                /** @description The worker that ran the transcode, once started. */
+                transcoder_id?: string;
+                /** @description Transcode progress, 0-100. */
+                progress: number;
+                source_url: string | null;
+                tags: {
+                    [key: string]: unknown;
+                } | null;
+                /** Format: date-time */
+                created_at: string;
+                /** @description A JPEG frame of the video, once COMPLETED (null for a source without video). */
+                thumbnail_url: string | null;
+                /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
+                storyboard_url: string | null;
+                /** @description A page with an embeddable player, once COMPLETED. */
+                watch_url: string | null;
+            };
+            renditions: components["schemas"]["Rendition"][];
+            /** @description Why the video is in ERROR. */
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
+            storage: {
+                [key: string]: string;
+            } | null;
+            /** @description The live stream a recording comes from. */
+            stream: {
+                id: string;
+                stream_key: string;
+            } | null;
+        };
+        DrmToken: {
+            drm_license_url: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        Recording: {
+            /** @description The recording's video id. */
+            asset_id: string;
+            transcoding: boolean;
+            duration_seconds: number | null;
+            resolution: string | null;
+            width: number | null;
+            height: number | null;
+        };
+        Stream: {
+            /** @description The stream's id (`ls_…`). */
+            id: string;
+            public_id: string;
+            title: string;
+            status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
+            /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
+            rtmp_url: string;
+            stream_key: string;
+            /** @description The live HLS playlist. */
+            hls_url: string;
+            /** @description The recording's HLS master once playable; always null in events. */
+            playback_url: string | null;
+            /** @description When a booked stream starts. */
+            scheduled_at: string | null;
+            /** @description When media first arrived. */
+            started_at: string | null;
+            /** @description When the broadcast ended. */
+            ended_at: string | null;
+            tags: {
+                [key: string]: unknown;
+            } | null;
+            /** @description WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). */
+            whip_url: string;
+            /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). */
+            whep_url: string;
+            /** @description WHEP viewers now (on the process holding the broadcast). */
+            webrtc_viewers: number;
+            latency: "NORMAL" | "LOW";
+            drm: boolean;
+            duration_seconds: number | null;
+            recording: components["schemas"]["Recording"] | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookEndpoint: {
+            /** @description The endpoint's id (`we_…`). */
+            id: string;
+            url: string;
+            /** @description Event names it receives. */
+            events: string[];
+            /** @description Dot-paths kept in `data`; empty: the whole payload. */
+            fields: string[];
+            description: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookAttempt: {
+            started_at: string | null;
+            /** @description The receiver's HTTP status; null without an answer. */
+            status_code: number | null;
+            duration_ms: number;
+            error: string | null;
+            /** @description Made by POST …/retry/. */
+            manual: boolean;
+        };
+        WebhookDelivery: {
+            /** @description The `X-Service-Delivery` header. */
+            id: string;
+            event: string;
+            /** @description PENDING, DELIVERED or ABANDONED. */
+            status: string;
+            test: boolean;
+            created_at: string | null;
+            /** @description While PENDING. */
+            next_attempt_at: string | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        VideoEventData: {
+            video: {
+                /** @description The video's public id (`vid_…`). */
+                id: string;
+                title: string;
+                status: "TRANSCODING" | "COMPLETED" | "ERROR";
+                kind: "UPLOAD" | "LIVESTREAM_RECORDING";
+                /** @description Null until COMPLETED. */
+                duration_seconds: number | null;
+                /** @description Size of the original. Decimal string (may exceed 2^53). */
+                size_bytes: string | null;
+                /** @description The HLS master playlist, once COMPLETED. */
+                url: string | null;
+                drm: boolean;
+                /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
+                drm_content_id: string | null;
+                /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
+                drm_license_url: string | null;
+                /** @description The first downloadable rendition's file. */
+                download_url: string | null;
+                /** @description Size of that download. Decimal string (may exceed 2^53). */
+                download_size_bytes: string | null;
+                /** @description Its quality, e.g. 720p. */
+                download_quality: string | null;
+                /** @description Its password, when the organization protects downloads. */
+                download_password: string | null;
+                /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
+                transcript_url: string | null;
+                /** @description Machine summary of the transcript (`subtitles: true`). */
+                summary_url: string | null;
+                /** @description The worker that ran the transcode, once started. */
+                transcoder_id?: string;
+            };
+            renditions: components["schemas"]["Rendition"][];
+            /** @description Why the video is in ERROR. */
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
+            storage: {
+                [key: string]: string;
+            } | null;
+            /** @description The live stream a recording comes from. */
+            stream: {
+                id: string;
+                stream_key: string;
+            } | null;
+        };
+        StreamEventShape: {
+            /** @description The stream's id (`ls_…`). */
+            id: string;
+            public_id: string;
+            title: string;
+            status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
+            /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
+            rtmp_url: string;
+            stream_key: string;
+            /** @description The live HLS playlist. */
+            hls_url: string;
+            /** @description The recording's HLS master once playable; always null in events. */
+            playback_url: string | null;
+            /** @description When a booked stream starts. */
+            scheduled_at: string | null;
+            /** @description When media first arrived. */
+            started_at: string | null;
+            /** @description When the broadcast ended. */
+            ended_at: string | null;
+            tags: {
+                [key: string]: unknown;
+            } | null;
+        };
+        StreamEndedShape: {
+            id: string;
+            title: string;
+            /** @constant */
+            status: "ENDED";
+            stream_key: string;
+            duration_seconds: number | null;
+            transcoding_in_secs: number | null;
+            latency: "NORMAL" | "LOW";
+            drm: boolean;
+            scheduled_at: string | null;
+            started_at: string | null;
+            /** Format: date-time */
+            ended_at: string;
+        };
+        Organization: {
+            id: string;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            features: {
+                transcoding: boolean;
+                drm: boolean;
+                /** @description The speech-to-text engine's name, null without one. */
+                transcripts: string | null;
+                /** @description Whether WebRTC (WHIP ingest, WHEP playback) is available: the mediasoup worker is built (npm run setup:webrtc). */
+                webrtc: boolean;
+            };
+            /** @description The rendition ladder; null: the organization cannot transcode. */
+            transcoding: {
+                ladder: {
+                    /** @example 720p */
+                    name: string;
+                    height: number;
+                    videoBitrateKbps: number;
+                    audioBitrateKbps: number;
+                }[];
+            } | null;
+            downloads: {
+                rungs: string[];
+                format: "mkv" | "mp4-encrypted";
+            };
+            limits: {
+                requests_per_minute: number;
+                livestreams_create_per_minute: number;
+                videos_create_per_minute: number;
+                upload_url_per_minute: number;
+            };
+            permissions: ("organization.read" | "videos.create" | "videos.read" | "videos.delete" | "livestreams.create" | "livestreams.read" | "livestreams.end" | "livestreams.delete" | "webhooks.manage")[];
+        };
     };
     responses: never;
     parameters: never;
@@ -1225,41 +1519,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            organization: {
-                                id: string;
-                                name: string;
-                                /** Format: date-time */
-                                created_at: string;
-                                features: {
-                                    transcoding: boolean;
-                                    drm: boolean;
-                                    /** @description The speech-to-text engine's name, null without one. */
-                                    transcripts: string | null;
-                                    /** @description Whether WebRTC (WHIP ingest, WHEP playback) is available: the mediasoup worker is built (npm run setup:webrtc). */
-                                    webrtc: boolean;
-                                };
-                                /** @description The rendition ladder; null: the organization cannot transcode. */
-                                transcoding: {
-                                    ladder: {
-                                        /** @example 720p */
-                                        name: string;
-                                        height: number;
-                                        videoBitrateKbps: number;
-                                        audioBitrateKbps: number;
-                                    }[];
-                                } | null;
-                                downloads: {
-                                    rungs: string[];
-                                    format: "mkv" | "mp4-encrypted";
-                                };
-                                limits: {
-                                    requests_per_minute: number;
-                                    livestreams_create_per_minute: number;
-                                    videos_create_per_minute: number;
-                                    upload_url_per_minute: number;
-                                };
-                                permissions: ("organization.read" | "videos.create" | "videos.read" | "videos.delete" | "livestreams.create" | "livestreams.read" | "livestreams.end" | "livestreams.delete" | "webhooks.manage")[];
-                            };
+                            organization: components["schemas"]["Organization"];
                         };
                         meta: {
                             /**
@@ -1405,77 +1665,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            items: {
-                                video: {
-                                    /** @description The video's public id (`vid_…`). */
-                                    id: string;
-                                    title: string;
-                                    status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                                    kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                                    /** @description Null until COMPLETED. */
-                                    duration_seconds: number | null;
-                                    /** @description Size of the original. Decimal string (may exceed 2^53). */
-                                    size_bytes: string | null;
-                                    /** @description The HLS master playlist, once COMPLETED. */
-                                    url: string | null;
-                                    drm: boolean;
-                                    /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                                    drm_content_id: string | null;
-                                    /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                                    drm_license_url: string | null;
-                                    /** @description The first downloadable rendition's file. */
-                                    download_url: string | null;
-                                    /** @description Size of that download. Decimal string (may exceed 2^53). */
-                                    download_size_bytes: string | null;
-                                    /** @description Its quality, e.g. 720p. */
-                                    download_quality: string | null;
-                                    /** @description Its password, when the organization protects downloads. */
-                                    download_password: string | null;
-                                    /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                                    transcript_url: string | null;
-                                    /** @description Machine summary of the transcript (`subtitles: true`). */
-                                    summary_url: string | null;
-                                    /** @description The worker that ran the transcode, once started. */
-                                    transcoder_id?: string;
-                                    /** @description Transcode progress, 0-100. */
-                                    progress: number;
-                                    source_url: string | null;
-                                    tags: {
-                                        [key: string]: unknown;
-                                    } | null;
-                                    /** Format: date-time */
-                                    created_at: string;
-                                    /** @description A JPEG frame of the video, once COMPLETED (null for a source without video). */
-                                    thumbnail_url: string | null;
-                                    /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
-                                    storyboard_url: string | null;
-                                    /** @description A page with an embeddable player, once COMPLETED. */
-                                    watch_url: string | null;
-                                };
-                                renditions: {
-                                    /** @example 720p */
-                                    quality: string;
-                                    /** @description The rendition's HLS playlist. */
-                                    url: string;
-                                    download_url: string | null;
-                                    download_size_bytes: string | null;
-                                    download_password: string | null;
-                                }[];
-                                /** @description Why the video is in ERROR. */
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                                storage: {
-                                    [key: string]: string;
-                                } | null;
-                                /** @description The live stream a recording comes from. */
-                                stream: {
-                                    id: string;
-                                    stream_key: string;
-                                } | null;
-                            }[];
+                            items: components["schemas"]["Video"][];
                             /** @description Pass as `cursor` for the next page; null on the last. */
                             next_cursor: string | null;
                         };
@@ -1718,15 +1908,7 @@ export interface operations {
                                 /** @description A page with an embeddable player, once COMPLETED. */
                                 watch_url: string | null;
                             };
-                            renditions: {
-                                /** @example 720p */
-                                quality: string;
-                                /** @description The rendition's HLS playlist. */
-                                url: string;
-                                download_url: string | null;
-                                download_size_bytes: string | null;
-                                download_password: string | null;
-                            }[];
+                            renditions: components["schemas"]["Rendition"][];
                             /** @description Why the video is in ERROR. */
                             error: {
                                 code: string;
@@ -1818,15 +2000,7 @@ export interface operations {
                                 /** @description A page with an embeddable player, once COMPLETED. */
                                 watch_url: string | null;
                             };
-                            renditions: {
-                                /** @example 720p */
-                                quality: string;
-                                /** @description The rendition's HLS playlist. */
-                                url: string;
-                                download_url: string | null;
-                                download_size_bytes: string | null;
-                                download_password: string | null;
-                            }[];
+                            renditions: components["schemas"]["Rendition"][];
                             /** @description Why the video is in ERROR. */
                             error: {
                                 code: string;
@@ -2069,20 +2243,7 @@ export interface operations {
                         success: true;
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
-                        data: {
-                            upload_id: string;
-                            /** @description PUT the raw file here (single use, expires at `expires_at`). */
-                            upload_url: string;
-                            /** @description Always PUT. */
-                            method: string;
-                            /** @description Or upload resumably with the tus protocol here (same authorization). */
-                            tus_url: string;
-                            /** @description Pass as `source_url` to POST /videos/ once the PUT succeeded. */
-                            source_url: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            max_bytes: number;
-                        };
+                        data: components["schemas"]["UploadSlot"];
                         meta: {
                             /**
                              * Format: date-time
@@ -2249,77 +2410,7 @@ export interface operations {
                         success: true;
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
-                        data: {
-                            video: {
-                                /** @description The video's public id (`vid_…`). */
-                                id: string;
-                                title: string;
-                                status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                                kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                                /** @description Null until COMPLETED. */
-                                duration_seconds: number | null;
-                                /** @description Size of the original. Decimal string (may exceed 2^53). */
-                                size_bytes: string | null;
-                                /** @description The HLS master playlist, once COMPLETED. */
-                                url: string | null;
-                                drm: boolean;
-                                /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                                drm_content_id: string | null;
-                                /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                                drm_license_url: string | null;
-                                /** @description The first downloadable rendition's file. */
-                                download_url: string | null;
-                                /** @description Size of that download. Decimal string (may exceed 2^53). */
-                                download_size_bytes: string | null;
-                                /** @description Its quality, e.g. 720p. */
-                                download_quality: string | null;
-                                /** @description Its password, when the organization protects downloads. */
-                                download_password: string | null;
-                                /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                                transcript_url: string | null;
-                                /** @description Machine summary of the transcript (`subtitles: true`). */
-                                summary_url: string | null;
-                                /** @description The worker that ran the transcode, once started. */
-                                transcoder_id?: string;
-                                /** @description Transcode progress, 0-100. */
-                                progress: number;
-                                source_url: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** @description A JPEG frame of the video, once COMPLETED (null for a source without video). */
-                                thumbnail_url: string | null;
-                                /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
-                                storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
-                                watch_url: string | null;
-                            };
-                            renditions: {
-                                /** @example 720p */
-                                quality: string;
-                                /** @description The rendition's HLS playlist. */
-                                url: string;
-                                download_url: string | null;
-                                download_size_bytes: string | null;
-                                download_password: string | null;
-                            }[];
-                            /** @description Why the video is in ERROR. */
-                            error: {
-                                code: string;
-                                message: string;
-                            } | null;
-                            /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                            storage: {
-                                [key: string]: string;
-                            } | null;
-                            /** @description The live stream a recording comes from. */
-                            stream: {
-                                id: string;
-                                stream_key: string;
-                            } | null;
-                        };
+                        data: components["schemas"]["Video"];
                         meta: {
                             /**
                              * Format: date-time
@@ -2709,11 +2800,7 @@ export interface operations {
                         success: true;
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
-                        data: {
-                            drm_license_url: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                        };
+                        data: components["schemas"]["DrmToken"];
                         meta: {
                             /**
                              * Format: date-time
@@ -2935,47 +3022,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            items: {
-                                /** @description The stream's id (`ls_…`). */
-                                id: string;
-                                public_id: string;
-                                title: string;
-                                status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                                /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                                rtmp_url: string;
-                                stream_key: string;
-                                /** @description The live HLS playlist. */
-                                hls_url: string;
-                                /** @description The recording's HLS master once playable; always null in events. */
-                                playback_url: string | null;
-                                /** @description When a booked stream starts. */
-                                scheduled_at: string | null;
-                                /** @description When media first arrived. */
-                                started_at: string | null;
-                                /** @description When the broadcast ended. */
-                                ended_at: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                latency: "NORMAL" | "LOW";
-                                drm: boolean;
-                                duration_seconds: number | null;
-                                recording: {
-                                    /** @description The recording's video id. */
-                                    asset_id: string;
-                                    transcoding: boolean;
-                                    duration_seconds: number | null;
-                                    resolution: string | null;
-                                    width: number | null;
-                                    height: number | null;
-                                } | null;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            }[];
+                            items: components["schemas"]["Stream"][];
                             /** @description Pass as `cursor` for the next page; null on the last. */
                             next_cursor: string | null;
                         };
@@ -3160,47 +3207,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            stream: {
-                                /** @description The stream's id (`ls_…`). */
-                                id: string;
-                                public_id: string;
-                                title: string;
-                                status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                                /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                                rtmp_url: string;
-                                stream_key: string;
-                                /** @description The live HLS playlist. */
-                                hls_url: string;
-                                /** @description The recording's HLS master once playable; always null in events. */
-                                playback_url: string | null;
-                                /** @description When a booked stream starts. */
-                                scheduled_at: string | null;
-                                /** @description When media first arrived. */
-                                started_at: string | null;
-                                /** @description When the broadcast ended. */
-                                ended_at: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                latency: "NORMAL" | "LOW";
-                                drm: boolean;
-                                duration_seconds: number | null;
-                                recording: {
-                                    /** @description The recording's video id. */
-                                    asset_id: string;
-                                    transcoding: boolean;
-                                    duration_seconds: number | null;
-                                    resolution: string | null;
-                                    width: number | null;
-                                    height: number | null;
-                                } | null;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            stream: components["schemas"]["Stream"];
                         };
                         meta: {
                             /**
@@ -3443,47 +3450,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            stream: {
-                                /** @description The stream's id (`ls_…`). */
-                                id: string;
-                                public_id: string;
-                                title: string;
-                                status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                                /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                                rtmp_url: string;
-                                stream_key: string;
-                                /** @description The live HLS playlist. */
-                                hls_url: string;
-                                /** @description The recording's HLS master once playable; always null in events. */
-                                playback_url: string | null;
-                                /** @description When a booked stream starts. */
-                                scheduled_at: string | null;
-                                /** @description When media first arrived. */
-                                started_at: string | null;
-                                /** @description When the broadcast ended. */
-                                ended_at: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                latency: "NORMAL" | "LOW";
-                                drm: boolean;
-                                duration_seconds: number | null;
-                                recording: {
-                                    /** @description The recording's video id. */
-                                    asset_id: string;
-                                    transcoding: boolean;
-                                    duration_seconds: number | null;
-                                    resolution: string | null;
-                                    width: number | null;
-                                    height: number | null;
-                                } | null;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            stream: components["schemas"]["Stream"];
                         };
                         meta: {
                             /**
@@ -3678,47 +3645,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            stream: {
-                                /** @description The stream's id (`ls_…`). */
-                                id: string;
-                                public_id: string;
-                                title: string;
-                                status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                                /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                                rtmp_url: string;
-                                stream_key: string;
-                                /** @description The live HLS playlist. */
-                                hls_url: string;
-                                /** @description The recording's HLS master once playable; always null in events. */
-                                playback_url: string | null;
-                                /** @description When a booked stream starts. */
-                                scheduled_at: string | null;
-                                /** @description When media first arrived. */
-                                started_at: string | null;
-                                /** @description When the broadcast ended. */
-                                ended_at: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                latency: "NORMAL" | "LOW";
-                                drm: boolean;
-                                duration_seconds: number | null;
-                                recording: {
-                                    /** @description The recording's video id. */
-                                    asset_id: string;
-                                    transcoding: boolean;
-                                    duration_seconds: number | null;
-                                    resolution: string | null;
-                                    width: number | null;
-                                    height: number | null;
-                                } | null;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            stream: components["schemas"]["Stream"];
                         };
                         meta: {
                             /**
@@ -4110,47 +4037,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            stream: {
-                                /** @description The stream's id (`ls_…`). */
-                                id: string;
-                                public_id: string;
-                                title: string;
-                                status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                                /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                                rtmp_url: string;
-                                stream_key: string;
-                                /** @description The live HLS playlist. */
-                                hls_url: string;
-                                /** @description The recording's HLS master once playable; always null in events. */
-                                playback_url: string | null;
-                                /** @description When a booked stream starts. */
-                                scheduled_at: string | null;
-                                /** @description When media first arrived. */
-                                started_at: string | null;
-                                /** @description When the broadcast ended. */
-                                ended_at: string | null;
-                                tags: {
-                                    [key: string]: unknown;
-                                } | null;
-                                latency: "NORMAL" | "LOW";
-                                drm: boolean;
-                                duration_seconds: number | null;
-                                recording: {
-                                    /** @description The recording's video id. */
-                                    asset_id: string;
-                                    transcoding: boolean;
-                                    duration_seconds: number | null;
-                                    resolution: string | null;
-                                    width: number | null;
-                                    height: number | null;
-                                } | null;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            stream: components["schemas"]["Stream"];
                         };
                         meta: {
                             /**
@@ -4681,18 +4568,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            items: {
-                                /** @description The endpoint's id (`we_…`). */
-                                id: string;
-                                url: string;
-                                /** @description Event names it receives. */
-                                events: string[];
-                                /** @description Dot-paths kept in `data`; empty: the whole payload. */
-                                fields: string[];
-                                description: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            }[];
+                            items: components["schemas"]["WebhookEndpoint"][];
                             /** @description Pass as `cursor` for the next page; null on the last. */
                             next_cursor: string | null;
                         };
@@ -4889,18 +4765,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            endpoint: {
-                                /** @description The endpoint's id (`we_…`). */
-                                id: string;
-                                url: string;
-                                /** @description Event names it receives. */
-                                events: string[];
-                                /** @description Dot-paths kept in `data`; empty: the whole payload. */
-                                fields: string[];
-                                description: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            endpoint: components["schemas"]["WebhookEndpoint"];
                             /** @description HMAC-SHA256 key of `X-Service-Signature`. Shown this once only: store it now. */
                             signing_secret: string;
                         };
@@ -5071,18 +4936,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            endpoint: {
-                                /** @description The endpoint's id (`we_…`). */
-                                id: string;
-                                url: string;
-                                /** @description Event names it receives. */
-                                events: string[];
-                                /** @description Dot-paths kept in `data`; empty: the whole payload. */
-                                fields: string[];
-                                description: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
+                            endpoint: components["schemas"]["WebhookEndpoint"];
                         };
                         meta: {
                             /**
@@ -5479,26 +5333,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            items: {
-                                /** @description The `X-Service-Delivery` header. */
-                                id: string;
-                                event: string;
-                                /** @description PENDING, DELIVERED or ABANDONED. */
-                                status: string;
-                                test: boolean;
-                                created_at: string | null;
-                                /** @description While PENDING. */
-                                next_attempt_at: string | null;
-                                attempts: {
-                                    started_at: string | null;
-                                    /** @description The receiver's HTTP status; null without an answer. */
-                                    status_code: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                    /** @description Made by POST …/retry/. */
-                                    manual: boolean;
-                                }[];
-                            }[];
+                            items: components["schemas"]["WebhookDelivery"][];
                             /** @description Pass as `cursor` for the next page; null on the last. */
                             next_cursor: string | null;
                         };
@@ -5696,26 +5531,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            delivery: {
-                                /** @description The `X-Service-Delivery` header. */
-                                id: string;
-                                event: string;
-                                /** @description PENDING, DELIVERED or ABANDONED. */
-                                status: string;
-                                test: boolean;
-                                created_at: string | null;
-                                /** @description While PENDING. */
-                                next_attempt_at: string | null;
-                                attempts: {
-                                    started_at: string | null;
-                                    /** @description The receiver's HTTP status; null without an answer. */
-                                    status_code: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                    /** @description Made by POST …/retry/. */
-                                    manual: boolean;
-                                }[];
-                            };
+                            delivery: components["schemas"]["WebhookDelivery"];
                             /** @description The attempt made by this request; null if it had not finished within the request. */
                             attempt: {
                                 started_at: string | null;
@@ -5927,26 +5743,7 @@ export interface operations {
                         /** @description Human-readable; may be reworded, never branch on it. */
                         message: string;
                         data: {
-                            delivery: {
-                                /** @description The `X-Service-Delivery` header. */
-                                id: string;
-                                event: string;
-                                /** @description PENDING, DELIVERED or ABANDONED. */
-                                status: string;
-                                test: boolean;
-                                created_at: string | null;
-                                /** @description While PENDING. */
-                                next_attempt_at: string | null;
-                                attempts: {
-                                    started_at: string | null;
-                                    /** @description The receiver's HTTP status; null without an answer. */
-                                    status_code: number | null;
-                                    duration_ms: number;
-                                    error: string | null;
-                                    /** @description Made by POST …/retry/. */
-                                    manual: boolean;
-                                }[];
-                            };
+                            delivery: components["schemas"]["WebhookDelivery"];
                             /** @description The attempt made by this request; null if it had not finished within the request. */
                             attempt: {
                                 started_at: string | null;
@@ -6149,63 +5946,7 @@ export interface operations {
                      * @description When the event happened.
                      */
                     created_at: string;
-                    data: {
-                        video: {
-                            /** @description The video's public id (`vid_…`). */
-                            id: string;
-                            title: string;
-                            status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                            kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                            /** @description Null until COMPLETED. */
-                            duration_seconds: number | null;
-                            /** @description Size of the original. Decimal string (may exceed 2^53). */
-                            size_bytes: string | null;
-                            /** @description The HLS master playlist, once COMPLETED. */
-                            url: string | null;
-                            drm: boolean;
-                            /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                            drm_content_id: string | null;
-                            /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                            drm_license_url: string | null;
-                            /** @description The first downloadable rendition's file. */
-                            download_url: string | null;
-                            /** @description Size of that download. Decimal string (may exceed 2^53). */
-                            download_size_bytes: string | null;
-                            /** @description Its quality, e.g. 720p. */
-                            download_quality: string | null;
-                            /** @description Its password, when the organization protects downloads. */
-                            download_password: string | null;
-                            /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                            transcript_url: string | null;
-                            /** @description Machine summary of the transcript (`subtitles: true`). */
-                            summary_url: string | null;
-                            /** @description The worker that ran the transcode, once started. */
-                            transcoder_id?: string;
-                        };
-                        renditions: {
-                            /** @example 720p */
-                            quality: string;
-                            /** @description The rendition's HLS playlist. */
-                            url: string;
-                            download_url: string | null;
-                            download_size_bytes: string | null;
-                            download_password: string | null;
-                        }[];
-                        /** @description Why the video is in ERROR. */
-                        error: {
-                            code: string;
-                            message: string;
-                        } | null;
-                        /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                        storage: {
-                            [key: string]: string;
-                        } | null;
-                        /** @description The live stream a recording comes from. */
-                        stream: {
-                            id: string;
-                            stream_key: string;
-                        } | null;
-                    };
+                    data: components["schemas"]["VideoEventData"];
                 };
             };
         };
@@ -6243,63 +5984,7 @@ export interface operations {
                      * @description When the event happened.
                      */
                     created_at: string;
-                    data: {
-                        video: {
-                            /** @description The video's public id (`vid_…`). */
-                            id: string;
-                            title: string;
-                            status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                            kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                            /** @description Null until COMPLETED. */
-                            duration_seconds: number | null;
-                            /** @description Size of the original. Decimal string (may exceed 2^53). */
-                            size_bytes: string | null;
-                            /** @description The HLS master playlist, once COMPLETED. */
-                            url: string | null;
-                            drm: boolean;
-                            /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                            drm_content_id: string | null;
-                            /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                            drm_license_url: string | null;
-                            /** @description The first downloadable rendition's file. */
-                            download_url: string | null;
-                            /** @description Size of that download. Decimal string (may exceed 2^53). */
-                            download_size_bytes: string | null;
-                            /** @description Its quality, e.g. 720p. */
-                            download_quality: string | null;
-                            /** @description Its password, when the organization protects downloads. */
-                            download_password: string | null;
-                            /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                            transcript_url: string | null;
-                            /** @description Machine summary of the transcript (`subtitles: true`). */
-                            summary_url: string | null;
-                            /** @description The worker that ran the transcode, once started. */
-                            transcoder_id?: string;
-                        };
-                        renditions: {
-                            /** @example 720p */
-                            quality: string;
-                            /** @description The rendition's HLS playlist. */
-                            url: string;
-                            download_url: string | null;
-                            download_size_bytes: string | null;
-                            download_password: string | null;
-                        }[];
-                        /** @description Why the video is in ERROR. */
-                        error: {
-                            code: string;
-                            message: string;
-                        } | null;
-                        /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                        storage: {
-                            [key: string]: string;
-                        } | null;
-                        /** @description The live stream a recording comes from. */
-                        stream: {
-                            id: string;
-                            stream_key: string;
-                        } | null;
-                    };
+                    data: components["schemas"]["VideoEventData"];
                 };
             };
         };
@@ -6337,63 +6022,7 @@ export interface operations {
                      * @description When the event happened.
                      */
                     created_at: string;
-                    data: {
-                        video: {
-                            /** @description The video's public id (`vid_…`). */
-                            id: string;
-                            title: string;
-                            status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                            kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                            /** @description Null until COMPLETED. */
-                            duration_seconds: number | null;
-                            /** @description Size of the original. Decimal string (may exceed 2^53). */
-                            size_bytes: string | null;
-                            /** @description The HLS master playlist, once COMPLETED. */
-                            url: string | null;
-                            drm: boolean;
-                            /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                            drm_content_id: string | null;
-                            /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                            drm_license_url: string | null;
-                            /** @description The first downloadable rendition's file. */
-                            download_url: string | null;
-                            /** @description Size of that download. Decimal string (may exceed 2^53). */
-                            download_size_bytes: string | null;
-                            /** @description Its quality, e.g. 720p. */
-                            download_quality: string | null;
-                            /** @description Its password, when the organization protects downloads. */
-                            download_password: string | null;
-                            /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                            transcript_url: string | null;
-                            /** @description Machine summary of the transcript (`subtitles: true`). */
-                            summary_url: string | null;
-                            /** @description The worker that ran the transcode, once started. */
-                            transcoder_id?: string;
-                        };
-                        renditions: {
-                            /** @example 720p */
-                            quality: string;
-                            /** @description The rendition's HLS playlist. */
-                            url: string;
-                            download_url: string | null;
-                            download_size_bytes: string | null;
-                            download_password: string | null;
-                        }[];
-                        /** @description Why the video is in ERROR. */
-                        error: {
-                            code: string;
-                            message: string;
-                        } | null;
-                        /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                        storage: {
-                            [key: string]: string;
-                        } | null;
-                        /** @description The live stream a recording comes from. */
-                        stream: {
-                            id: string;
-                            stream_key: string;
-                        } | null;
-                    };
+                    data: components["schemas"]["VideoEventData"];
                 };
             };
         };
@@ -6431,63 +6060,7 @@ export interface operations {
                      * @description When the event happened.
                      */
                     created_at: string;
-                    data: {
-                        video: {
-                            /** @description The video's public id (`vid_…`). */
-                            id: string;
-                            title: string;
-                            status: "TRANSCODING" | "COMPLETED" | "ERROR";
-                            kind: "UPLOAD" | "LIVESTREAM_RECORDING";
-                            /** @description Null until COMPLETED. */
-                            duration_seconds: number | null;
-                            /** @description Size of the original. Decimal string (may exceed 2^53). */
-                            size_bytes: string | null;
-                            /** @description The HLS master playlist, once COMPLETED. */
-                            url: string | null;
-                            drm: boolean;
-                            /** @description The DRM key id (hex), for a DRM video once COMPLETED. */
-                            drm_content_id: string | null;
-                            /** @description The ClearKey licence URL with a signed, expiring token; null without DRM. */
-                            drm_license_url: string | null;
-                            /** @description The first downloadable rendition's file. */
-                            download_url: string | null;
-                            /** @description Size of that download. Decimal string (may exceed 2^53). */
-                            download_size_bytes: string | null;
-                            /** @description Its quality, e.g. 720p. */
-                            download_quality: string | null;
-                            /** @description Its password, when the organization protects downloads. */
-                            download_password: string | null;
-                            /** @description Machine-made WebVTT subtitles (`subtitles: true`). */
-                            transcript_url: string | null;
-                            /** @description Machine summary of the transcript (`subtitles: true`). */
-                            summary_url: string | null;
-                            /** @description The worker that ran the transcode, once started. */
-                            transcoder_id?: string;
-                        };
-                        renditions: {
-                            /** @example 720p */
-                            quality: string;
-                            /** @description The rendition's HLS playlist. */
-                            url: string;
-                            download_url: string | null;
-                            download_size_bytes: string | null;
-                            download_password: string | null;
-                        }[];
-                        /** @description Why the video is in ERROR. */
-                        error: {
-                            code: string;
-                            message: string;
-                        } | null;
-                        /** @description Bytes stored, by part (`total_bytes`, `hls_bytes`, …), as decimal strings. */
-                        storage: {
-                            [key: string]: string;
-                        } | null;
-                        /** @description The live stream a recording comes from. */
-                        stream: {
-                            id: string;
-                            stream_key: string;
-                        } | null;
-                    };
+                    data: components["schemas"]["VideoEventData"];
                 };
             };
         };
@@ -6526,29 +6099,7 @@ export interface operations {
                      */
                     created_at: string;
                     data: {
-                        stream: {
-                            /** @description The stream's id (`ls_…`). */
-                            id: string;
-                            public_id: string;
-                            title: string;
-                            status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                            /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                            rtmp_url: string;
-                            stream_key: string;
-                            /** @description The live HLS playlist. */
-                            hls_url: string;
-                            /** @description The recording's HLS master once playable; always null in events. */
-                            playback_url: string | null;
-                            /** @description When a booked stream starts. */
-                            scheduled_at: string | null;
-                            /** @description When media first arrived. */
-                            started_at: string | null;
-                            /** @description When the broadcast ended. */
-                            ended_at: string | null;
-                            tags: {
-                                [key: string]: unknown;
-                            } | null;
-                        };
+                        stream: components["schemas"]["StreamEventShape"];
                     };
                 };
             };
@@ -6588,29 +6139,7 @@ export interface operations {
                      */
                     created_at: string;
                     data: {
-                        stream: {
-                            /** @description The stream's id (`ls_…`). */
-                            id: string;
-                            public_id: string;
-                            title: string;
-                            status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                            /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                            rtmp_url: string;
-                            stream_key: string;
-                            /** @description The live HLS playlist. */
-                            hls_url: string;
-                            /** @description The recording's HLS master once playable; always null in events. */
-                            playback_url: string | null;
-                            /** @description When a booked stream starts. */
-                            scheduled_at: string | null;
-                            /** @description When media first arrived. */
-                            started_at: string | null;
-                            /** @description When the broadcast ended. */
-                            ended_at: string | null;
-                            tags: {
-                                [key: string]: unknown;
-                            } | null;
-                        };
+                        stream: components["schemas"]["StreamEventShape"];
                     };
                 };
             };
@@ -6650,54 +6179,10 @@ export interface operations {
                      */
                     created_at: string;
                     data: {
-                        stream: {
-                            /** @description The stream's id (`ls_…`). */
-                            id: string;
-                            public_id: string;
-                            title: string;
-                            status: "SCHEDULED" | "READY_TO_STREAM" | "LIVE" | "ENDED" | "ERROR";
-                            /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
-                            rtmp_url: string;
-                            stream_key: string;
-                            /** @description The live HLS playlist. */
-                            hls_url: string;
-                            /** @description The recording's HLS master once playable; always null in events. */
-                            playback_url: string | null;
-                            /** @description When a booked stream starts. */
-                            scheduled_at: string | null;
-                            /** @description When media first arrived. */
-                            started_at: string | null;
-                            /** @description When the broadcast ended. */
-                            ended_at: string | null;
-                            tags: {
-                                [key: string]: unknown;
-                            } | null;
-                        };
+                        stream: components["schemas"]["StreamEventShape"];
                     } | {
-                        stream: {
-                            id: string;
-                            title: string;
-                            /** @constant */
-                            status: "ENDED";
-                            stream_key: string;
-                            duration_seconds: number | null;
-                            transcoding_in_secs: number | null;
-                            latency: "NORMAL" | "LOW";
-                            drm: boolean;
-                            scheduled_at: string | null;
-                            started_at: string | null;
-                            /** Format: date-time */
-                            ended_at: string;
-                        };
-                        recording: {
-                            /** @description The recording's video id. */
-                            asset_id: string;
-                            transcoding: boolean;
-                            duration_seconds: number | null;
-                            resolution: string | null;
-                            width: number | null;
-                            height: number | null;
-                        } | null;
+                        stream: components["schemas"]["StreamEndedShape"];
+                        recording: components["schemas"]["Recording"] | null;
                     };
                 };
             };
@@ -6737,30 +6222,8 @@ export interface operations {
                      */
                     created_at: string;
                     data: {
-                        stream: {
-                            id: string;
-                            title: string;
-                            /** @constant */
-                            status: "ENDED";
-                            stream_key: string;
-                            duration_seconds: number | null;
-                            transcoding_in_secs: number | null;
-                            latency: "NORMAL" | "LOW";
-                            drm: boolean;
-                            scheduled_at: string | null;
-                            started_at: string | null;
-                            /** Format: date-time */
-                            ended_at: string;
-                        };
-                        recording: {
-                            /** @description The recording's video id. */
-                            asset_id: string;
-                            transcoding: boolean;
-                            duration_seconds: number | null;
-                            resolution: string | null;
-                            width: number | null;
-                            height: number | null;
-                        } | null;
+                        stream: components["schemas"]["StreamEndedShape"];
+                        recording: components["schemas"]["Recording"] | null;
                     };
                 };
             };

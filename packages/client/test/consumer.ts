@@ -1,5 +1,5 @@
 // Type-checked (not run) by test/sdk-package.test.ts against the installed @vidlive/client (tsc, NodeNext).
-import { createClient, parseWebhook, verifyWebhook, type WebhookEvent, type WebhookEventOf } from "@vidlive/client";
+import { createClient, parseWebhook, type Stream, type Video, verifyWebhook, type WebhookEvent, type WebhookEventOf } from "@vidlive/client";
 
 const client = createClient({ baseUrl: "http://localhost:8080", apiKey: "sk_live_x_y" });
 
@@ -9,11 +9,14 @@ export async function video(id: string): Promise<string> {
   const status: "TRANSCODING" | "COMPLETED" | "ERROR" = data.data.video.status;
   const thumbnail: string | null = data.data.video.thumbnail_url;
   const qualities: string[] = data.data.renditions.map((r) => r.quality);
+  const named: Video = data.data;
+  // @ts-expect-error: a Video is not a Stream
+  const notStream: Stream = named;
   // @ts-expect-error: a video has no `colour`
   data.data.video.colour;
   // @ts-expect-error: `duration_seconds` is a number or null, not a string
   const wrong: string = data.data.video.duration_seconds;
-  return `${status} ${thumbnail} ${qualities.join()} ${wrong}`;
+  return `${status} ${thumbnail} ${qualities.join()} ${wrong} ${notStream}`;
 }
 
 export async function stream(): Promise<string | undefined> {
