@@ -67,7 +67,9 @@ function nonStandard(schema: any, at: string, out: string[]) {
     if (k === "format" && !FORMATS.has(v as string)) out.push(`${at}.format: ${v}`);
     if (SUBSCHEMA_MAPS.has(k)) for (const [name, sub] of Object.entries(v as object)) nonStandard(sub, `${at}.${k}.${name}`, out);
     if (SUBSCHEMAS.has(k)) nonStandard(v, `${at}.${k}`, out);
-    if (SUBSCHEMA_LISTS.has(k)) (v as any[]).forEach((sub, i) => nonStandard(sub, `${at}.${k}[${i}]`, out));
+    if (SUBSCHEMA_LISTS.has(k)) {
+      for (const [i, sub] of (v as any[]).entries()) nonStandard(sub, `${at}.${k}[${i}]`, out);
+    }
   }
 }
 
