@@ -28,6 +28,7 @@ import { settingsRoutes } from "./settings/settings-module.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
 import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
+import { webrtcAvailability } from "./webrtc/availability.ts";
 import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
@@ -112,6 +113,10 @@ export async function createService(
   const unavailableReason = transcriber ? "" : sttUnavailableReason();
   if (transcriber) logger.info("Transcripts available", { engine: transcriber.name });
   else logger.warn(`Transcripts unavailable: ${unavailableReason}`);
+  // WebRTC (issue 14): the mediasoup worker is built by `npm run setup:webrtc`, never by npm install.
+  const webrtc = webrtcAvailability();
+  if (webrtc.available) logger.info("WebRTC available", { worker_bin: webrtc.workerBin });
+  else logger.warn(`WebRTC unavailable: ${webrtc.reason}; run npm run setup:webrtc`);
   const videos = createVideoModule({
     config,
     database,
@@ -156,7 +161,7 @@ export async function createService(
     logger,
     baseUrl: () => config.baseUrl,
     webhooks: webhookEventsDoc(),
-    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine() }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => webrtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
     publicPlugins: [
       ops.plugin,
       staticAssets,

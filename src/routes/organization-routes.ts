@@ -6,13 +6,13 @@ import type { Organization } from "../orgs/org-store.ts";
 import { OrganizationSchema } from "./organization-schema.ts";
 
 /** GET /organization/'s `data` (its schema: organization-schema.ts). */
-export function organizationView(org: Organization, transcripts: string | null) {
+export function organizationView(org: Organization, transcripts: string | null, webrtc = false) {
   return {
     organization: {
       id: org.id,
       name: org.name,
       created_at: new Date(org.createdAt).toISOString(),
-      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts },
+      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts, webrtc },
       transcoding: org.settings.transcoding,
       downloads: org.settings.downloads,
       limits: {
@@ -27,15 +27,21 @@ export function organizationView(org: Organization, transcripts: string | null) 
 }
 
 /** Lets a client check its key: which organization it acts for and what it may do. */
-export function organizationRoutes(deps: { /** The speech-to-text engine's name, null without one (issue 12). */ transcripts: () => string | null }) {
-  return new Elysia({ name: "organization-routes", prefix: API_PREFIX }).use(apiContext).get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts())), {
-    permission: "organization.read",
-    detail: doc({
-      summary: "The calling organization",
-      description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
-      tags: ["Organization"],
-      data: OrganizationSchema,
-      dataDescription: "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null), transcoding, downloads, limits, permissions.",
-    }),
-  });
+export function organizationRoutes(deps: {
+  /** The speech-to-text engine's name, null without one (issue 12). */ transcripts: () => string | null;
+  /** Whether the mediasoup worker is built (issue 14, src/webrtc/availability.ts). */ webrtc?: () => boolean;
+}) {
+  return new Elysia({ name: "organization-routes", prefix: API_PREFIX })
+    .use(apiContext)
+    .get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts(), deps.webrtc?.() ?? false)), {
+      permission: "organization.read",
+      detail: doc({
+        summary: "The calling organization",
+        description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
+        tags: ["Organization"],
+        data: OrganizationSchema,
+        dataDescription:
+          "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null, `webrtc`: whether the WebRTC media server is built), transcoding, downloads, limits, permissions.",
+      }),
+    });
 }
