@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { hasPackager } from "../media/transcoder/index.ts";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
@@ -63,7 +64,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
   const playing = (page: Page | import("playwright-core").Frame) =>
     page.waitForFunction(
       () => {
-        const v = document.querySelector("video") as HTMLVideoElement | null;
+        const v = (globalThis as any).document.querySelector("video") as any;
         return v && v.currentTime > 1 && v.videoWidth > 0 ? { currentTime: v.currentTime, videoWidth: v.videoWidth } : false;
       },
       undefined,
@@ -83,29 +84,29 @@ describe.skipIf(!hasChromium)("watch page", () => {
       // The title is the video's, escaped.
       expect(await page.title()).toBe("A <b>watch</b> test");
       // The poster: the video's thumbnail, fetched and shown before playback.
-      expect(await page.$eval("video", (v) => (v as HTMLVideoElement).poster)).toBe(video.thumbnail_url);
+      expect(await page.$eval("video", (v) => (v as any).poster)).toBe(video.thumbnail_url);
       expect((await thumbnail).status()).toBe(200);
 
       // Hovering the scrub bar shows the storyboard tile of that moment (the sprite, at the cue's offset).
-      await page.waitForFunction(() => !(document.getElementById("scrub") as HTMLElement).hidden);
+      await page.waitForFunction(() => !((globalThis as any).document.getElementById("scrub") as any).hidden);
       const bar = (await page.$("#scrub"))!;
       const box = (await bar.boundingBox())!;
       const sprite = page.waitForResponse((r) => r.url().endsWith("/sprite.jpg"));
       await page.waitForTimeout(300);
       await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
-      await page.waitForFunction(() => !(document.getElementById("preview") as HTMLElement).hidden, undefined, { timeout: 10_000 });
-      const preview = await page.$eval("#preview", (p) => ({ image: (p as HTMLElement).style.backgroundImage, position: (p as HTMLElement).style.backgroundPosition }));
+      await page.waitForFunction(() => !((globalThis as any).document.getElementById("preview") as any).hidden, undefined, { timeout: 10_000 });
+      const preview = await page.$eval("#preview", (p) => ({ image: (p as any).style.backgroundImage, position: (p as any).style.backgroundPosition }));
       expect(preview.image).toContain("/sprite.jpg");
       // 90 % of 3 s falls in the third one-second tile: x = 2 × 160.
       expect(preview.position).toBe("-320px 0px");
       expect((await sprite).status()).toBe(200);
 
       await page.$eval("video", (v) => {
-        const el = v as HTMLVideoElement;
+        const el = v as any;
         el.muted = true;
         return el.play();
       });
-      const state = await (await playing(page)).jsonValue();
+      const state = await ((await playing(page)).jsonValue() as any);
       expect(state.videoWidth).toBeGreaterThan(0);
       expect(outside).toEqual([]);
       expect(refused).toEqual([]);
@@ -121,15 +122,49 @@ describe.skipIf(!hasChromium)("watch page", () => {
       await page.goto(`${embedderOrigin}/`);
       const frame = await (await page.$("#f"))!.contentFrame();
       expect(frame).not.toBeNull();
-      const state = await (await playing(frame!)).jsonValue();
+      const state = await ((await playing(frame!)).jsonValue() as any);
       expect(state.currentTime).toBeGreaterThan(1);
-      expect(await frame!.$eval("video", (v) => (v as HTMLVideoElement).muted)).toBe(true);
+      expect(await frame!.$eval("video", (v) => (v as any).muted)).toBe(true);
       expect(outside).toEqual([]);
       expect(refused).toEqual([]);
     } finally {
       await page.close();
     }
   }, 60_000);
+
+  test.skipIf(!hasPackager())(
+    "a DRM video: poster and a message without a licence token, plays with ?drm_token= (shaka, ClearKey)",
+    async () => {
+      await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
+      const res = await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4"), title: "Protected", drm_enabled: true } });
+      const drm = (await completed(t, ((await res.json()) as any).data.asset.public_id)).video;
+      expect(drm.url).toEndWith(".mpd");
+      expect(drm.thumbnail_url).toEndWith("/thumbnail.jpg");
+      expect(drm.storyboard_url).toEndWith(".vtt");
+
+      const { page, outside, refused } = await watchPage();
+      try {
+        // The page does not mint a licence: without a token it shows the poster and says what to pass.
+        await page.goto(drm.watch_url);
+        expect(await page.$eval("video", (v) => (v as any).poster)).toBe(drm.thumbnail_url);
+        await page.waitForFunction(() => !((globalThis as any).document.getElementById("message") as any).hidden);
+        expect(await page.textContent("#message")).toContain("drm_token");
+        // A forged token is no better.
+        await page.goto(`${drm.watch_url}?drm_token=9999999999.${"0".repeat(32)}`);
+        await page.waitForFunction(() => !((globalThis as any).document.getElementById("message") as any).hidden);
+
+        const token = new URL(drm.drm_license_url).searchParams.get("token")!;
+        await page.goto(`${drm.watch_url}?drm_token=${encodeURIComponent(token)}&autoplay=1&muted=1`);
+        const state = await ((await playing(page)).jsonValue() as any);
+        expect(state.videoWidth).toBeGreaterThan(0);
+        expect(outside).toEqual([]);
+        expect(refused).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    },
+    60_000,
+  );
 
   test("an unknown token, a malformed one and a deleted video answer a 404 page", async () => {
     for (const path of [`/watch/${"0".repeat(40)}`, "/watch/not-a-token"]) {
