@@ -136,7 +136,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
     "a DRM video: poster and a message without a licence token, plays with ?drm_token= (shaka, ClearKey)",
     async () => {
       await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
-      const res = await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4"), title: "Protected", drm_enabled: true } });
+      const res = await t.api("/videos/", { method: "POST", json: { source_url: `${files.url("av-720p-3s.mp4")}?drm=1`, title: "Protected", drm_enabled: true } });
       const drm = (await completed(t, ((await res.json()) as any).data.asset.public_id)).video;
       expect(drm.url).toEndWith(".mpd");
       expect(drm.thumbnail_url).toEndWith("/thumbnail.jpg");
