@@ -50,11 +50,17 @@ describe("posters (native backend)", () => {
     expect(JSON.stringify(otherList)).not.toContain(token!);
   }, 60_000);
 
-  test("an odd-sized source keeps its aspect ratio; an audio-only source gets a watch URL and no posters", async () => {
+  test("an odd-sized source keeps its aspect ratio; an FLV (a recording's format) gets posters; an audio-only source gets a watch URL and no posters", async () => {
     const odd = (await register(native, files.url("av-odd-322x242-2s.mp4"), "Odd")).asset.public_id;
     const audio = (await register(native, files.url("audio-only-2s.m4a"), "Audio")).asset.public_id;
     // 322x242 → thumbnail at its own size (under 1280), tiles 160 x even(160*242/322) = 160x120.
     await checkPosters(await completed(native, odd), { width: 322, height: 242, tileHeight: 120, duration: 2 });
+
+    // A live recording's source format (FLV, as media/flv writes it) goes through the same run.
+    const flv = (await register(native, files.url("live-360p-6s.flv"), "Recording-like")).asset.public_id;
+    const { cues } = await checkPosters(await completed(native, flv), { width: 640, height: 360, tileHeight: 90, duration: 6 });
+    // 6.08 s: six whole seconds and the last 0.08 s.
+    expect(cues).toHaveLength(7);
 
     const a = await completed(native, audio);
     expect(a.video.thumbnail_url).toBeNull();
