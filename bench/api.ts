@@ -1,56 +1,293 @@
 /**
- * An authenticated GET through the full stack (auth read from libSQL, rate
- * limiting, envelope) against a bare Bun.serve answering the same JSON, each
- * loaded by the same generator process. Prints throughput, p50/p99, the ratio.
- * Usage: npm run bench:api [-- --seconds 5 --concurrency 32]
+ * Every authenticated read route and the two create routes through the full
+ * stack (auth read from libSQL, rate limits, routing, validation, envelope,
+ * access log and metrics), against a bare Bun.serve answering the same bytes
+ * (same status, same headers) or, for the writes, doing the same inserts in
+ * one transaction on a libSQL file opened the same way (same pragmas, same
+ * write queue and client). Both sides are loaded by `wrk` (1 thread, N
+ * connections), bare and full rounds alternating after a warm-up; the table
+ * shows the median round's req/s, the ratio and the full side's p99. Then
+ * the full side again on a real sqld (`libsql://`).
+ *
+ * Usage: npm run bench:api [-- --seconds 5 --rounds 3 --connections 32 --no-sqld --only videos]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { videoInput } from "../machines/test-contexts.ts";
 import { loadConfig } from "../src/config.ts";
+import { createDatabase, type Database } from "../src/db/create-database.ts";
+import { newId, randomToken } from "../src/ids.ts";
 import { silentLogger } from "../src/log.ts";
-import { createService } from "../src/service.ts";
+import { createService, type Service } from "../src/service.ts";
+import { startSqld } from "../test/support/sqld.ts";
+import { requireWrk, wrk, type WrkResult, type WrkTarget } from "./wrk-run.ts";
 
-const arg = (name: string, d: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : d;
+requireWrk();
+const argv = process.argv;
+const num = (name: string, d: number) => {
+  const i = argv.indexOf(`--${name}`);
+  return i > 0 ? Number(argv[i + 1]) : d;
 };
-const seconds = arg("seconds", 5);
-const concurrency = arg("concurrency", 32);
+const str = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i > 0 ? argv[i + 1] : undefined;
+};
+const seconds = num("seconds", 5);
+const rounds = num("rounds", 3);
+const connections = num("connections", 32);
+const only = str("only");
+const withSqld = !argv.includes("--no-sqld");
+const load = (t: WrkTarget, s = seconds) => wrk(t, { seconds: s, connections });
 
-const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
-const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" }), { logger: silentLogger });
-const { org, apiKey } = await service.orgs.createOrg("bench");
-// Measure the limiter's cost, not its refusals.
-await service.orgs.updateSettings(org.id, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 1_000_000_000 } }));
-const { port } = await service.listen();
-const fullUrl = `http://127.0.0.1:${port}/api/public/v1/organization/`;
-const sample = await (await fetch(fullUrl, { headers: { authorization: `Bearer ${apiKey}` } })).text();
+const PREFIX = "/api/public/v1";
+const SEED = 100;
 
-const bare = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(sample, { headers: { "content-type": "application/json" } }) });
-const bareUrl = `http://127.0.0.1:${bare.port}/`;
-
-async function load(url: string) {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "load-gen.ts"), url, String(seconds), String(concurrency), `authorization:Bearer ${apiKey}`], { stdout: "pipe" });
-  const out = await new Response(proc.stdout).text();
-  await proc.exited;
-  return JSON.parse(out.trim().split("\n").pop()!) as { requests: number; errors: number; rps: number; p50: number; p99: number };
+interface Route {
+  name: string;
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+  /** For a write: the entity the route creates, read back to replay its rows on the bare side. */
+  created?: (json: any) => string;
 }
 
-// Warm both, then measure alternately, three rounds, so drift on this shared machine hits both; the median round is reported.
-await load(bareUrl);
-await load(fullUrl);
-const rounds: Array<{ b: Awaited<ReturnType<typeof load>>; f: Awaited<ReturnType<typeof load>> }> = [];
-for (let i = 0; i < 3; i++) rounds.push({ b: await load(bareUrl), f: await load(fullUrl) });
-rounds.sort((x, y) => x.f.rps / x.b.rps - y.f.rps / y.b.rps);
-const { b, f } = rounds[1]!;
-console.log(`rounds (full/bare): ${rounds.map((r) => (r.f.rps / r.b.rps).toFixed(2)).join(", ")}`);
-const fmt = (r: typeof b) => `${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}`;
-console.log(`bench:api  ${seconds}s x ${concurrency} connections, same load generator process`);
-console.log(`bare Bun.serve         ${fmt(b)}`);
-console.log(`full stack (auth GET)  ${fmt(f)}`);
-console.log(`ratio full/bare throughput: ${(f.rps / b.rps).toFixed(2)}  (target >= 0.50)`);
+const ROUTES: Route[] = [
+  { name: "GET /organization/", method: "GET", path: "/organization/" },
+  { name: "GET /videos/{id}/", method: "GET", path: "/videos/{video}/" },
+  { name: "GET /videos/?limit=100", method: "GET", path: "/videos/?limit=100" },
+  { name: "GET /livestreams/{id}/", method: "GET", path: "/livestreams/{stream}/" },
+  { name: "GET /livestreams/?limit=100", method: "GET", path: "/livestreams/?limit=100" },
+  { name: "GET /webhooks/", method: "GET", path: "/webhooks/" },
+  { name: "GET /videos/vid_missing/ (404)", method: "GET", path: "/videos/vid_missing/" },
+  { name: "POST /livestreams/", method: "POST", path: "/livestreams/", body: JSON.stringify({ title: "Bench stream" }), created: (j) => j.data.stream.id },
+  {
+    name: "POST /webhooks/",
+    method: "POST",
+    path: "/webhooks/",
+    body: JSON.stringify({ url: "https://127.0.0.1:9/hook", events: ["VIDEO_TRANSCODING_COMPLETED"] }),
+    created: (j) => j.data.endpoint.id,
+  },
+].filter((r) => !only || r.name.includes(only)) as Route[];
 
-bare.stop(true);
-await service.stop();
-rmSync(dataDir, { recursive: true, force: true });
+interface Full {
+  service: Service;
+  base: string;
+  auth: Record<string, string>;
+  ids: { video: string; stream: string };
+  stop(): Promise<void>;
+}
+
+/** A service with everything a bench route needs: 100 videos, 100 streams, 20 endpoints; limits out of the way. */
+async function startFull(databaseUrl?: string): Promise<Full> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    RTMP_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    LIVE_SLOTS: "100000000",
+    LIVE_SLOTS_PER_ORG: "100000000",
+    WEBHOOK_ENDPOINTS_PER_ORG: "100000000",
+    ALLOW_PRIVATE_NETWORK: "1",
+  };
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const service = await createService(loadConfig(env), { logger: silentLogger, transcriber: null });
+  const { org, apiKey } = await service.orgs.createOrg("bench");
+  // Measure the limiter's cost, not its refusals.
+  const big = 1_000_000_000;
+  await service.orgs.updateSettings(org.id, (s) => ({
+    ...s,
+    limits: { ...s.limits, requestsPerMinute: big, livestreamsCreatePerMinute: big, videosCreatePerMinute: big, uploadUrlPerMinute: big },
+  }));
+  const { port } = await service.listen();
+  const base = `http://127.0.0.1:${port}${PREFIX}`;
+  const auth = { authorization: `Bearer ${apiKey}` };
+  let video = "";
+  for (let i = 0; i < SEED; i++) {
+    video = newId("vid");
+    await service.runtime.create("video", videoInput({ id: video, orgId: org.id, title: `Bench ${i}`, sourceUrl: `https://example.com/${randomToken(8)}.mp4`, createdAt: new Date().toISOString() }));
+  }
+  let stream = "";
+  for (let i = 0; i < SEED; i++) {
+    const res = await fetch(`${base}/livestreams/`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ title: `Bench ${i}` }) });
+    if (res.status !== 201) throw new Error(`seed stream: ${res.status} ${await res.text()}`);
+    stream = ((await res.json()) as any).data.stream.id;
+  }
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(`${base}/webhooks/`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ url: `https://127.0.0.1:9/hook${i}`, events: ["VIDEO_TRANSCODING_COMPLETED"] }),
+    });
+    if (res.status !== 201) throw new Error(`seed endpoint: ${res.status} ${await res.text()}`);
+  }
+  return {
+    service,
+    base,
+    auth,
+    ids: { video, stream },
+    async stop() {
+      await service.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function target(full: Full, r: Route): WrkTarget {
+  const path = r.path.replace("{video}", full.ids.video).replace("{stream}", full.ids.stream);
+  return { url: full.base + path, method: r.method, headers: { ...full.auth, ...(r.body ? { "content-type": "application/json" } : {}) }, body: r.body };
+}
+
+/** Rows one creation wrote (by entity id), to replay with fresh ids on the bare side. */
+async function rowsOf(db: Database, id: string): Promise<Array<{ table: string; row: Record<string, unknown> }>> {
+  const out: Array<{ table: string; row: Record<string, unknown> }> = [];
+  const q: Array<[string, string]> = [
+    ["actors", "id"],
+    ["actor_tags", "actor_id"],
+    ["stream_key_digests", "stream_id"],
+    ["outbox", "entity_id"],
+    ["work", "entity_id"],
+    ["webhook_endpoints", "id"],
+  ];
+  for (const [table, col] of q) {
+    const res = await db.client.execute({ sql: `SELECT * FROM ${table} WHERE ${col} = ?`, args: [id] });
+    for (const row of res.rows) {
+      const o: Record<string, unknown> = {};
+      for (const c of res.columns) o[c] = (row as any)[c];
+      // The outbox's seq is the database's.
+      if (table === "outbox") delete o.seq;
+      out.push({ table, row: o });
+    }
+  }
+  return out;
+}
+
+/**
+ * A bare Bun.serve for a write route: per request, one transaction (the
+ * same `write()` queue, client and pragmas as the service) with the reads
+ * the route makes (slot counts, endpoint count) and the same rows inserted,
+ * ids fresh; answers the full side's bytes.
+ */
+async function bareWriter(r: Route, sample: { status: number; headers: Headers; body: string }, rows: Array<{ table: string; row: Record<string, unknown> }>, entityId: string) {
+  const dir = mkdtempSync(join(tmpdir(), "bench-api-bare-"));
+  const db = await createDatabase({ url: `file:${join(dir, "bare.db")}` });
+  await db.write((tx) => tx.run(sql`INSERT INTO organizations (id, name, settings, created_at) VALUES ('org_bench', 'bench', '{}', 0)`));
+  const stmts = rows.map(({ table, row }) => {
+    const cols = Object.keys(row);
+    return { text: `INSERT INTO ${table} (${cols.join(", ")}) VALUES`, cols, row };
+  });
+  const reads =
+    r.path === "/livestreams/"
+      ? ["SELECT count(*) FROM actor_tags WHERE kind = 'livestream' AND tag = 'holdsSlot' AND org_id = 'org_bench'", "SELECT count(*) FROM actor_tags WHERE kind = 'livestream' AND tag = 'holdsSlot'"]
+      : ["SELECT count(*) FROM webhook_endpoints WHERE org_id = 'org_bench' AND deleted_at IS NULL"];
+  const headers = Object.fromEntries([...sample.headers].filter(([k]) => k !== "content-length" && k !== "date"));
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      await req.text();
+      const id = newId(entityId.slice(0, entityId.indexOf("_")) as never);
+      await db.write(async (tx) => {
+        for (const s of stmts) {
+          const args = s.cols.map((c) => {
+            const v = s.row[c];
+            if (c === "org_id") return "org_bench";
+            if ((c === "id" && v !== entityId) || c === "digest") return randomToken(16);
+            return typeof v === "string" ? v.replaceAll(entityId, id) : v;
+          });
+          await tx.run(
+            sql`${sql.raw(s.text)} (${sql.join(
+              args.map((a) => sql`${a}`),
+              sql`, `,
+            )})`,
+          );
+        }
+        for (const q of reads) await tx.run(sql.raw(q));
+      });
+      return new Response(sample.body, { status: sample.status, headers });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}${r.path}`,
+    stop() {
+      server.stop(true);
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const median = (xs: WrkResult[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+
+interface Row {
+  route: string;
+  bare: WrkResult;
+  full: WrkResult;
+  sqld?: WrkResult;
+  status: number;
+}
+
+const full = await startFull();
+const table: Row[] = [];
+for (const r of ROUTES) {
+  const t = target(full, r);
+  const res = await fetch(t.url, { method: r.method, headers: t.headers, body: r.body });
+  const body = await res.text();
+  const sample = { status: res.status, headers: res.headers, body };
+  let bare: { url: string; stop(): void };
+  if (r.method === "GET") {
+    const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== "content-length" && k !== "date"));
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { status: res.status, headers }) });
+    bare = { url: `http://127.0.0.1:${server.port}/`, stop: () => server.stop(true) };
+  } else {
+    const id = r.created!(JSON.parse(body));
+    bare = await bareWriter(r, sample, await rowsOf(full.service.database, id), id);
+  }
+  const bareTarget: WrkTarget = { ...t, url: bare.url };
+  await load(bareTarget, 1);
+  await load(t, 1);
+  const b: WrkResult[] = [];
+  const f: WrkResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    b.push(await load(bareTarget));
+    f.push(await load(t));
+  }
+  bare.stop();
+  const row: Row = { route: r.name, bare: median(b), full: median(f), status: res.status };
+  table.push(row);
+  console.error(`${r.name}: bare ${b.map((x) => x.rps.toFixed(0)).join("/")} full ${f.map((x) => x.rps.toFixed(0)).join("/")} (status ${res.status})`);
+}
+await full.stop();
+
+if (withSqld) {
+  const sqld = await startSqld();
+  try {
+    const remote = await startFull(sqld.url);
+    for (const r of ROUTES) {
+      const t = target(remote, r);
+      await load(t, 1);
+      const f: WrkResult[] = [];
+      for (let i = 0; i < rounds; i++) f.push(await load(t));
+      table.find((x) => x.route === r.name)!.sqld = median(f);
+    }
+    await remote.stop();
+  } finally {
+    await sqld.stop();
+  }
+}
+
+const pad = (s: string, n: number) => s.padEnd(n);
+const num0 = (n: number) => n.toFixed(0).padStart(8);
+console.log(`\nbench:api  wrk -t1 -c${connections}, ${rounds} alternating rounds of ${seconds} s each side (median round), ${SEED} items per list`);
+console.log(`${pad("route", 34)} ${"bare/s".padStart(8)} ${"full/s".padStart(8)}  ratio  full p99${withSqld ? "   sqld/s  sqld p99" : ""}`);
+for (const row of table) {
+  const bad = row.status >= 400 ? row.full.requests - row.full.non2xx : row.full.non2xx;
+  const sq = row.sqld ? `  ${num0(row.sqld.rps)}  ${row.sqld.p99Ms.toFixed(1).padStart(6)} ms` : "";
+  console.log(
+    `${pad(row.route, 34)} ${num0(row.bare.rps)} ${num0(row.full.rps)}  ${(row.full.rps / row.bare.rps).toFixed(2).padStart(5)}  ${row.full.p99Ms.toFixed(1).padStart(5)} ms${sq}${bad > 0 || row.full.socketErrors > 0 ? `  (${bad} unexpected status, ${row.full.socketErrors} socket errors)` : ""}`,
+  );
+}
+console.log("targets: ratio >= 0.50, full p99 < 10 ms");

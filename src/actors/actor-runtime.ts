@@ -1,8 +1,7 @@
-import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
 import type { Database, Tx } from "../db/create-database.ts";
-import { olderThan } from "../db/keyset.ts";
 import { actors, actorTags, outbox } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
@@ -89,6 +88,29 @@ type Row = typeof actors.$inferSelect;
 
 const timerKey = (actorId: string, sendId: string) => `timer:${actorId}:${sendId}`;
 
+/** What a read needs to know whether its cached record is current: the columns of every list and lookup. */
+const HEAD_COLUMNS = "id, org_id, version, updated_at";
+const GET_HEAD_SQL = `SELECT ${HEAD_COLUMNS} FROM actors WHERE id = ? AND kind = ? AND deleted_at IS NULL LIMIT 1`;
+const ROW_COLUMNS = "id, kind, org_id, status, state, dedupe_key, version, machine_version, created_at, updated_at, deleted_at";
+const GET_ROW_SQL = `SELECT ${ROW_COLUMNS} FROM actors WHERE id = ? LIMIT 1`;
+
+/** A raw row (ROW_COLUMNS, in order) as drizzle would map it. */
+function rowOf(r: unknown[]): Row {
+  return {
+    id: r[0] as string,
+    kind: r[1] as string,
+    orgId: r[2] as string,
+    status: r[3] as string,
+    state: JSON.parse(r[4] as string),
+    dedupeKey: (r[5] as string | null) ?? null,
+    version: Number(r[6]),
+    machineVersion: Number(r[7]),
+    createdAt: Number(r[8]),
+    updatedAt: Number(r[9]),
+    deletedAt: r[10] === null || r[10] === undefined ? null : Number(r[10]),
+  };
+}
+
 /**
  * Loads and persists actors. Every transition is computed with XState's pure
  * `transition()` inside a write transaction, and everything it asks for is
@@ -140,6 +162,66 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
       updatedAt: row.updatedAt,
       version: row.version,
     };
+  }
+
+  /**
+   * Opened records by (organization, actor id), each with the row version it was read at. A
+   * read still reads the row's version on every call (a transition by any process is seen at
+   * once: every stored transition bumps it); only parsing and opening the same state again is
+   * skipped. Bounded: the oldest entry leaves first.
+   */
+  const records = new Map<string, ActorRecord>();
+  const RECORD_CACHE_MAX = 5000;
+
+  /** Records for row heads (HEAD_COLUMNS), in their order: cached when the version matches, else read whole. */
+  async function readRecords(heads: unknown[][]): Promise<ActorRecord[]> {
+    const out: ActorRecord[] = [];
+    for (const h of heads) {
+      const key = `${h[1] as string}:${h[0] as string}`;
+      const hit = records.get(key);
+      if (hit && hit.version === Number(h[2]) && hit.updatedAt === Number(h[3])) {
+        out.push(hit);
+        continue;
+      }
+      const r = await database.hot.get(GET_ROW_SQL, [h[0]]);
+      // Deleted for good between the two reads.
+      if (!r) continue;
+      const record = toRecord(rowOf(r));
+      if (records.size >= RECORD_CACHE_MAX) records.delete(records.keys().next().value!);
+      records.delete(key);
+      records.set(key, record);
+      out.push(record);
+    }
+    return out;
+  }
+
+  /** One page of `list`, read. */
+  async function listPage(kind: ActorKindName, orgId: string, page: ListPage): Promise<ActorRecord[]> {
+    const c = page.cursor;
+    const where = ["org_id = ?", "kind = ?", "deleted_at IS NULL"];
+    const args: unknown[] = [orgId, kind];
+    if (c) {
+      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+      args.push(c.createdAt, c.createdAt, c.id);
+    }
+    if (page.status?.length) {
+      where.push(`status IN (${page.status.map(() => "?").join(", ")})`);
+      args.push(...page.status);
+    }
+    if (page.contextKind !== undefined) {
+      where.push("json_extract(state, '$.context.kind') = ?");
+      args.push(page.contextKind);
+    }
+    args.push(page.limit);
+    // One row holding the page's heads as JSON: libSQL's row iteration costs about a microsecond per row and column.
+    const r = await database.hot.get(
+      `SELECT json_group_array(json_array(${HEAD_COLUMNS}, created_at)) FROM (SELECT ${HEAD_COLUMNS}, created_at FROM actors WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?)`,
+      args,
+    );
+    const heads = JSON.parse((r?.[0] as string | undefined) ?? "[]") as unknown[][];
+    // An aggregate's input order is not promised by SQL: newest first again, as the index reads them.
+    heads.sort((a, b) => (b[4] as number) - (a[4] as number) || (a[0] === b[0] ? 0 : (a[0] as string) < (b[0] as string) ? 1 : -1));
+    return readRecords(heads);
   }
 
   function stored(kind: ActorKindName, id: string, state: Persisted): Persisted {
@@ -354,15 +436,13 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     },
 
     /** Reads an actor of one organization: another organization's id is simply absent. */
-    async get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>> | null> {
-      const rows = await database.db
-        .select()
-        .from(actors)
-        .where(and(eq(actors.id, id), eq(actors.kind, kind), isNull(actors.deletedAt)))
-        .limit(1);
-      const row = rows[0];
-      if (!row || (orgId !== undefined && row.orgId !== orgId)) return null;
-      return toRecord(row);
+    get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>> | null> {
+      // Unchanged database, same answer (src/db/read-cache.ts); the key names the organization asked for.
+      return database.cache.read(`actor:${kind}:${orgId ?? "*"}:${id}`, async () => {
+        const head = await database.hot.get(GET_HEAD_SQL, [id, kind]);
+        if (!head || (orgId !== undefined && head[1] !== orgId)) return null;
+        return (await readRecords([head]))[0] ?? null;
+      });
     },
 
     /**
@@ -370,25 +450,11 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
      * (any of, on the indexed status column) and `contextKind` (the stored
      * context's `kind`, e.g. a video's UPLOAD / LIVESTREAM_RECORDING); both are
      * `and`ed into the same keyset scan of the (org_id, kind, created_at, id) index.
+     * Reads ids and versions only; a state is read and opened when its version is not cached.
      */
-    async list<K extends ActorKindName>(kind: K, orgId: string, page: ListPage): Promise<ActorRecord<ActorContext<K>>[]> {
-      const c = page.cursor;
-      const rows = await database.db
-        .select()
-        .from(actors)
-        .where(
-          and(
-            eq(actors.orgId, orgId),
-            eq(actors.kind, kind),
-            isNull(actors.deletedAt),
-            olderThan(actors.createdAt, actors.id, c),
-            page.status?.length ? inArray(actors.status, [...page.status]) : undefined,
-            page.contextKind !== undefined ? sql`json_extract(${actors.state}, '$.context.kind') = ${page.contextKind}` : undefined,
-          ),
-        )
-        .orderBy(desc(actors.createdAt), desc(actors.id))
-        .limit(page.limit);
-      return rows.map((row) => toRecord(row));
+    list<K extends ActorKindName>(kind: K, orgId: string, page: ListPage): Promise<ActorRecord<ActorContext<K>>[]> {
+      const key = `actors:${kind}:${orgId}:${page.limit}:${page.cursor ? `${page.cursor.createdAt}:${page.cursor.id}` : ""}:${page.status?.join(",") ?? ""}:${page.contextKind ?? ""}`;
+      return database.cache.read(key, () => listPage(kind, orgId, page));
     },
 
     /** Ids of the actors of a kind that carry a tag. */

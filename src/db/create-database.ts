@@ -5,6 +5,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
+import { createReadCache, type ReadCache } from "./read-cache.ts";
 import * as schema from "./schema/index.ts";
 
 export type Schema = typeof schema;
@@ -23,6 +24,8 @@ export interface Database {
    * libSQL server it falls back to the client.
    */
   readonly hot: HotReader;
+  /** Hot-path read results, kept while the database is unchanged (read-cache.ts); keys name the organization. */
+  readonly cache: ReadCache;
   readonly url: string;
   /**
    * Runs `fn` in a write transaction. All writes of the process go through one
@@ -38,6 +41,15 @@ const MIGRATIONS = join(import.meta.dir, "migrations");
 export interface HotReader {
   /** First row as an array of column values, or undefined. */
   get(sql: string, args: unknown[]): Promise<unknown[] | undefined>;
+  /** Every row, each as an array of column values (the read paths of the API: actors, webhook endpoints). */
+  all(sql: string, args: unknown[]): Promise<unknown[][]>;
+  /**
+   * `PRAGMA data_version` of the hot connection on a `file:` database: it changes whenever
+   * any other connection (this process's writer, another process) commits, so a result read
+   * while it held a value is still the database's answer while it holds it (read-cache.ts).
+   * Null on a server: nothing is cached there.
+   */
+  version(): number | null;
   close(): void;
 }
 
@@ -49,20 +61,36 @@ function createHotReader(url: string, client: Client): HotReader {
         const res = await client.execute({ sql, args: args as never });
         return res.rows[0] ? Array.from(res.rows[0]) : undefined;
       },
+      async all(sql, args) {
+        const res = await client.execute({ sql, args: args as never });
+        return res.rows.map((r) => Array.from(r));
+      },
+      version: () => null,
       close() {},
     };
   }
   const conn = new LibsqlDatabase(path, { readonly: true });
   const statements = new Map<string, ReturnType<typeof conn.prepare>>();
+  // Each call runs to completion and resets its statement (get/all), so no read transaction outlives a call:
+  // every read sees the last commit of the writer (WAL), whichever connection made it.
+  const prepared = (sql: string) => {
+    let st = statements.get(sql);
+    if (!st) {
+      st = conn.prepare(sql);
+      st.raw(true);
+      statements.set(sql, st);
+    }
+    return st;
+  };
   return {
     async get(sql, args) {
-      let st = statements.get(sql);
-      if (!st) {
-        st = conn.prepare(sql);
-        st.raw(true);
-        statements.set(sql, st);
-      }
-      return (st.get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
+      return (prepared(sql).get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
+    },
+    async all(sql, args) {
+      return (prepared(sql).all as (...a: unknown[]) => unknown)(...args) as unknown[][];
+    },
+    version() {
+      return (prepared("PRAGMA data_version").get as () => unknown[])()[0] as number;
     },
     close() {
       conn.close();
@@ -143,6 +171,7 @@ export async function createDatabase(opts: {
     db: reader,
     client: readerClient,
     hot,
+    cache: createReadCache(hot),
     url,
     write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error("Cannot write: database is closed"));

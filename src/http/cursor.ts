@@ -18,9 +18,18 @@ export async function paginate<T extends { createdAt: number; id: string }, R>(
   load: (page: { limit: number; cursor?: { createdAt: number; id: string } }) => Promise<T[]>,
   view: (item: T) => R,
 ) {
+  const { page, next_cursor } = await pageOf(query, load);
+  return { items: page.map(view), next_cursor };
+}
+
+/** `paginate` without the view: the page's rows and the next cursor (for answers serialized item by item, view-cache.ts). */
+export async function pageOf<T extends { createdAt: number; id: string }>(
+  query: { limit?: string; cursor?: string },
+  load: (page: { limit: number; cursor?: { createdAt: number; id: string } }) => Promise<T[]>,
+): Promise<{ page: T[]; next_cursor: string | null }> {
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw ApiError.validation({ limit: "must be an integer from 1 to 100" });
   const rows = await load({ limit: limit + 1, cursor: decodeCursor(query.cursor) });
   const page = rows.slice(0, limit);
-  return { items: page.map(view), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+  return { page, next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
 }

@@ -4,8 +4,9 @@ import { streamStatus } from "../../machines/livestream-machine.ts";
 import type { ActorRecord } from "../actors/actor-runtime.ts";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
-import { paginate } from "../http/cursor.ts";
+import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
+import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
 import { bodyInput, boolean, enumListParam, field, oneOf, optional, pageParams, queryInput, string, tagsField } from "../http/input.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
@@ -54,6 +55,7 @@ export function livestreamRoutes(deps: {
   removeFiles: (id: string) => Promise<void>;
 }) {
   const { livestreams, ingest } = deps;
+  const views = createViewCache<ActorRecord<StreamContext>>();
   const load = async (orgId: string, id: string) => {
     const record = await livestreams.get(orgId, id);
     if (!record) throw ApiError.notFound();
@@ -111,7 +113,14 @@ export function livestreamRoutes(deps: {
         const query = streamListQuery.parse(request.url);
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status).
         const filter = { status: query.status };
-        return success(await paginate(query, (page) => livestreams.list(auth.org.id, Object.assign(page, filter)), view));
+        const { page, next_cursor } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
+        // Items serialized once per record version (src/http/view-cache.ts).
+        return okJson(
+          pageJson(
+            page.map((r) => views(r, 0, () => view(r))),
+            next_cursor,
+          ),
+        );
       },
       {
         permission: "livestreams.read",

@@ -175,22 +175,29 @@ export function createOrgStore(database: Database) {
     },
 
     /**
-     * One indexed read per request: no cache, so revocation is effective on the
-     * next call. A cached prepared statement on purpose: this runs on every API
-     * call, and drizzle's query building cost more than the read (bench/api.ts).
+     * Revocation is effective on the next call: the row is kept only while the
+     * database is unchanged (src/db/read-cache.ts, one `PRAGMA data_version` read
+     * per request); a revocation or a settings change, from any process, is a
+     * commit, so the next request reads it again. The read itself is a cached
+     * prepared statement: this runs on every API call, and drizzle's query
+     * building cost more than the read (bench/api.ts).
      */
-    async findKey(prefix: string): Promise<AuthRow | null> {
-      const r = await database.hot.get(FIND_KEY_SQL, [prefix]);
-      if (!r) return null;
-      return {
-        keyId: r[0] as string,
-        secretHash: r[1] as string,
-        revokedAt: (r[2] as number | null) ?? null,
-        expiresAt: (r[3] as number | null) ?? null,
-        org: { id: r[4] as string, name: r[5] as string, settings: parseSettings(r[6] as string), createdAt: Number(r[7]) },
-      };
+    findKey(prefix: string): Promise<AuthRow | null> {
+      return database.cache.read(`key:${prefix}`, () => readKey(prefix));
     },
   };
+
+  async function readKey(prefix: string): Promise<AuthRow | null> {
+    const r = await database.hot.get(FIND_KEY_SQL, [prefix]);
+    if (!r) return null;
+    return {
+      keyId: r[0] as string,
+      secretHash: r[1] as string,
+      revokedAt: (r[2] as number | null) ?? null,
+      expiresAt: (r[3] as number | null) ?? null,
+      org: { id: r[4] as string, name: r[5] as string, settings: parseSettings(r[6] as string), createdAt: Number(r[7]) },
+    };
+  }
 }
 
 export type OrgStore = ReturnType<typeof createOrgStore>;

@@ -1,8 +1,9 @@
 import { Elysia, type Static } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
-import { paginate } from "../http/cursor.ts";
+import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
+import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 import { VideoNotDrmProtected } from "./errors.ts";
@@ -18,6 +19,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
   const { videos } = deps;
   // Every answer carrying a DRM video hands out a licence token minted for it (the stored events keep theirs).
   const resource = (record: Parameters<typeof videoResource>[0]) => videoResource(record, { licenseUrl: (id) => deps.tokens.mint(id).url });
+  const views = createViewCache<Parameters<typeof videoResource>[0]>();
   return new Elysia({ name: "video-routes", prefix: API_PREFIX })
     .use(apiContext)
     .post(
@@ -77,7 +79,14 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         const query = videoListQuery.parse(request.url);
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status / the stored kind).
         const filter = { status: query.status, contextKind: query.kind };
-        return success(await paginate(query, (page) => videos.list(auth.org.id, Object.assign(page, filter)), resource));
+        const { page, next_cursor } = await pageOf(query, (p) => videos.list(auth.org.id, Object.assign(p, filter)));
+        // Items serialized once per record version (view-cache.ts); a DRM video's licence token is minted per answer.
+        return okJson(
+          pageJson(
+            page.map((r) => (r.context.drm ? JSON.stringify(resource(r)) : views(r, 0, () => resource(r)))),
+            next_cursor,
+          ),
+        );
       },
       {
         permission: "videos.read",

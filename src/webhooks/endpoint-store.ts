@@ -1,5 +1,4 @@
-import { and, count, desc, eq, inArray, isNull } from "drizzle-orm";
-import { olderThan } from "../db/keyset.ts";
+import { and, count, eq, inArray, isNull } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema/index.ts";
 import { newId, randomToken } from "../ids.ts";
@@ -35,6 +34,23 @@ export function endpointView(row: EndpointRow) {
 
 export type EndpointView = ReturnType<typeof endpointView>;
 
+const ENDPOINT_COLUMNS = "id, org_id, url, events, fields, description, sealed_secret, created_at, deleted_at";
+
+/** A raw row (ENDPOINT_COLUMNS, in order) as drizzle maps it (JSON columns parsed). */
+function endpointRowOf(r: unknown[]): EndpointRow {
+  return {
+    id: r[0] as string,
+    orgId: r[1] as string,
+    url: r[2] as string,
+    events: JSON.parse(r[3] as string),
+    fields: JSON.parse(r[4] as string),
+    description: (r[5] as string | null) ?? null,
+    sealedSecret: r[6] as string,
+    createdAt: Number(r[7]),
+    deletedAt: r[8] === null || r[8] === undefined ? null : Number(r[8]),
+  };
+}
+
 export const DEFAULT_ENDPOINTS_PER_ORG = 20;
 
 /**
@@ -53,6 +69,22 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
     } catch {
       return null;
     }
+  }
+
+  async function readOne(orgId: string, id: string): Promise<EndpointRow | null> {
+    const r = await database.hot.get(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ? AND org_id = ? AND deleted_at IS NULL LIMIT 1`, [id, orgId]);
+    return r ? endpointRowOf(r) : null;
+  }
+
+  async function readPage(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<EndpointRow[]> {
+    const c = page.cursor;
+    const rows = c
+      ? await database.hot.all(
+          `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = ? AND deleted_at IS NULL AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+          [orgId, c.createdAt, c.createdAt, c.id, page.limit],
+        )
+      : await database.hot.all(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`, [orgId, page.limit]);
+    return rows.map(endpointRowOf);
   }
 
   function sendable(row: EndpointRow): SendableEndpoint {
@@ -82,19 +114,15 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
       return { row, signingSecret };
     },
 
-    async get(orgId: string, id: string): Promise<EndpointRow | null> {
-      const rows = await database.db.select().from(webhookEndpoints).where(live(orgId, id)).limit(1);
-      return rows[0] ?? null;
+    /** A cached prepared statement on a `file:` database (database.hot): GET /webhooks/{id}/ is on the API's read path. */
+    get(orgId: string, id: string): Promise<EndpointRow | null> {
+      return database.cache.read(`endpoint:${orgId}:${id}`, () => readOne(orgId, id));
     },
 
-    /** Newest first, keyset-paginated on (created_at, id). */
-    async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<EndpointRow[]> {
-      return database.db
-        .select()
-        .from(webhookEndpoints)
-        .where(and(eq(webhookEndpoints.orgId, orgId), isNull(webhookEndpoints.deletedAt), olderThan(webhookEndpoints.createdAt, webhookEndpoints.id, page.cursor)))
-        .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
-        .limit(page.limit);
+    /** Newest first, keyset-paginated on (created_at, id): one range of webhook_endpoints_org; kept while the database is unchanged (src/db/read-cache.ts). */
+    list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<EndpointRow[]> {
+      const c = page.cursor;
+      return database.cache.read(`endpoints:${orgId}:${page.limit}:${c ? `${c.createdAt}:${c.id}` : ""}`, () => readPage(orgId, page));
     },
 
     /**

@@ -1,16 +1,17 @@
 import { Elysia, t } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
-import { paginate } from "../http/cursor.ts";
+import { pageOf, paginate } from "../http/cursor.ts";
 import { bodyInput, emptyBody, field, pageQuery, strictBody } from "../http/input.ts";
 import { doc } from "../http/openapi-docs.ts";
 import { success } from "../http/envelope.ts";
+import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
 import { OutboundRefusedError, type OutboundGuard } from "../net/outbound-guard.ts";
 import type { AttemptOutcome } from "./deliver.ts";
 import type { DeliveryRow, DeliveryStore } from "./delivery-store.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import { MAX_DESCRIPTION, parseEndpointInput } from "./endpoint-input.ts";
-import { endpointView, type EndpointStore } from "./endpoint-store.ts";
+import { endpointView, type EndpointRow, type EndpointStore } from "./endpoint-store.ts";
 import { EndpointUrlRefused } from "./errors.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
 import { sampleEventData, type SampleOptions } from "./sample-events.ts";
@@ -64,6 +65,7 @@ export interface WebhookRouteDeps {
 /** Webhook endpoints (spec 4.1-4.3) and their deliveries: list, re-send, test. */
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { endpoints, deliveries, dispatcher } = deps;
+  const views = createViewCache<EndpointRow>();
 
   async function mustGetEndpoint(orgId: string, id: string) {
     const row = await endpoints.get(orgId, id);
@@ -107,17 +109,30 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         }),
       },
     )
-    .get("/webhooks/", async ({ auth, request }) => success(await paginate(pageQuery.parse(request.url), (page) => endpoints.list(auth.org.id, page), endpointView)), {
-      permission: "webhooks.manage",
-      query: pageQuery.schema,
-      detail: doc({
-        data: EndpointListSchema,
-        errors: ["VALIDATION_ERROR"],
-        tags,
-        summary: "List webhook endpoints",
-        description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed.",
-      }),
-    })
+    .get(
+      "/webhooks/",
+      async ({ auth, request }) => {
+        const { page, next_cursor } = await pageOf(pageQuery.parse(request.url), (p) => endpoints.list(auth.org.id, p));
+        // Rows are immutable (an endpoint is only ever deleted) and handed out again while the database is unchanged (src/http/view-cache.ts).
+        return okJson(
+          pageJson(
+            page.map((row) => views(row, 0, () => endpointView(row))),
+            next_cursor,
+          ),
+        );
+      },
+      {
+        permission: "webhooks.manage",
+        query: pageQuery.schema,
+        detail: doc({
+          data: EndpointListSchema,
+          errors: ["VALIDATION_ERROR"],
+          tags,
+          summary: "List webhook endpoints",
+          description: "Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed.",
+        }),
+      },
+    )
     .get("/webhooks/:endpoint_id/", async ({ auth, params }) => success({ endpoint: endpointView(await mustGetEndpoint(auth.org.id, params.endpoint_id)) }), {
       permission: "webhooks.manage",
       params: endpointParams,

@@ -1,0 +1,33 @@
+/**
+ * Serialized resources of list answers. A record object of the actor runtime
+ * stands for one actor at one row version (its cache hands out the same
+ * object until the row changes, src/actors/actor-runtime.ts), and it belongs
+ * to one organization, so JSON kept per record object is never another
+ * version's nor another organization's. `tag` is what else the view depends
+ * on (e.g. a live stream's WebRTC viewer count): another tag, another render.
+ */
+export function createViewCache<R extends object>() {
+  const cache = new WeakMap<R, { tag: unknown; json: string }>();
+  return (record: R, tag: unknown, build: () => unknown): string => {
+    const hit = cache.get(record);
+    if (hit && hit.tag === tag) return hit.json;
+    const json = JSON.stringify(build());
+    cache.set(record, { tag, json });
+    return json;
+  };
+}
+
+const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
+
+/**
+ * The bytes Elysia answers for `success(data)` (src/http/envelope.ts), with the
+ * data already serialized: `{"success":true,"message":…,"data":…,"meta":{"timestamp":…}}`.
+ */
+export function okJson(dataJson: string, message = "OK"): Response {
+  return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${new Date().toISOString()}"}}`, { headers: JSON_TYPE });
+}
+
+/** A page's `data` (`{items, next_cursor}`, as `paginate` answers it) from serialized items. */
+export function pageJson(items: string[], nextCursor: string | null): string {
+  return `{"items":[${items.join(",")}],"next_cursor":${nextCursor === null ? "null" : JSON.stringify(nextCursor)}}`;
+}
