@@ -70,9 +70,14 @@ export function smallStream(ctx: StreamContext) {
 }
 
 /** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
-export function streamResource(ctx: StreamContext, status: StreamStatus) {
+export function streamResource(ctx: StreamContext, status: StreamStatus, webrtcViewers = 0) {
+  // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc).
+  const liveBase = ctx.hlsUrl.replace(/\/index\.m3u8$/, "");
   return {
     ...fullStream(ctx, status),
+    whip_url: `${liveBase}/whip`,
+    whep_url: `${liveBase}/whep`,
+    webrtc_viewers: webrtcViewers,
     playback_url: ctx.playbackUrl,
     latency: ctx.latency,
     drm: ctx.drm,

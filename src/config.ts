@@ -70,6 +70,11 @@ export interface Config {
   liveFilesRetentionMs: number;
   /** RECORDING_PART_MS: with STORAGE=s3, the new bytes of a broadcast's FLV are uploaded this often as numbered parts, so another process can finalize it if the ingesting one dies (default 10 s). */
   recordingPartMs: number;
+  /** WebRTC (issue 14): the WebRtcServer's UDP and TCP port (0 = a free one), its bind address, the address put in ICE candidates, viewers per stream. */
+  webrtcPort: number;
+  webrtcListenIp: string;
+  webrtcAnnouncedIp: string;
+  webrtcMaxViewersPerStream: number;
   /** OUTBOX_RETENTION_MS: outbox rows already fanned out are deleted this long after (default 7 days). */
   outboxRetentionMs: number;
   /** WEBHOOK_DELIVERY_RETENTION_MS: settled webhook deliveries (and their attempts) are deleted this long after creation (default 30 days). */
@@ -196,6 +201,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveBroadcastLeaseMs: Math.max(300, int(env, "LIVE_BROADCAST_LEASE_MS", 10_000)),
     liveFilesRetentionMs: int(env, "LIVE_FILES_RETENTION_MS", DAY_MS),
     recordingPartMs: Math.max(100, int(env, "RECORDING_PART_MS", 10_000)),
+    webrtcPort: int(env, "WEBRTC_PORT", 8443),
+    // Loopback unless a public address is announced: a reply from a wildcard socket leaves by another source address than the one a local client sent to, and ICE drops it.
+    webrtcListenIp: env.WEBRTC_LISTEN_IP || (env.WEBRTC_ANNOUNCED_IP ? "0.0.0.0" : "127.0.0.1"),
+    webrtcAnnouncedIp: env.WEBRTC_ANNOUNCED_IP || "127.0.0.1",
+    webrtcMaxViewersPerStream: int(env, "WEBRTC_MAX_VIEWERS_PER_STREAM", 500),
     outboxRetentionMs: int(env, "OUTBOX_RETENTION_MS", 7 * DAY_MS),
     webhookDeliveryRetentionMs: int(env, "WEBHOOK_DELIVERY_RETENTION_MS", 30 * DAY_MS),
     workRetentionMs: int(env, "WORK_RETENTION_MS", 7 * DAY_MS),

@@ -29,6 +29,8 @@ import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
 import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
 import { webrtcAvailability } from "./webrtc/availability.ts";
+import { createWebrtcModule, type WebrtcModule } from "./webrtc/webrtc-module.ts";
+import { webrtcRoutes } from "./webrtc/webrtc-routes.ts";
 import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
@@ -55,6 +57,8 @@ export interface Service {
   objects: ObjectStore;
   videos: VideoModule;
   live: LiveModule;
+  /** WHIP ingest and WHEP playback (issue 14); its media server starts on the first session. */
+  rtc: WebrtcModule;
   webhooks: WebhookModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
@@ -137,6 +141,22 @@ export async function createService(
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
   const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
+  const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
+  live.countWebrtcViewers(rtc.viewerCount);
+  ops.metrics.gauge({
+    name: "vidlive_webrtc_viewers",
+    help: "WHEP viewers connected to this process.",
+    collect() {
+      this.set(rtc.totals().viewers);
+    },
+  });
+  ops.metrics.gauge({
+    name: "vidlive_webrtc_publishers",
+    help: "WHIP publishers connected to this process.",
+    collect() {
+      this.set(rtc.totals().publishers);
+    },
+  });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
@@ -161,13 +181,14 @@ export async function createService(
     logger,
     baseUrl: () => config.baseUrl,
     webhooks: webhookEventsDoc(),
-    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => webrtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
     publicPlugins: [
       ops.plugin,
       staticAssets,
       mediaRoutes(store, objects),
       ...videos.publicPlugins,
       ...live.publicPlugins,
+      webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger }),
       // The settings screen (issue 13): its own sessions, not API keys.
       settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
     ],
@@ -195,6 +216,7 @@ export async function createService(
     objects,
     videos,
     live,
+    rtc,
     webhooks,
     app,
     async listen() {
@@ -224,6 +246,8 @@ export async function createService(
       // After HTTP: the live module's own player fetches hls_url over HTTP.
       await live.start();
       stoppers.push(() => live.stop());
+      // Before the live module (stoppers run in reverse): WHIP relays leave the RTMP server as publishers do.
+      stoppers.push(() => rtc.stop());
       return { port: server.port! };
     },
     async stop() {

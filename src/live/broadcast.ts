@@ -39,6 +39,9 @@ export function createBroadcast(opts: {
   const firstPublishAt = Date.now();
   let firstMediaAt: number | null = null;
   let leftAt: number | null = null;
+  // Subscribers of the rebased tags (src/webrtc packetizes them for WHEP viewers), and what a late one needs first.
+  const taps = new Set<BroadcastTap>();
+  const headers = new Map<string, FlvTag>();
   // Tags held back to the wall clock; end() releases them at once.
   const holds = new Set<() => void>();
   const hold = (ms: number) =>
@@ -106,7 +109,26 @@ export function createBroadcast(opts: {
       }
       if (tag.type !== "data") firstMediaAt ??= Date.now();
       const t: FlvTag = { ...tag, timestamp: mapped.timestamp };
+      rememberHeader(headers, t);
+      for (const tap of taps) {
+        try {
+          tap.onTag(t);
+        } catch (err) {
+          opts.logger.warn("Broadcast subscriber failed", { err, stream_id: opts.streamId });
+          taps.delete(tap);
+        }
+      }
       await Promise.all([writer!.write(t), packager!.push(t)]);
+    },
+    /**
+     * Subscribes to the broadcast's tags as written (rebased timestamps), from
+     * now on; `headers` are the last metadata and codec configurations seen,
+     * which a decoder joining mid-stream needs first. Synchronous and cheap:
+     * `onTag` runs on the ingest path. `onEnd` when the broadcast ends.
+     */
+    subscribe(tap: BroadcastTap): { headers: () => FlvTag[]; unsubscribe: () => void } {
+      taps.add(tap);
+      return { headers: () => [...headers.values()], unsubscribe: () => taps.delete(tap) };
     },
     /**
      * Wall-clock seconds on air: from the first publish until now, or until
@@ -132,6 +154,8 @@ export function createBroadcast(opts: {
       ended = true;
       this.markLeft();
       for (const release of [...holds]) release();
+      for (const tap of [...taps]) tap.onEnd();
+      taps.clear();
       await packager?.end().catch((err) => opts.logger.error("Cannot finish the live playlist", { err, stream_id: opts.streamId }));
       try {
         await writer?.close();
@@ -145,3 +169,16 @@ export function createBroadcast(opts: {
 }
 
 export type Broadcast = ReturnType<typeof createBroadcast>;
+
+export interface BroadcastTap {
+  onTag(tag: FlvTag): void;
+  onEnd(): void;
+}
+
+/** Metadata and the AVC / AAC sequence headers (the codec configurations), kept by kind, latest wins. */
+function rememberHeader(headers: Map<string, FlvTag>, tag: FlvTag) {
+  const p = tag.payload;
+  if (tag.type === "data") headers.set("data", tag);
+  else if (tag.type === "video" && (p[0]! & 0x0f) === 7 && p[1] === 0) headers.set("video", tag);
+  else if (tag.type === "audio" && p[0]! >> 4 === 10 && p[1] === 0) headers.set("audio", tag);
+}

@@ -52,6 +52,8 @@ export function createLiveModule(deps: {
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
+  // WHEP viewers per stream, told by src/webrtc once it is wired (`countWebrtcViewers`).
+  let webrtcViewers: (streamId: string) => number = () => 0;
   const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const ingest = createLiveIngest({
     runtime,
@@ -147,6 +149,7 @@ export function createLiveModule(deps: {
           await finalized(id);
         },
         removeFiles: (id) => files.removeHls(id),
+        webrtcViewers: (id) => webrtcViewers(id),
       }),
     ],
     publicPlugins: [hlsRoutes],
@@ -156,6 +159,10 @@ export function createLiveModule(deps: {
     },
     get rtmp() {
       return rtmp;
+    },
+    /** src/webrtc: how many WHEP viewers a stream has here (its `webrtc_viewers`). */
+    countWebrtcViewers(count: (streamId: string) => number) {
+      webrtcViewers = count;
     },
     async start() {
       rtmp = await createRtmpServer({

@@ -58,6 +58,9 @@ export const SmallStreamSchema = strictObject({
 /** The GET shape: the full shape plus what exists only later. */
 export const StreamResourceSchema = strictObject({
   ...fullFields,
+  whip_url: t.String({ description: "WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key)." }),
+  whep_url: t.String({ description: "WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP)." }),
+  webrtc_viewers: integer({ description: "WHEP viewers now (on the process holding the broadcast)." }),
   latency: LatencySchema,
   drm: t.Boolean(),
   duration_seconds: nullable(t.Number()),

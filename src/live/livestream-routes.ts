@@ -43,8 +43,13 @@ const STREAM_STATUSES = ["SCHEDULED", "READY_TO_STREAM", "LIVE", "ENDED", "ERROR
 const streamListQuery = queryInput({ ...pageParams, status: enumListParam(STREAM_STATUSES, "streams") });
 
 export function view(record: ActorRecord<StreamContext>) {
+  return viewWith(record);
+}
+
+/** `webrtcViewers`: WHEP viewers per stream in this process (src/webrtc); 0 without it. */
+function viewWith(record: ActorRecord<StreamContext>, webrtcViewers?: (streamId: string) => number) {
   const status = streamStatus(record.value);
-  return streamResource(record.context, status === "DELETED" ? "ENDED" : status);
+  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtcViewers?.(record.id) ?? 0);
 }
 
 export function livestreamRoutes(deps: {
@@ -53,8 +58,11 @@ export function livestreamRoutes(deps: {
   /** Resolves once the stream's broadcast is finalized (its recording registered). */
   finalized: (id: string) => Promise<void>;
   removeFiles: (id: string) => Promise<void>;
+  /** WHEP viewers of a stream here (src/webrtc), shown as `webrtc_viewers`. */
+  webrtcViewers?: (streamId: string) => number;
 }) {
   const { livestreams, ingest } = deps;
+  const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers);
   const views = createViewCache<ActorRecord<StreamContext>>();
   const load = async (orgId: string, id: string) => {
     const record = await livestreams.get(orgId, id);
@@ -114,10 +122,10 @@ export function livestreamRoutes(deps: {
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status).
         const filter = { status: query.status };
         const { page, next_cursor } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
-        // Items serialized once per record version (src/http/view-cache.ts).
+        // Items serialized once per record version and viewer count (src/http/view-cache.ts).
         return okJson(
           pageJson(
-            page.map((r) => views(r, 0, () => view(r))),
+            page.map((r) => views(r, deps.webrtcViewers?.(r.id) ?? 0, () => view(r))),
             next_cursor,
           ),
         );

@@ -1,0 +1,79 @@
+import { Elysia } from "elysia";
+import type { Logger } from "../log.ts";
+import { CORS_HEADERS, preflight, sdpAnswer, webrtcError } from "./webrtc-answers.ts";
+import { WebrtcRefusal, type WebrtcModule } from "./webrtc-module.ts";
+
+/** An SDP offer is a few KB; 64 KiB leaves room for many candidates and still bounds what we read. */
+const MAX_OFFER_BYTES = 64 * 1024;
+const TOKEN = /^[0-9a-f]{40}$/;
+
+async function readOffer(request: Request): Promise<string | Response> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/sdp") return webrtcError("UNSUPPORTED_MEDIA_TYPE", "The offer must be sent with Content-Type: application/sdp.");
+  const text = await request.text();
+  if (text.length > MAX_OFFER_BYTES) return webrtcError("VALIDATION_ERROR", `The offer exceeds ${MAX_OFFER_BYTES} bytes.`);
+  return text;
+}
+
+function refusal(err: unknown, logger: Logger): Response {
+  if (err instanceof WebrtcRefusal) return webrtcError(err.code, err.message);
+  logger.error("WebRTC request failed", { err });
+  return webrtcError("WEBRTC_UNAVAILABLE", "The WebRTC session could not be set up. Retry shortly.");
+}
+
+const bearer = (request: Request) => /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
+
+/**
+ * WHIP (RFC 9725) and WHEP beside each stream's hls_url, with the same
+ * token: `…/live/<token>/whip` and `…/live/<token>/whep`. No trickle ICE
+ * and no ICE restart (PATCH answers 405, as the RFC asks of a server without
+ * them): the answer carries every candidate.
+ */
+export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string; logger: Logger }) {
+  const { webrtc, logger } = deps;
+  const sessionUrl = (token: string, kind: "whip" | "whep") => (id: string) => `${deps.baseUrl()}/live/${token}/${kind}/${id}`;
+  const notFound = () => webrtcError("NOT_FOUND", "Resource not found.");
+  const noPatch = () => webrtcError("METHOD_NOT_ALLOWED", "Trickle ICE and ICE restarts are not supported: the answer carries every candidate.", { allow: "DELETE, OPTIONS" });
+  const hide = { detail: { hide: true } };
+  const raw = { parse: "none" as const, ...hide };
+
+  return new Elysia({ name: "webrtc-routes" })
+    .options("/live/:token/whip", () => preflight(), hide)
+    .options("/live/:token/whep", () => preflight(), hide)
+    .options("/live/:token/whip/:session", () => preflight(), hide)
+    .options("/live/:token/whep/:session", () => preflight(), hide)
+    .post(
+      "/live/:token/whip",
+      async ({ params, request }) => {
+        if (!TOKEN.test(params.token)) return notFound();
+        const offer = await readOffer(request);
+        if (offer instanceof Response) return offer;
+        try {
+          const r = await webrtc.publish(params.token, bearer(request), offer, sessionUrl(params.token, "whip"));
+          return sdpAnswer(r.answer, r.location);
+        } catch (err) {
+          return refusal(err, logger);
+        }
+      },
+      raw,
+    )
+    .delete("/live/:token/whip/:session", ({ params }) => (webrtc.endPublish(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), hide)
+    .patch("/live/:token/whip/:session", () => noPatch(), raw)
+    .post(
+      "/live/:token/whep",
+      async ({ params, request }) => {
+        if (!TOKEN.test(params.token)) return notFound();
+        const offer = await readOffer(request);
+        if (offer instanceof Response) return offer;
+        try {
+          const r = await webrtc.play(params.token, offer, sessionUrl(params.token, "whep"));
+          return sdpAnswer(r.answer, r.location);
+        } catch (err) {
+          return refusal(err, logger);
+        }
+      },
+      raw,
+    )
+    .delete("/live/:token/whep/:session", ({ params }) => (webrtc.endPlay(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), hide)
+    .patch("/live/:token/whep/:session", () => noPatch(), raw);
+}

@@ -1,0 +1,146 @@
+/**
+ * WHIP publishers and WHEP viewers in Debian's Chromium (playwright-core):
+ * a fake camera and microphone (`--use-fake-device-for-media-stream
+ * --use-fake-ui-for-media-stream`: a moving test picture and a beep), pages
+ * from a blank page server on another origin than the service (so the WHIP
+ * and WHEP calls prove CORS). Every offer waits for ICE gathering to end: the
+ * server does no trickle ICE.
+ */
+import { type Browser, chromium, type Page } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS } from "./browser.ts";
+
+export interface WebrtcBrowser {
+  browser: Browser;
+  origin: string;
+  /** A fresh page on the blank origin. */
+  page(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startWebrtcBrowser(): Promise<WebrtcBrowser> {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("<!doctype html><title>webrtc</title><body></body>", { headers: { "content-type": "text/html" } }) });
+  const origin = `http://127.0.0.1:${server.port}`;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"] });
+  return {
+    browser,
+    origin,
+    async page() {
+      const p = await browser.newPage();
+      await p.goto(`${origin}/`);
+      await p.addScriptTag({ content: PAGE_SCRIPT });
+      return p;
+    },
+    async close() {
+      await browser.close();
+      server.stop(true);
+    },
+  };
+}
+
+export type OfferResult = { status: number; location: string | null; body: string };
+
+export interface ViewerState {
+  videoWidth: number;
+  currentTime: number;
+  audioPackets: number;
+  videoPackets: number;
+  framesDecoded: number;
+  tracks: string[];
+}
+
+/**
+ * The page side, plain browser JavaScript (this project's TypeScript has no
+ * DOM types): installed into each page by `page()`.
+ */
+const PAGE_SCRIPT = `
+async function gathered(pc) {
+  if (pc.iceGatheringState === "complete") return;
+  await new Promise((resolve) => {
+    pc.addEventListener("icegatheringstatechange", () => pc.iceGatheringState === "complete" && resolve());
+    setTimeout(resolve, 3000);
+  });
+}
+async function offerTo(pc, url, headers) {
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/sdp", ...headers }, body: pc.localDescription.sdp });
+  const body = await res.text();
+  if (res.status === 201) await pc.setRemoteDescription({ type: "answer", sdp: body });
+  else pc.close();
+  return { status: res.status, location: res.headers.get("location"), body };
+}
+window.whipPublish = async (url, bearer) => {
+  const media = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 360, frameRate: 30 }, audio: true });
+  const pc = new RTCPeerConnection();
+  for (const track of media.getTracks()) {
+    const tr = pc.addTransceiver(track, { direction: "sendonly" });
+    if (track.kind === "video") {
+      const codecs = RTCRtpSender.getCapabilities("video").codecs;
+      const h264 = codecs.filter((c) => c.mimeType === "video/H264" && /packetization-mode=1/.test(c.sdpFmtpLine || "") && /profile-level-id=42e01f/.test(c.sdpFmtpLine || ""));
+      tr.setCodecPreferences([...h264, ...codecs.filter((c) => c.mimeType === "video/rtx")]);
+    }
+  }
+  window.pc = pc;
+  return offerTo(pc, url, { authorization: "Bearer " + bearer });
+};
+window.whepPlay = async (url) => {
+  const pc = new RTCPeerConnection();
+  pc.addTransceiver("video", { direction: "recvonly" });
+  pc.addTransceiver("audio", { direction: "recvonly" });
+  const video = document.createElement("video");
+  video.muted = true;
+  video.autoplay = true;
+  video.playsInline = true;
+  document.body.append(video);
+  const stream = new MediaStream();
+  pc.addEventListener("track", (e) => {
+    stream.addTrack(e.track);
+    video.srcObject = stream;
+    video.play().catch(() => undefined);
+  });
+  window.viewer = { pc, video };
+  return offerTo(pc, url, {});
+};
+window.viewerState = async () => {
+  const { pc, video } = window.viewer;
+  const state = { videoWidth: video.videoWidth, currentTime: video.currentTime, audioPackets: 0, videoPackets: 0, framesDecoded: 0, tracks: [] };
+  state.tracks = video.srcObject ? video.srcObject.getTracks().map((t) => t.kind) : [];
+  (await pc.getStats()).forEach((r) => {
+    if (r.type !== "inbound-rtp") return;
+    if (r.kind === "audio") state.audioPackets = r.packetsReceived || 0;
+    if (r.kind === "video") { state.videoPackets = r.packetsReceived || 0; state.framesDecoded = r.framesDecoded || 0; }
+  });
+  return state;
+};
+`;
+
+/** Publishes the fake camera + microphone by WHIP (H.264 constrained baseline preferred); the connection stays in `window.pc`. */
+export function whipPublish(page: Page, whipUrl: string, bearer: string): Promise<OfferResult> {
+  return page.evaluate(([u, b]) => (globalThis as any).whipPublish(u, b), [whipUrl, bearer] as const);
+}
+
+/** Plays a stream by WHEP into a muted <video>; the connection and element stay in `window.viewer`. */
+export function whepPlay(page: Page, whepUrl: string): Promise<OfferResult> {
+  return page.evaluate((u) => (globalThis as any).whepPlay(u), whepUrl);
+}
+
+/** What the page's WHEP viewer shows now: the element and its inbound RTP stats. */
+export function viewerState(page: Page): Promise<ViewerState> {
+  return page.evaluate(() => (globalThis as any).viewerState());
+}
+
+/** Waits until the viewer plays: a decoded picture (videoWidth > 0) and currentTime advancing; returns the two readings. */
+export async function untilPlaying(page: Page, timeoutMs = 20_000): Promise<{ first: ViewerState; later: ViewerState }> {
+  const until = Date.now() + timeoutMs;
+  let first: ViewerState | undefined;
+  let last: ViewerState | undefined;
+  while (Date.now() < until) {
+    last = await viewerState(page);
+    if (last.videoWidth > 0 && last.currentTime > 0) {
+      if (!first) first = last;
+      else if (last.currentTime > first.currentTime + 0.5) return { first, later: last };
+    }
+    await Bun.sleep(200);
+  }
+  throw new Error(`WHEP viewer did not play within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+}

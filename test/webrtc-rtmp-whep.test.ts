@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createLogger } from "../src/log.ts";
+import { webrtcAvailability } from "../src/webrtc/availability.ts";
+import { hasChromium } from "./support/browser.ts";
+import { waitFor } from "./support/events.ts";
+import { getStream, streamIn } from "./support/streams.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay } from "./support/webrtc-pages.ts";
+
+/**
+ * Issue 14: an RTMP publish (real ffmpeg) played by WHEP in Chromium, audio
+ * (AAC → Opus) and video (H.264 as is); the per-stream viewer limit.
+ */
+const ready = hasChromium && webrtcAvailability().available && !!Bun.which("ffmpeg");
+if (!ready) console.warn("webrtc-rtmp-whep skipped: needs /usr/bin/chromium, ffmpeg and the mediasoup worker (npm run setup:webrtc)");
+
+let t: TestService;
+let b: WebrtcBrowser;
+
+beforeAll(async () => {
+  if (!ready) return;
+  t = await startTestService({
+    env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0", WEBRTC_MAX_VIEWERS_PER_STREAM: "1" },
+    ...(process.env.W2DEBUG ? { logger: createLogger({ level: "debug" }) } : {}),
+  });
+  b = await startWebrtcBrowser();
+});
+afterAll(async () => {
+  await b?.close();
+  await t?.stop({ cleanup: true });
+});
+
+/** A live test picture with a tone, as an encoder for WebRTC viewers sends it: H.264 without B-frames, a keyframe a second. */
+function ffmpegPublish(url: string, seconds: number) {
+  return Bun.spawn(
+    [
+      "ffmpeg",
+      ...["-hide_banner", "-loglevel", "error", "-re"],
+      ...["-f", "lavfi", "-i", `testsrc2=size=640x360:rate=30:duration=${seconds}`],
+      ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p"],
+      ...["-c:a", "aac", "-b:a", "96k", "-f", "flv", url],
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
+}
+
+describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
+  test("ffmpeg → rtmp_url, Chromium plays whep_url with audio and video; a second viewer is over the limit", async () => {
+    const res = await t.api("/livestreams/", { method: "POST", json: { title: "RTMP to WebRTC" } });
+    const s = ((await res.json()) as any).data.stream;
+    // Not on air yet: nothing to play.
+    const early = await fetch(s.whep_url, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
+    expect(early.status).toBe(409);
+    expect(((await early.json()) as any).error.code).toBe("STREAM_NOT_LIVE");
+
+    const ff = ffmpegPublish(s.rtmp_url, 25);
+    try {
+      await streamIn(t, s.id, ["LIVE"], 20_000);
+      const viewer = await b.page();
+      const played = await whepPlay(viewer, s.whep_url);
+      expect(played.status).toBe(201);
+      const { later } = await untilPlaying(viewer);
+      expect(later.videoWidth).toBe(640);
+      expect(later.tracks.sort()).toEqual(["audio", "video"]);
+      const audio = await waitFor(
+        async () => {
+          const st = await viewerState(viewer);
+          return st.audioPackets > 20 ? st : undefined;
+        },
+        { timeoutMs: 10_000, what: "Opus packets at the viewer" },
+      );
+      expect(audio.framesDecoded).toBeGreaterThan(0);
+      expect((await getStream(t, s.id)).webrtc_viewers).toBe(1);
+
+      // WEBRTC_MAX_VIEWERS_PER_STREAM=1: the next viewer is refused in the envelope, until the first leaves.
+      const second = await b.page();
+      const refused = await whepPlay(second, s.whep_url);
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: "VIEWER_LIMIT_REACHED" } });
+      expect((await fetch(played.location!, { method: "DELETE" })).status).toBe(200);
+      expect((await getStream(t, s.id)).webrtc_viewers).toBe(0);
+      const again = await whepPlay(second, s.whep_url);
+      expect(again.status).toBe(201);
+      await untilPlaying(second);
+      await Promise.all([viewer.close(), second.close()]);
+    } finally {
+      ff.kill();
+      await ff.exited;
+    }
+  }, 60_000);
+});

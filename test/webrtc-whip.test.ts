@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createLogger } from "../src/log.ts";
+import { webrtcAvailability } from "../src/webrtc/availability.ts";
+import { hasChromium } from "./support/browser.ts";
+import { outboxEvents, waitFor } from "./support/events.ts";
+import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
+import { getStream, streamIn } from "./support/streams.ts";
+import { startTestService, type TestService } from "./support/test-service.ts";
+import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, whipPublish } from "./support/webrtc-pages.ts";
+
+/**
+ * Issue 14: a browser publishes by WHIP and another plays by WHEP; the
+ * stream lives the RTMP life (LIVE, hls_url, ENDED, a recording that
+ * completes). Needs Chromium and the mediasoup worker (`npm run setup:webrtc`).
+ */
+const ready = hasChromium && webrtcAvailability().available;
+if (!ready) console.warn("webrtc-whip skipped: needs /usr/bin/chromium and the mediasoup worker (npm run setup:webrtc)");
+
+let t: TestService;
+let b: WebrtcBrowser;
+
+beforeAll(async () => {
+  if (!ready) return;
+  t = await startTestService({ env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0" }, ...(process.env.W2DEBUG ? { logger: createLogger({ level: "debug" }) } : {}) });
+  b = await startWebrtcBrowser();
+});
+afterAll(async () => {
+  await b?.close();
+  await t?.stop({ cleanup: true });
+});
+
+async function createStream(body: Record<string, unknown>) {
+  const res = await t.api("/livestreams/", { method: "POST", json: body });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as any).data.stream;
+}
+
+describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
+  test("a wrong bearer token is 401 in the envelope; CORS preflight allowed", async () => {
+    const s = await createStream({ title: "Refused" });
+    expect(s.whip_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whip"));
+    expect(s.whep_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whep"));
+    expect(s.webrtc_viewers).toBe(0);
+    const pre = await fetch(s.whip_url, { method: "OPTIONS", headers: { origin: "http://example.test", "access-control-request-method": "POST" } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
+    expect(pre.headers.get("access-control-expose-headers")).toContain("location");
+
+    const page = await b.page();
+    const wrong = await whipPublish(page, s.whip_url, "not-the-key");
+    expect(wrong.status).toBe(401);
+    expect(JSON.parse(wrong.body)).toMatchObject({ success: false, error: { code: "INVALID_STREAM_KEY" } });
+    // Another stream's key is not this stream's.
+    const other = await createStream({ title: "Other" });
+    expect((await whipPublish(page, s.whip_url, other.stream_key)).status).toBe(401);
+    // Not an SDP.
+    const notSdp = await fetch(s.whip_url, { method: "POST", headers: { authorization: `Bearer ${s.stream_key}`, "content-type": "application/json" }, body: "{}" });
+    expect(notSdp.status).toBe(415);
+    expect((await getStream(t, s.id)).status).toBe("READY_TO_STREAM");
+    await page.close();
+  }, 30_000);
+
+  test("WHIP publish → LIVE with HLS, WHEP viewer plays, DELETE ends it, the recording completes", async () => {
+    const s = await createStream({ title: "Browser", latency: "LOW" });
+    const pub = await b.page();
+    const published = await whipPublish(pub, s.whip_url, s.stream_key);
+    expect(published.status).toBe(201);
+    expect(published.location).toStartWith(`${s.whip_url}/`);
+    expect(published.body).toContain("a=candidate:");
+
+    // A second publisher is refused as RTMP refuses it.
+    const second = await whipPublish(await b.page(), s.whip_url, s.stream_key);
+    expect(second.status).toBe(409);
+    expect(JSON.parse(second.body).error.code).toBe("STREAM_NOT_ACCEPTING");
+
+    const live = await streamIn(t, s.id, ["LIVE"], 25_000);
+    expect(live.started_at).toBeString();
+    const playlist = parsePlaylist(await (await fetch(s.hls_url)).text());
+    expect(playlist.uris.length).toBeGreaterThan(0);
+    const seg = await inspectMedia(await (await fetch(new URL(playlist.uris.at(-1)!, s.hls_url))).arrayBuffer());
+    expect(seg.videoCodec).toBe("avc");
+    expect(seg.audioCodec).toBe("aac");
+
+    const viewer = await b.page();
+    const played = await whepPlay(viewer, s.whep_url);
+    expect(played.status).toBe(201);
+    expect(played.location).toStartWith(`${s.whep_url}/`);
+    const { later } = await untilPlaying(viewer);
+    expect(later.videoWidth).toBe(640);
+    expect((await getStream(t, s.id)).webrtc_viewers).toBe(1);
+    await waitFor(async () => (await viewerState(viewer)).audioPackets > 0, { timeoutMs: 10_000, what: "audio packets at the viewer" });
+
+    // The publisher's DELETE ends the session: the stream ends as an RTMP publisher leaving does.
+    expect((await fetch(published.location!, { method: "DELETE" })).status).toBe(200);
+    const ended = await streamIn(t, s.id, ["ENDED"], 20_000);
+    expect(ended.recording).toMatchObject({ transcoding: true, width: 640, height: 360 });
+    await waitFor(async () => (await outboxEvents(t.service, s.id)).length >= 4, { timeoutMs: 15_000, what: "RECORDING_READY" });
+    expect((await outboxEvents(t.service, s.id)).map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
+    const video = await waitFor(
+      async () => {
+        const body = (await (await t.api(`/videos/${ended.recording.asset_id}/`)).json()) as any;
+        return ["COMPLETED", "ERROR"].includes(body.data?.video?.status) ? body.data.video : undefined;
+      },
+      { timeoutMs: 60_000, what: "recording transcode" },
+    );
+    expect(video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
+    // The viewer's session went with the publisher.
+    await waitFor(async () => (await getStream(t, s.id)).webrtc_viewers === 0, { timeoutMs: 10_000, what: "viewer count back to 0" });
+    await Promise.all([pub.close(), viewer.close()]);
+  }, 120_000);
+});
+
+test("without the mediasoup worker: WHIP and WHEP answer 503 WEBRTC_UNAVAILABLE in the envelope, the API still works", async () => {
+  const saved = process.env.MEDIASOUP_WORKER_BIN;
+  process.env.MEDIASOUP_WORKER_BIN = "/nonexistent/mediasoup-worker";
+  const svc = await startTestService().finally(() => {
+    if (saved === undefined) delete process.env.MEDIASOUP_WORKER_BIN;
+    else process.env.MEDIASOUP_WORKER_BIN = saved;
+  });
+  try {
+    const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "No WebRTC" } })).json()) as any).data.stream;
+    const offer = "v=0\r\n";
+    const whip = await fetch(s.whip_url, { method: "POST", headers: { authorization: `Bearer ${s.stream_key}`, "content-type": "application/sdp" }, body: offer });
+    expect(whip.status).toBe(503);
+    const body = (await whip.json()) as any;
+    expect(body).toMatchObject({ success: false, error: { code: "WEBRTC_UNAVAILABLE" } });
+    expect(body.message).toContain("npm run setup:webrtc");
+    const whep = await fetch(s.whep_url, { method: "POST", headers: { "content-type": "application/sdp" }, body: offer });
+    expect(whep.status).toBe(503);
+    expect(whep.headers.get("access-control-allow-origin")).toBe("*");
+  } finally {
+    await svc.stop({ cleanup: true });
+  }
+}, 20_000);
