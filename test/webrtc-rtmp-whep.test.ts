@@ -21,7 +21,7 @@ beforeAll(async () => {
   if (!ready) return;
   t = await startTestService({
     env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0", WEBRTC_MAX_VIEWERS_PER_STREAM: "1" },
-    ...(process.env.W2DEBUG ? { logger: createLogger({ level: "debug" }) } : {}),
+    ...(process.env.WEBRTC_TEST_DEBUG ? { logger: createLogger({ level: "debug" }) } : {}),
   });
   b = await startWebrtcBrowser();
 });

@@ -21,7 +21,7 @@ let b: WebrtcBrowser;
 
 beforeAll(async () => {
   if (!ready) return;
-  t = await startTestService({ env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0" }, ...(process.env.W2DEBUG ? { logger: createLogger({ level: "debug" }) } : {}) });
+  t = await startTestService({ env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0" }, ...(process.env.WEBRTC_TEST_DEBUG ? { logger: createLogger({ level: "debug" }) } : {}) });
   b = await startWebrtcBrowser();
 });
 afterAll(async () => {

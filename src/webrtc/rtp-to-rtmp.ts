@@ -56,7 +56,7 @@ export async function pushToRtmp(opts: { router: Router; video: Producer; audio?
       "ffmpeg",
       ...["-hide_banner", "-nostdin", "-loglevel", "error"],
       ...["-protocol_whitelist", "file,udp,rtp", "-fflags", "+genpts", "-reorder_queue_size", "64"],
-      ...["-analyzeduration", "3000000", "-probesize", "5000000"],
+      ...["-analyzeduration", "1000000", "-probesize", "1000000"],
       ...["-i", sdpPath],
       ...["-map", "0:v:0", "-c:v", "copy"],
       ...(opts.audio ? ["-map", "0:a:0", "-c:a", "aac", "-b:a", "128k", "-ar", "48000", "-ac", "2"] : []),
