@@ -108,6 +108,18 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     await waitFor(async () => (await getStream(t, s.id)).webrtc_viewers === 0, { timeoutMs: 10_000, what: "viewer count back to 0" });
     await Promise.all([pub.close(), viewer.close()]);
   }, 120_000);
+
+  test("POST /end/ on a WHIP-published stream ends the WHIP session too", async () => {
+    const s = await createStream({ title: "Ended by the API" });
+    const pub = await b.page();
+    expect((await whipPublish(pub, s.whip_url, s.stream_key)).status).toBe(201);
+    await streamIn(t, s.id, ["LIVE"], 25_000);
+    expect(t.service.rtc.publishing(s.id)).toBe(true);
+    expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
+    // The finalizer kicks the RTMP publisher (our relay); its exit closes the WebRTC session.
+    await waitFor(async () => !t.service.rtc.publishing(s.id), { timeoutMs: 10_000, what: "WHIP session closed" });
+    await pub.close();
+  }, 40_000);
 });
 
 test("without the mediasoup worker: WHIP and WHEP answer 503 WEBRTC_UNAVAILABLE in the envelope, the API still works", async () => {

@@ -111,7 +111,8 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     });
     transport.on("icestatechange", (state) => {
       logger.debug("WebRTC ICE state", { transport: transport.id, state });
-      if (state === "closed") end();
+      // "disconnected": no ICE consent from the client for 30 s (a closed tab, a lost network); without ICE restarts it is over.
+      if (state === "closed" || state === "disconnected") end();
     });
     transport.observer.once("close", () => {
       clearTimeout(deadline);
