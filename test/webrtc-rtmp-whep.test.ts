@@ -72,6 +72,7 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
       );
       expect(audio.framesDecoded).toBeGreaterThan(0);
       expect((await getStream(t, s.id)).webrtc_viewers).toBe(1);
+      expect(await (await fetch(`${t.base}/metrics`)).text()).toContain("vidlive_webrtc_viewers 1");
 
       // WEBRTC_MAX_VIEWERS_PER_STREAM=1: the next viewer is refused in the envelope, until the first leaves.
       const second = await b.page();
