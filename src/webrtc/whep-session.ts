@@ -34,9 +34,12 @@ export async function acceptPlayOffer(server: MediaServer, offerText: string, so
   const seen = new Set<string>();
   const taken = used.filter((w) => !seen.has(w.m.kind) && seen.add(w.m.kind));
   if (taken.length === 0) throw new SdpError("The offer receives no media this stream has (Opus audio, H.264 42e01f video with packetization-mode=1).");
-  const opus = taken.find((w) => w.m.kind === "audio")?.codec?.pt ?? 111;
-  const h264 = taken.find((w) => w.m.kind === "video")?.codec?.pt ?? 102;
-  const router = await server.viewerRouter({ opus: opus === h264 ? 111 : opus, h264 });
+  // A kind the client does not receive still needs a payload type in its router: any other than the one in use.
+  const offeredOpus = taken.find((w) => w.m.kind === "audio")?.codec?.pt;
+  const offeredH264 = taken.find((w) => w.m.kind === "video")?.codec?.pt;
+  const opus = offeredOpus ?? (offeredH264 === 111 ? 110 : 111);
+  const h264 = offeredH264 ?? (opus === 102 ? 103 : 102);
+  const router = await server.viewerRouter({ opus, h264 });
 
   const transport = await server.webRtcTransport(router);
   const consumers: Consumer[] = [];
