@@ -86,6 +86,9 @@ interface Persisted {
 
 type Row = typeof actors.$inferSelect;
 
+/** Work written due sooner than this wakes the runner at commit; later rows are found by its poll (at most this far apart: service.ts). */
+export const WAKE_WITHIN_MS = 1000;
+
 const timerKey = (actorId: string, sendId: string) => `timer:${actorId}:${sendId}`;
 
 /** What a read needs to know whether its cached record is current: the columns of every list and lookup. */
@@ -253,7 +256,9 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     for (const m of fx.messages) {
       await ledger.enqueue(tx, { type: "actor-message", payload: m, orgId, entityId: m.actorId, maxAttempts: policies["actor-message"].maxAttempts });
     }
-    return fx.timers.length + fx.work.length + fx.messages.length > 0;
+    // The runner polls at least every WAKE_WITHIN_MS (service.ts) and then arms a timer for a row due before its next
+    // poll: waking it for a row due later (a stream's idle timeout, minutes away) only costs a claim query per work type.
+    return fx.messages.length > 0 || fx.timers.some((t) => t.delayMs < WAKE_WITHIN_MS) || fx.work.some((w) => (w.delayMs ?? 0) < WAKE_WITHIN_MS);
   }
 
   async function writeTags(tx: Tx, kind: ActorKindName, id: string, orgId: string, before: ReadonlySet<string>, after: ReadonlySet<string>, rewrite: boolean) {
