@@ -133,3 +133,36 @@ describe("buildJobRuns: DRM jobs (plan.mp4Dir)", () => {
     expect(after(stages[1]!.runs[0]!.args, "-i")).toBe("/out/.drm-scratch-x/720p.mp4");
   });
 });
+
+describe("buildJobRuns: one-run layout (native)", () => {
+  const posters = { plan: { thumbnailAt: 3, thumbnailWidth: 1280, thumbnailHeight: 720, interval: 1, tileWidth: 160, tileHeight: 90, columns: 10, rows: 3, tiles: 30 }, rendition: "360p" };
+
+  test("one run decodes the source once and splits it to every rung's encoder and HLS muxer", () => {
+    const [hls] = buildJobRuns(plan, [], paths, "one-run");
+    expect(hls!.runs.map((r) => [r.label, r.readsInput, r.weight])).toEqual([["360p+720p", true, 640 * 360 + 1280 * 720]]);
+    const args = hls!.runs[0]!.args;
+    expect(args.filter((a) => a === "-i")).toHaveLength(1);
+    expect(after(args, "-filter_complex")).toBe("[0:v:0]split=2[vmain0][vmain1];[vmain0]scale=640:360,setsar=1[v0];[vmain1]scale=1280:720,setsar=1[v1]");
+    // Each rung is its own output: its maps, encoder and muxer options, in that order, as in its per-rendition run.
+    const perRung = hlsRuns(plan).map((r) => r.args.slice(r.args.indexOf("-map")));
+    const tail = args.slice(args.indexOf("-map"));
+    expect(tail).toEqual([...perRung[0]!, ...perRung[1]!.map((a) => (a === "[v0]" ? "[v1]" : a))]);
+  });
+
+  test("posters ride on the same run: split four ways, the images named before the rungs", () => {
+    const [hls] = buildJobRuns({ ...plan, posters } as EncodePlan, [], paths, "one-run");
+    const args = hls!.runs[0]!.args;
+    expect(after(args, "-filter_complex")).toStartWith("[0:v:0]split=4[vmain0][vmain1][vthumb][vsprite];");
+    expect(args.indexOf("/out/sprite.jpg")).toBeLessThan(args.indexOf("[v0]"));
+    expect(args.indexOf("/out/thumbnail.jpg")).toBeGreaterThan(0);
+  });
+
+  test("a DRM job's one run writes one MP4 per rung; audio-only stays a single output", () => {
+    const [mp4] = buildJobRuns({ ...plan, mp4Dir: ".drm-scratch-x" }, [], paths, "one-run");
+    expect(mp4!.runs).toHaveLength(1);
+    const args = mp4!.runs[0]!.args;
+    expect(args.filter((a) => a.endsWith(".mp4") && a.startsWith("/out/"))).toEqual(["/out/.drm-scratch-x/360p.mp4", "/out/.drm-scratch-x/720p.mp4"]);
+    const audio = { ...plan, hasVideo: false, frameRate: null, renditions: [{ name: "audio", width: 0, height: 0, videoBitrateKbps: 0, audioBitrateKbps: 96 }] };
+    expect(buildJobRuns(audio, [], paths, "one-run")[0]!.runs[0]!.args).toEqual(hlsRuns(audio)[0]!.args);
+  });
+});

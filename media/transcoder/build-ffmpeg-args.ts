@@ -105,26 +105,52 @@ export interface RunStage {
 }
 
 /**
- * Every ffmpeg command of a job, in dependency order: one HLS run per
- * rendition (each decodes the source on its own, so they are independent),
- * then, after the master playlist is merged, one run for all downloads.
- * A DRM job (`plan.mp4Dir`) encodes each rendition into an MP4 instead, with
- * the same encoder arguments; the job packages them before the downloads.
+ * How a job's renditions are split into encode runs. `per-rendition`: one
+ * run each (each decodes the source on its own; independent, so a wasm job
+ * spreads them over several single-threaded workers). `one-run`: a single
+ * run decodes the source once and `split`s it to every rung's scaler,
+ * encoder and muxer (native ffmpeg: x264 is multi-threaded, so one process
+ * already uses every core, and the repeated decodes were pure overhead).
+ * Both write the same files.
  */
-export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths): RunStage[] {
+export type RunLayout = "per-rendition" | "one-run";
+
+/**
+ * Every ffmpeg command of a job, in dependency order: the encode stage (HLS,
+ * or for a DRM job, `plan.mp4Dir`, MP4s with the same encoder arguments,
+ * packaged by the job afterwards), then one run for all downloads (after the
+ * master playlist is merged).
+ */
+export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths, layout: RunLayout = "per-rendition"): RunStage[] {
+  const groups = layout === "one-run" ? [plan.renditions] : plan.renditions.map((r) => [r]);
   const stages: RunStage[] = [
     {
       kind: plan.mp4Dir ? "mp4" : "hls",
-      runs: plan.renditions.map((r) => ({
-        label: r.name,
-        args: plan.mp4Dir ? buildRenditionMp4Args(plan, r, paths, plan.mp4Dir) : buildRenditionHlsArgs(plan, r, paths),
+      runs: groups.map((rs) => ({
+        label: rs.map((r) => r.name).join("+"),
+        args: buildRenditionsArgs(plan, rs, paths),
         readsInput: true,
-        weight: Math.max(1, r.width * r.height),
+        weight: rs.reduce((sum, r) => sum + Math.max(1, r.width * r.height), 0),
       })),
     },
   ];
   if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths, plan.mp4Dir), readsInput: false, weight: 1 }] });
   return stages;
+}
+
+/**
+ * One run of some renditions: the source decoded once, each rendition's
+ * encode (`buildEncodeArgs`) and its muxer, HLS or (`plan.mp4Dir`) MP4.
+ * ffmpeg options belong to the next output file named, so each rendition's
+ * arguments are a complete output of their own.
+ */
+export function buildRenditionsArgs(plan: EncodePlan, renditions: PlannedRendition[], paths: ToolPaths): string[] {
+  const args = buildInputArgs(plan, renditions, paths);
+  renditions.forEach((r, i) => {
+    args.push(...buildEncodeArgs(plan, r, i));
+    args.push(...(plan.mp4Dir ? mp4MuxerArgs(r, paths, plan.mp4Dir) : hlsMuxerArgs(plan, r, paths)));
+  });
+  return args;
 }
 
 /**
@@ -136,17 +162,29 @@ export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[],
  * are the ones a single `-var_stream_map` run of the whole ladder writes.
  */
 export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
-  const { hasAudio, segmentSeconds } = plan;
+  return buildRenditionsArgs({ ...plan, mp4Dir: undefined }, [rendition], paths);
+}
+
+/**
+ * A DRM job's run for one rendition: the same encode as its HLS run, into a
+ * plain MP4 that Shaka Packager segments at the forced keyframes and
+ * encrypts. Plain (moov at the end, no faststart rewrite): the packager reads
+ * it from disk and seeks.
+ */
+export function buildRenditionMp4Args(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
+  return buildRenditionsArgs({ ...plan, mp4Dir }, [rendition], paths);
+}
+
+function hlsMuxerArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
   const video = plan.hasVideo && rendition.height > 0;
-  const args = buildEncodeArgs(plan, rendition, paths);
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
-  args.push(
+  return [
     "-max_muxing_queue_size",
     "1024",
     "-f",
     "hls",
     "-hls_time",
-    String(segmentSeconds),
+    String(plan.segmentSeconds),
     "-hls_playlist_type",
     "vod",
     "-hls_segment_type",
@@ -158,44 +196,46 @@ export function buildRenditionHlsArgs(plan: EncodePlan, rendition: PlannedRendit
     "-master_pl_name",
     partialMasterName(rendition.name),
     "-var_stream_map",
-    `${video ? (hasAudio ? "v:0,a:0" : "v:0") : "a:0"},name:${rendition.name}`,
+    `${video ? (plan.hasAudio ? "v:0,a:0" : "v:0") : "a:0"},name:${rendition.name}`,
     posix.join(hlsDir, "%v", MEDIA_PLAYLIST),
-  );
-  return args;
+  ];
+}
+
+function mp4MuxerArgs(rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
+  return ["-max_muxing_queue_size", "1024", "-f", "mp4", posix.join(paths.outDir, scratchMp4Path(mp4Dir, rendition.name))];
 }
 
 /**
- * A DRM job's run for one rendition: the same encode as its HLS run, into a
- * plain MP4 that Shaka Packager segments at the forced keyframes and
- * encrypts. Plain (moov at the end, no faststart rewrite): the packager reads
- * it from disk and seeks.
+ * The input and the one filter graph of a run: the decoded video split into
+ * one scaler per rendition (output `[v<i>]`) plus, when the posters'
+ * rendition is among them, the thumbnail and sprite branches, whose image
+ * outputs come first (posters.ts). A single rendition without posters needs
+ * no split.
  */
-export function buildRenditionMp4Args(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
-  const args = buildEncodeArgs(plan, rendition, paths);
-  args.push("-max_muxing_queue_size", "1024", "-f", "mp4", posix.join(paths.outDir, scratchMp4Path(mp4Dir, rendition.name)));
+function buildInputArgs(plan: EncodePlan, renditions: PlannedRendition[], paths: ToolPaths): string[] {
+  const args = [...COMMON, "-i", paths.input];
+  const video = renditions.filter((r) => plan.hasVideo && r.height > 0);
+  if (video.length === 0) return args;
+  const scale = (r: PlannedRendition, i: number) => `scale=${r.width}:${r.height},setsar=1[v${i}]`;
+  const posters = plan.posters && renditions.some((r) => r.name === plan.posters!.rendition) ? plan.posters.plan : null;
+  if (!posters && video.length === 1) return [...args, "-filter_complex", `[0:v:0]${scale(video[0]!, 0)}`];
+  // One decode feeds every rung (and the two images).
+  const branch = (i: number) => (video.length === 1 ? "vmain" : `vmain${i}`);
+  const outs = [...video.map((_, i) => `[${branch(i)}]`), ...(posters ? ["[vthumb]", "[vsprite]"] : [])];
+  const graph = [`[0:v:0]split=${outs.length}${outs.join("")}`, ...video.map((r, i) => `[${branch(i)}]${scale(r, i)}`)];
+  if (posters) graph.push(...posterFilters(posters, "vthumb", "vsprite"));
+  args.push("-filter_complex", graph.join(";"));
+  if (posters) args.push(...posterOutputArgs(paths.outDir));
   return args;
 }
 
-/** Input, scaling, H.264 + AAC and keyframe placement of one rendition: everything before the muxer. */
-function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
+/** One rendition's output streams (its scaled video `[v<index>]` and the source's audio), H.264 + AAC and keyframe placement: everything before its muxer. */
+function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, index: number): string[] {
   const { hasAudio, segmentSeconds } = plan;
   const video = plan.hasVideo && rendition.height > 0;
-  const args = [...COMMON, "-i", paths.input];
-
-  if (video) {
-    const scale = `scale=${rendition.width}:${rendition.height},setsar=1[v0]`;
-    const posters = plan.posters?.rendition === rendition.name ? plan.posters.plan : null;
-    if (posters) {
-      // One decode feeds the rung and the two images; their outputs come first because ffmpeg options belong to the next file named.
-      const graph = [`[0:v:0]split=3[vmain][vthumb][vsprite]`, `[vmain]${scale}`, ...posterFilters(posters, "vthumb", "vsprite")].join(";");
-      args.push("-filter_complex", graph, ...posterOutputArgs(paths.outDir), "-map", "[v0]");
-    } else {
-      args.push("-filter_complex", `[0:v:0]${scale}`, "-map", "[v0]");
-    }
-    if (hasAudio) args.push("-map", "0:a:0");
-  } else {
-    args.push("-map", "0:a:0");
-  }
+  const args: string[] = [];
+  if (video) args.push("-map", `[v${index}]`);
+  if (hasAudio) args.push("-map", "0:a:0");
 
   if (video) {
     const kbps = rendition.videoBitrateKbps;

@@ -1,3 +1,4 @@
+import type { RunLayout } from "./build-ffmpeg-args.ts";
 import type { Backend } from "./types.ts";
 
 export type Tool = "ffmpeg" | "ffprobe";
@@ -28,6 +29,8 @@ export interface FfmpegRunner {
   /** Paths as the tool sees them, for the argument builders. */
   toolPaths(files: { input: string; outDir: string }): { input: string; outDir: string };
   run(req: RunRequest): Promise<RunOutcome>;
+  /** How a job's renditions are grouped into encode runs (build-ffmpeg-args.ts); default `per-rendition`. */
+  readonly runLayout?: RunLayout;
 }
 
 /** Keeps the last `max` lines; ffmpeg can log a lot on broken input. */

@@ -1,4 +1,5 @@
 import { abortReason } from "./abort-reason.ts";
+import type { RunLayout } from "./build-ffmpeg-args.ts";
 import { withParentDeathSignal, type ChildRegistry } from "./child-processes.ts";
 import { createTail, type FfmpegRunner, type RunOutcome, type RunRequest } from "./ffmpeg-runner.ts";
 import { forEachLine } from "./for-each-line.ts";
@@ -10,12 +11,16 @@ export interface NativeRunnerOptions {
   parentDeathSignal?: boolean;
   /** Records each child's pid while it runs, for the start-up reap (see child-processes.ts). */
   children?: ChildRegistry;
+  /** Default `one-run`; `per-rendition` runs one process per rung (benches and tests compare the two). */
+  runLayout?: RunLayout;
 }
 
 /** Runs the system's ffmpeg/ffprobe; abort or timeout kills the process, and so does this process's death. */
 export function createNativeRunner(opts: NativeRunnerOptions = {}): FfmpegRunner {
   return {
     backend: "native",
+    // One process decodes the source once for every rung: x264 threads already use every core (README, "Native: one run").
+    runLayout: opts.runLayout ?? "one-run",
     toolPaths: (files) => files,
     run: (req) => runNative(req.tool === "ffmpeg" ? (opts.ffmpeg ?? "ffmpeg") : (opts.ffprobe ?? "ffprobe"), req, opts),
   };

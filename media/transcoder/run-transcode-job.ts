@@ -85,7 +85,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     const file = downloadFileName(d.rendition, d.format);
     return d.format === "mp4-encrypted" ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() } : { rendition: d.rendition, format: d.format, file };
   });
-  const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }));
+  const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }), runner.runLayout);
   const progress = createProgressTracker(
     probe.durationSeconds,
     stages.flatMap((s) => (s.kind === "mp4" ? [STAGE_WEIGHT.mp4, PACKAGING_WEIGHT] : [STAGE_WEIGHT[s.kind]])),
@@ -207,6 +207,7 @@ async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onL
     await Promise.all(
       order.map(async (part) => {
         const run = stage.runs[part]!;
+        const t0 = performance.now();
         try {
           const out = await ctx.runner.run({
             tool: "ffmpeg",
@@ -215,6 +216,7 @@ async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onL
             onLine: (line) => onLine(line, part),
             signal: stop.signal,
           });
+          ctx.logger({ event: "transcode.run_finished", transcoderId: ctx.transcoderId, stage: stage.kind, label: run.label, exitCode: out.exitCode, ms: Math.round(performance.now() - t0) });
           if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "downloads" ? "download remux" : `${stage.kind === "hls" ? "HLS" : "MP4"} encode of ${run.label}`));
         } catch (e) {
           fail(e);

@@ -1,0 +1,163 @@
+/**
+ * Time to first playable (issue 15): POST /videos/ with a source URL →
+ * status COMPLETED (VIDEO_TRANSCODING_COMPLETED sent), through the whole
+ * service (HTTP registration, fetch, probe, transcode, posters, store,
+ * events), for a 30 s 720p30 H.264/AAC source served over local HTTP, on the
+ * native and the wasm backend with their default settings (default ladder
+ * capped at the source: 360p + 720p, mkv download of 720p, posters).
+ * Against it: bare ffmpeg doing the same ladder (both rungs' HLS, same x264
+ * and AAC settings, keyframes and segments) in one command line. Runs are
+ * interleaved (bare, native, wasm, bare, native, ...) so a machine whose
+ * load changes hurts each side alike; each run's phases come from the
+ * service's own log lines (fetch, probe, encode, store and event).
+ *
+ * Usage: npm run bench:playable [-- --runs 3 --seconds 30 --backends native,wasm --rate 0]
+ *   --rate N: serve the source at N bytes/s (0: as fast as possible), to see
+ *   how much of a slow download the transcode overlaps.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
+import { createLogger } from "../src/log.ts";
+import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
+import { startTestService } from "../test/support/test-service.ts";
+import { makeTestSource } from "./test-source.ts";
+
+const arg = (name: string, d: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : d;
+};
+const seconds = Number(arg("seconds", "30"));
+const runs = Number(arg("runs", "3"));
+const rate = Number(arg("rate", "0"));
+const backends = arg("backends", "native,wasm").split(",").filter(Boolean);
+if (!(await hasNativeFfmpeg())) {
+  console.error("bench:playable needs ffmpeg on PATH (apt-get install ffmpeg) for the native backend and the bare baseline.");
+  process.exit(2);
+}
+const out = join(import.meta.dir, ".out", "playable");
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const input = makeTestSource(join(out, `input-720p-${seconds}s.mp4`), seconds);
+const sourceBytes = Bun.file(input).size;
+
+/** The source over HTTP, optionally paced (64 KiB chunks at `rate` bytes/s). */
+const files = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch() {
+    if (!(rate > 0)) return new Response(Bun.file(input));
+    const data = new Uint8Array(require("node:fs").readFileSync(input));
+    let sent = 0;
+    const t0 = performance.now();
+    const body = new ReadableStream({
+      async pull(c) {
+        if (sent >= data.length) return c.close();
+        const due = t0 + (sent / rate) * 1000;
+        if (due > performance.now()) await Bun.sleep(due - performance.now());
+        const chunk = data.subarray(sent, sent + 65536);
+        sent += chunk.length;
+        c.enqueue(chunk);
+      },
+    });
+    return new Response(body, { headers: { "content-length": String(data.length), "content-type": "video/mp4" } });
+  },
+});
+
+/** The same ladder by hand, in one ffmpeg command line: one decode, split, two x264 encoders, one HLS muxer. */
+function bareArgs(dir: string): string[] {
+  const r = ["360p", "720p"].map((n) => STANDARD_RUNGS[n]!);
+  const gop = ["-g", "120", "-keyint_min", "120", "-sc_threshold", "0", "-force_key_frames", "expr:gte(t,n_forced*4)"];
+  const args = ["-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-i", input];
+  args.push("-filter_complex", "[0:v:0]split=2[a][b];[a]scale=640:360,setsar=1[v0];[b]scale=1280:720,setsar=1[v1]");
+  args.push("-map", "[v0]", "-map", "0:a:0", "-map", "[v1]", "-map", "0:a:0");
+  args.push("-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p", ...gop, "-c:a", "aac", "-ac", "2");
+  r.forEach((rung, i) => {
+    const k = rung.videoBitrateKbps;
+    args.push(`-b:v:${i}`, `${k}k`, `-maxrate:v:${i}`, `${Math.round(k * 1.1)}k`, `-bufsize:v:${i}`, `${k * 2}k`, `-b:a:${i}`, `${rung.audioBitrateKbps}k`);
+  });
+  args.push("-f", "hls", "-hls_time", "4", "-hls_playlist_type", "vod", "-hls_segment_type", "mpegts", "-hls_flags", "independent_segments");
+  args.push("-hls_segment_filename", join(dir, "%v", "seg-%05d.ts"), "-master_pl_name", "master.m3u8", "-var_stream_map", "v:0,a:0,name:360p v:1,a:1,name:720p", join(dir, "%v", "index.m3u8"));
+  return args;
+}
+
+async function bare(n: number): Promise<number> {
+  const dir = join(out, `bare-${n}`);
+  for (const r of ["360p", "720p"]) mkdirSync(join(dir, r), { recursive: true });
+  const t0 = performance.now();
+  const p = Bun.spawn(["ffmpeg", ...bareArgs(dir)], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+  if (code !== 0) throw new Error(`bare ffmpeg failed: ${stderr}`);
+  rmSync(dir, { recursive: true, force: true });
+  return (performance.now() - t0) / 1000;
+}
+
+interface Line {
+  t: number;
+  msg: string;
+  event?: string;
+  [k: string]: unknown;
+}
+
+/** One video through a fresh service: POST → COMPLETED, with the phases its log lines mark. */
+async function playable(backend: string, n: number) {
+  const lines: Line[] = [];
+  const logger = createLogger({ level: "debug", write: (l) => lines.push({ ...JSON.parse(l), t: performance.now() }) });
+  const svc = await startTestService({ env: { MEDIA_BACKEND: backend }, logger });
+  try {
+    const t0 = performance.now();
+    const res = (await (await svc.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${backend}-${n}.mp4` } })).json()) as any;
+    const id = res.data.asset.public_id;
+    for (;;) {
+      const b = (await (await svc.api(`/videos/${id}/`)).json()) as any;
+      if (b.data.video.status === "COMPLETED") break;
+      if (b.data.video.status === "ERROR") throw new Error(JSON.stringify(b.data.error));
+      await Bun.sleep(25);
+    }
+    const total = (performance.now() - t0) / 1000;
+    const at = (pred: (l: Line) => boolean) => {
+      const l = lines.find(pred);
+      return l ? (l.t - t0) / 1000 : Number.NaN;
+    };
+    const phases = {
+      fetched: at((l) => l.msg === "Source fetched"),
+      started: at((l) => l.msg === "Transcode started"),
+      encodeStart: at((l) => l.event === "transcode.started"),
+      encoded: at((l) => l.event === "transcode.finished"),
+      completed: at((l) => l.msg === "Transcode completed"),
+    };
+    const runs = lines.filter((l) => l.event === "transcode.run_finished").map((l) => `${l.label} ${(Number(l.ms) / 1000).toFixed(1)}`);
+    return { total, phases, runs };
+  } finally {
+    await svc.stop();
+  }
+}
+
+const f = (s: number) => (Number.isFinite(s) ? s.toFixed(2) : "-");
+console.log(`bench:playable  ${seconds} s 1280x720 30 fps source (${(sourceBytes / 2 ** 20).toFixed(1)} MiB) over local HTTP${rate > 0 ? ` at ${rate} B/s` : ""}, ladder 360p+720p, 720p mkv, posters`);
+const results: Record<string, number[]> = { bare: [] };
+for (const b of backends) results[b] = [];
+for (let n = 0; n < runs; n++) {
+  const b0 = await bare(n);
+  results.bare!.push(b0);
+  console.log(`run ${n + 1}: bare ffmpeg one command line: ${f(b0)} s`);
+  for (const backend of backends) {
+    const r = await playable(backend, n);
+    results[backend]!.push(r.total);
+    const p = r.phases;
+    console.log(
+      `run ${n + 1}: ${backend.padEnd(6)} POST→COMPLETED ${f(r.total)} s (${(r.total / b0).toFixed(2)}x bare) | fetched ${f(p.fetched)}, probed+STARTED ${f(p.started)}, encode ${f(p.encodeStart)}→${f(p.encoded)} (${f(p.encoded - p.encodeStart)} s), COMPLETED ${f(p.completed)} | runs: ${r.runs.join(", ")}`,
+    );
+  }
+}
+const range = (xs: number[]) => `${f(Math.min(...xs))}-${f(Math.max(...xs))} s (median ${f([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!)})`;
+console.log(`summary over ${runs} runs: bare ${range(results.bare!)}`);
+for (const backend of backends) {
+  const ratios = results[backend]!.map((t, i) => t / results.bare![i]!);
+  console.log(`  ${backend.padEnd(6)} ${range(results[backend]!)}, ratio to bare ${ratios.map((x) => x.toFixed(2)).join(" / ")}`);
+}
+if (backends.includes("native") && backends.includes("wasm")) {
+  console.log(`  wasm/native: ${results.wasm!.map((t, i) => (t / results.native![i]!).toFixed(2)).join(" / ")}`);
+}
+files.stop(true);
+rmSync(out, { recursive: true, force: true });
