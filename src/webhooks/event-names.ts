@@ -1,14 +1,14 @@
-/** The event names of the reference (spec section 6): the only ones an endpoint may subscribe to. */
-export const EVENT_NAMES = [
-  "VIDEO_UPLOADED",
-  "VIDEO_TRANSCODING_STARTED",
-  "VIDEO_TRANSCODING_COMPLETED",
-  "VIDEO_TRANSCODING_FAILED",
-  "LIVESTREAM_SCHEDULED",
-  "LIVESTREAM_STARTED",
-  "LIVESTREAM_ENDED",
-  "LIVESTREAM_RECORDING_READY",
-] as const;
+/**
+ * The event names of the reference (spec section 6): the only ones an endpoint
+ * may subscribe to. The list itself lives in the SDK (packages/client/src/events.ts,
+ * which must build on its own and so cannot import from here); the service takes
+ * it from there, so there is one list. The SDK type-checks it against the
+ * generated document, and the document is made from this list (event-schemas.ts),
+ * so a name added to one and not the other fails `tsc` or the sdk-package test.
+ */
+import { WEBHOOK_EVENT_NAMES } from "../../packages/client/src/events.ts";
+
+export const EVENT_NAMES = WEBHOOK_EVENT_NAMES;
 
 export type EventName = (typeof EVENT_NAMES)[number];
 

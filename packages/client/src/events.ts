@@ -12,7 +12,11 @@ export type WebhookEventOf<E extends WebhookEventName> = webhooks[E]["post"] ext
  */
 export type WebhookEvent = { [E in WebhookEventName]: WebhookEventOf<E> }[WebhookEventName];
 
-/** The event names, in the order of the reference. */
+/**
+ * The event names, in the order of the reference. The one list: the service
+ * takes it from here (src/webhooks/event-names.ts) because this package must
+ * build on its own and cannot import the service.
+ */
 export const WEBHOOK_EVENT_NAMES = [
   "VIDEO_UPLOADED",
   "VIDEO_TRANSCODING_STARTED",
@@ -23,3 +27,7 @@ export const WEBHOOK_EVENT_NAMES = [
   "LIVESTREAM_ENDED",
   "LIVESTREAM_RECORDING_READY",
 ] as const satisfies readonly WebhookEventName[];
+
+/** Fails to compile when the document names an event the list above lacks (`satisfies` checks the other direction). */
+type Complete<Missing extends never> = Missing;
+type EveryEventListed = Complete<Exclude<WebhookEventName, (typeof WEBHOOK_EVENT_NAMES)[number]>>;

@@ -16,14 +16,13 @@ export type {
   WebhookDelivery,
   WebhookEndpoint,
 } from "./types.js";
+export { parseWebhook, WebhookVerificationError } from "./parse-webhook.js";
 export {
   checkWebhook,
-  parseWebhook,
   type RawBody,
   SIGNATURE_HEADER,
   type VerifyOptions,
   type WebhookCheck,
   type WebhookHeaders,
-  WebhookVerificationError,
   verifyWebhook,
 } from "./verify-webhook.js";

@@ -4,9 +4,13 @@
  * t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of "<t>.<raw body>">`, keyed
  * with the endpoint's signing secret (its UTF-8 bytes). Constant-time
  * comparison (node:crypto `timingSafeEqual`), `t` within `toleranceSeconds`.
+ *
+ * The one implementation of the check: the service's `vidlive/verify-webhook`
+ * (src/webhooks/verify-webhook.ts) wraps it. Needs only node:crypto (Bun,
+ * Node, Deno), so a receiver may also copy this file as is; `parseWebhook`
+ * lives in parse-webhook.ts for that reason (it needs the event types).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { WebhookEvent } from "./events.js";
 
 export interface VerifyOptions {
   /** Maximum age (and clock skew into the future) of `t`, in seconds. Default 300. */
@@ -77,19 +81,4 @@ export function checkWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: 
  */
 export function verifyWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): boolean {
   return checkWebhook(rawBody, headers, secret, opts).valid;
-}
-
-export class WebhookVerificationError extends Error {
-  override name = "WebhookVerificationError";
-  constructor(readonly reason: "missing" | "malformed" | "expired" | "mismatch") {
-    super(`Webhook signature refused: ${reason}`);
-  }
-}
-
-/** Verifies, then parses: the typed event (a union by `event`), or throws `WebhookVerificationError`. */
-export function parseWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): WebhookEvent {
-  const check = checkWebhook(rawBody, headers, secret, opts);
-  if (!check.valid) throw new WebhookVerificationError(check.reason);
-  const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(bytesOf(rawBody));
-  return JSON.parse(text) as WebhookEvent;
 }
