@@ -71,5 +71,7 @@ fi
 ninja -C "$BUILD/build" -j "${JOBS:-2}" mediasoup-worker
 install -D -m 0755 "$BUILD/build/mediasoup-worker" "$OUT"
 echo "$WANT" >"$STAMP"
+# Build dirs of other versions or patch sets are stale once this one is installed.
+find .cache/mediasoup-build -mindepth 1 -maxdepth 1 ! -name "$VERSION-$PATCH_SUM" -exec rm -rf {} +
 seconds=$(( $(date +%s) - start ))
 echo "setup:webrtc: built mediasoup-worker $VERSION in ${seconds}s ($(du -h "$OUT" | cut -f 1)): $OUT"
