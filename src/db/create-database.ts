@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
 import { createReadCache, type ReadCache } from "./read-cache.ts";
+import { cacheLibsqlStatements } from "./statement-cache.ts";
 import * as schema from "./schema/index.ts";
 
 export type Schema = typeof schema;
@@ -191,6 +192,8 @@ export async function createDatabase(opts: {
 }): Promise<Database> {
   const { url, authToken } = opts;
   const isFile = url.startsWith("file:");
+  // @libsql/client's local driver prepares every statement again: keep them per connection (statement-cache.ts).
+  if (isFile) cacheLibsqlStatements();
   const localPath = localDatabasePath(url);
   if (localPath) protectDatabaseFiles(localPath, "before");
   // The writer is its own single-connection client so per-connection PRAGMAs
