@@ -3,13 +3,12 @@
  * in Debian's Chromium: the owner's setup link from the CLI, sign-in and
  * sign-out, the session cookie's flags, login throttling, cross-site POSTs.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, test } from "bun:test";
 import { LOGIN_LIMIT_PER_ACCOUNT } from "../src/settings/auth-pages.ts";
 import { peopleFor } from "../src/settings/session-guard.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
-import { cli, launchChromium, signIn, useSetupLink } from "./support/settings-browser.ts";
-import { startTestService, type TestService } from "./support/test-service.ts";
+import { cli, fillSignIn, settingsScreen, useSetupLink } from "./support/settings-browser.ts";
+import { startTestService } from "./support/test-service.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -18,32 +17,22 @@ const PASSWORD = "a long owner password";
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
 describe.skipIf(!hasChromium)("settings: people and sessions", () => {
-  let t: TestService;
-  let browser: Browser;
+  const screen = settingsScreen();
   let orgId: string;
   let apiKey: string;
 
-  beforeAll(async () => {
-    t = await startTestService();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.stop();
-  });
-
-  const login = (email: string, password: string, headers: Record<string, string> = { origin: t.base }) =>
-    fetch(`${t.base}/settings/login`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: form({ email, password }) });
+  const login = (email: string, password: string, headers: Record<string, string> = { origin: screen.t.base }) =>
+    fetch(`${screen.t.base}/settings/login`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: form({ email, password }) });
 
   test("the owner's one-time link from `cli org create --owner-email` sets the password and signs in; sign out and sign in again", async () => {
-    const created = await cli(t, "org", "create", "--name", "Acme Video", "--owner-email", OWNER, "--json");
+    const created = await cli(screen.t, "org", "create", "--name", "Acme Video", "--owner-email", OWNER, "--json");
     expect(created.code).toBe(0);
     const out = JSON.parse(created.out);
     orgId = out.org_id;
     apiKey = out.api_key;
-    expect(out.owner_setup_url).toStartWith(`${t.base}/settings/setup/`);
+    expect(out.owner_setup_url).toStartWith(`${screen.t.base}/settings/setup/`);
 
-    const context = await browser.newContext();
+    const context = await screen.browser.newContext();
     const page = await context.newPage();
     await useSetupLink(page, out.owner_setup_url, PASSWORD);
     expect(new URL(page.url()).pathname).toBe("/settings/keys");
@@ -63,20 +52,20 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
     expect(again.status).toBe(410);
 
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL(`${t.base}/settings/login`);
-    await page.goto(`${t.base}/settings/keys`);
+    await page.waitForURL(`${screen.t.base}/settings/login`);
+    await page.goto(`${screen.t.base}/settings/keys`);
     expect(new URL(page.url()).pathname).toBe("/settings/login");
 
-    await signIn(page, t.base, "Owner@Example.com", PASSWORD);
+    await fillSignIn(page, screen.t.base, "Owner@Example.com", PASSWORD);
     expect(new URL(page.url()).pathname).toBe("/settings/keys");
     await context.close();
   });
 
   test("a wrong password and an unknown email get the same message", async () => {
-    const page = await browser.newPage();
-    await signIn(page, t.base, OWNER, "not the password");
+    const page = await screen.browser.newPage();
+    await fillSignIn(page, screen.t.base, OWNER, "not the password");
     const wrong = await page.getByRole("alert").innerText();
-    await signIn(page, t.base, "nobody@example.com", "not the password");
+    await fillSignIn(page, screen.t.base, "nobody@example.com", "not the password");
     expect(await page.getByRole("alert").innerText()).toBe(wrong);
     expect(wrong).toBe("Wrong email or password.");
     expect(new URL(page.url()).pathname).toBe("/settings/login");
@@ -85,11 +74,11 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
 
   test(`sign-in is throttled per account: after ${LOGIN_LIMIT_PER_ACCOUNT} attempts even the right password gets 429`, async () => {
     // Invited by the operator: `cli org invite` prints the member's setup link.
-    const invited = await cli(t, "org", "invite", "--org", orgId, "--email", "target@example.com", "--role", "viewer", "--json");
+    const invited = await cli(screen.t, "org", "invite", "--org", orgId, "--email", "target@example.com", "--role", "viewer", "--json");
     expect(invited.code).toBe(0);
     const { setup_url } = JSON.parse(invited.out);
-    expect(setup_url).toStartWith(`${t.base}/settings/setup/`);
-    expect(await peopleFor(t.service.database).completeSetup(setup_url.split("/").at(-1), "the right password")).not.toBeNull();
+    expect(setup_url).toStartWith(`${screen.t.base}/settings/setup/`);
+    expect(await peopleFor(screen.t.service.database).completeSetup(setup_url.split("/").at(-1), "the right password")).not.toBeNull();
     const statuses: number[] = [];
     for (let i = 0; i < LOGIN_LIMIT_PER_ACCOUNT; i++) statuses.push((await login("target@example.com", `guess number ${i}`)).status);
     expect(statuses).toEqual(Array(LOGIN_LIMIT_PER_ACCOUNT).fill(401));
@@ -99,16 +88,16 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
     expect(await refused.text()).toContain("Too many sign-in attempts");
     // Another account from the same address is not locked by it.
     expect((await login(OWNER, PASSWORD)).status).toBe(303);
-    await t.service.rateLimiter.reset(["login:acct:target@example.com", "login:addr:127.0.0.1"]);
+    await screen.t.service.rateLimiter.reset(["login:acct:target@example.com", "login:addr:127.0.0.1"]);
     expect((await login("target@example.com", "the right password")).status).toBe(303);
   });
 
   test("a form on another origin posting to /settings is refused (403) and changes nothing; so is a same-origin POST without the token", async () => {
-    const context = await browser.newContext();
+    const context = await screen.browser.newContext();
     const page = await context.newPage();
-    await signIn(page, t.base, OWNER, PASSWORD);
+    await fillSignIn(page, screen.t.base, OWNER, PASSWORD);
     const prefix = apiKey.split("_")[2]!;
-    const revokeUrl = `${t.base}/settings/keys/${prefix}/revoke`;
+    const revokeUrl = `${screen.t.base}/settings/keys/${prefix}/revoke`;
 
     // 1. A page elsewhere (another port: another origin, the same site, so SameSite=Lax still sends the cookie) auto-submits a revoke form.
     const evil = Bun.serve({
@@ -132,16 +121,16 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
     } finally {
       evil.stop(true);
     }
-    expect((await t.api("/organization/", { key: apiKey })).status).toBe(200);
+    expect((await screen.t.api("/organization/", { key: apiKey })).status).toBe(200);
 
     // 2. From the settings page itself, but without the form token.
-    await page.goto(`${t.base}/settings/keys`);
+    await page.goto(`${screen.t.base}/settings/keys`);
     const status = await page.evaluate(
       async (url) => (await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "confirm=yes", redirect: "manual" })).status,
       revokeUrl,
     );
     expect(status).toBe(403);
-    expect((await t.api("/organization/", { key: apiKey })).status).toBe(200);
+    expect((await screen.t.api("/organization/", { key: apiKey })).status).toBe(200);
 
     // 3. Sign-in from another origin (login CSRF) is refused too.
     expect((await login(OWNER, PASSWORD, { origin: "https://evil.example" })).status).toBe(403);

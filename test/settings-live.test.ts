@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, test } from "bun:test";
 import { withOffset } from "../src/settings/live-pages.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
-import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
+import { settingsScreen } from "./support/settings-browser.ts";
 import { getStream } from "./support/streams.ts";
-import { startTestService, type TestService } from "./support/test-service.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -19,20 +17,10 @@ test("a datetime-local start time gets the browser's offset (getTimezoneOffset m
 });
 
 describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issue 13 point 6)", () => {
-  let t: TestService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    t = await startTestService({ env: { LIVE_RECONNECT_MS: "400", LIVE_SCHEDULE_LEAD_MS: "500" } });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.stop();
-  });
+  const screen = settingsScreen({ env: { LIVE_RECONNECT_MS: "400", LIVE_SCHEDULE_LEAD_MS: "500" } });
 
   test("book a stream; create one, push ffmpeg to the rtmp_url shown, the preview plays, end it, the recording link opens its video", async () => {
-    const page = await signIn(browser, t, await addMember(t, "developer"));
+    const page = await screen.signInAs("developer");
     await page.getByRole("link", { name: "Live streams", exact: true }).click();
     expect(await page.getByText("No live streams yet").isVisible()).toBe(true);
 
@@ -46,7 +34,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     await page.getByRole("button", { name: "Create stream" }).click();
     await page.waitForURL((u) => /^\/settings\/live\/[^/]+$/.test(u.pathname));
     expect(await page.locator("#stream").getAttribute("data-status")).toBe("SCHEDULED");
-    const booked = await getStream(t, page.url().split("/").pop()!);
+    const booked = await getStream(screen.t, page.url().split("/").pop()!);
     // Within a day of it whatever the browser's time zone (the page sends its offset).
     expect(Math.abs(Date.parse(booked.scheduled_at) - later.getTime())).toBeLessThan(86_400_000);
 
@@ -58,7 +46,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     const id = page.url().split("/").pop()!;
     expect(await page.locator("#stream").getAttribute("data-status")).toBe("READY_TO_STREAM");
     const rtmpUrl = await page.getByLabel("RTMP URL", { exact: true }).inputValue();
-    expect(rtmpUrl).toBe((await getStream(t, id)).rtmp_url);
+    expect(rtmpUrl).toBe((await getStream(screen.t, id)).rtmp_url);
     expect(await page.getByRole("button", { name: "Copy RTMP URL" }).isVisible()).toBe(true);
     expect(await page.getByText("Stream Key: leave it blank.").isVisible()).toBe(true);
 
@@ -85,7 +73,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
       ff.kill();
       await ff.exited;
     }
-    const stream = await getStream(t, id);
+    const stream = await getStream(screen.t, id);
     expect(stream.status).toBe("ENDED");
     await page.locator("#recording-link").click();
     expect(new URL(page.url()).pathname).toBe(`/settings/videos/${stream.recording.asset_id}`);
@@ -94,12 +82,12 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
   }, 90_000);
 
   test("another organization's stream is a 404 page, as a missing one; a viewer cannot create", async () => {
-    const other = await t.service.orgs.createOrg("other");
-    const foreign = (await (await t.api("/livestreams/", { method: "POST", json: { title: "Theirs" }, key: other.apiKey })).json()) as any;
-    const viewer = await signIn(browser, t, await addMember(t, "viewer"));
-    expect((await viewer.goto(`${t.base}/settings/live/${foreign.data.stream.id}`))!.status()).toBe(404);
-    expect((await viewer.goto(`${t.base}/settings/live/liv_missing`))!.status()).toBe(404);
-    await viewer.goto(`${t.base}/settings/live`);
+    const other = await screen.t.service.orgs.createOrg("other");
+    const foreign = (await (await screen.t.api("/livestreams/", { method: "POST", json: { title: "Theirs" }, key: other.apiKey })).json()) as any;
+    const viewer = await screen.signInAs("viewer");
+    expect((await viewer.goto(`${screen.t.base}/settings/live/${foreign.data.stream.id}`))!.status()).toBe(404);
+    expect((await viewer.goto(`${screen.t.base}/settings/live/liv_missing`))!.status()).toBe(404);
+    await viewer.goto(`${screen.t.base}/settings/live`);
     expect(await viewer.getByRole("button", { name: "Create stream" }).count()).toBe(0);
     await viewer.context().close();
   }, 30_000);

@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, test } from "bun:test";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
-import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
-import { startTestService, type TestService } from "./support/test-service.ts";
+import { settingsScreen } from "./support/settings-browser.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 const native = await hasNativeFfmpeg();
@@ -12,22 +10,14 @@ const FIXTURE = new URL("../fixtures/av-360p-2s.mp4", import.meta.url).pathname;
 
 /** A DRM video's page plays with shaka and the ClearKey licence URL the page was given (as the API's GET hands out). */
 describe.skipIf(!hasChromium || !native)("settings screen: a DRM video's player (issue 13 point 5)", () => {
-  let t: TestService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
-    await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.stop();
+  const screen = settingsScreen({
+    env: { MEDIA_BACKEND: "native" },
+    prepare: (t) => t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } })),
   });
 
   test("uploaded from the page with DRM checked, it plays in shaka through the licence service", async () => {
-    const page = await signIn(browser, t, await addMember(t, "admin"));
-    await page.goto(`${t.base}/settings/videos`);
+    const page = await screen.signInAs("admin");
+    await page.goto(`${screen.t.base}/settings/videos`);
     await page.getByLabel("Video file").setInputFiles(FIXTURE);
     await page.locator("#upload-drm").check();
     await page.getByRole("button", { name: "Upload" }).click();
@@ -35,7 +25,7 @@ describe.skipIf(!hasChromium || !native)("settings screen: a DRM video's player 
     const id = (await page.locator("tr[data-video-id]").getAttribute("data-video-id"))!;
     const video = await waitFor(
       async () => {
-        const v = ((await (await t.api(`/videos/${id}/`)).json()) as any).data.video;
+        const v = ((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video;
         return v.status !== "TRANSCODING" ? v : undefined;
       },
       { timeoutMs: 60_000, what: "DRM video settled" },
@@ -46,7 +36,7 @@ describe.skipIf(!hasChromium || !native)("settings screen: a DRM video's player 
     page.on("request", (r) => {
       if (r.method() === "POST" && r.url().includes("/drm/clearkey/")) licence.push(r.url());
     });
-    await page.goto(`${t.base}/settings/videos/${id}`);
+    await page.goto(`${screen.t.base}/settings/videos/${id}`);
     await page.waitForFunction(
       `(() => {
         const v = document.getElementById("player");

@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, test } from "bun:test";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
-import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
-import { startTestService, type TestService } from "./support/test-service.ts";
+import { settingsScreen } from "./support/settings-browser.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
 const FIXTURE = new URL("../fixtures/av-360p-2s.mp4", import.meta.url).pathname;
 
 describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () => {
-  let t: TestService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    t = await startTestService();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.stop();
-  });
+  const screen = settingsScreen();
 
   test("upload a file from the page, watch its progress reach COMPLETED, play it, delete it", async () => {
-    const page = await signIn(browser, t, await addMember(t, "developer"));
+    const page = await screen.signInAs("developer");
     await page.getByRole("link", { name: "Videos", exact: true }).click();
     expect(await page.getByText("No videos yet").isVisible()).toBe(true);
 
@@ -46,7 +34,7 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     if (seenAt === "TRANSCODING") expect(await page.evaluate("window.sameDocument")).toBe(true);
 
     const id = (await row.getAttribute("data-video-id"))!;
-    const api = (await (await t.api(`/videos/${id}/`)).json()) as any;
+    const api = (await (await screen.t.api(`/videos/${id}/`)).json()) as any;
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
@@ -67,22 +55,22 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     await page.getByRole("button", { name: "Delete video" }).click();
     await page.waitForURL((u) => u.searchParams.get("done") === "deleted");
     expect(await page.getByText("No videos yet").isVisible()).toBe(true);
-    expect((await t.api(`/videos/${id}/`)).status).toBe(404);
+    expect((await screen.t.api(`/videos/${id}/`)).status).toBe(404);
     await page.context().close();
   }, 90_000);
 
   test("a viewer sees the list without upload or delete; another organization's video is a 404 page", async () => {
-    const other = await t.service.orgs.createOrg("other");
-    const upload = (await (await t.api("/videos/upload-url/", { method: "POST", json: {}, key: other.apiKey })).json()) as any;
+    const other = await screen.t.service.orgs.createOrg("other");
+    const upload = (await (await screen.t.api("/videos/upload-url/", { method: "POST", json: {}, key: other.apiKey })).json()) as any;
     await fetch(upload.data.upload_url, { method: "PUT", body: Bun.file(FIXTURE) });
-    const foreign = (await (await t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url }, key: other.apiKey })).json()) as any;
+    const foreign = (await (await screen.t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url }, key: other.apiKey })).json()) as any;
 
-    const viewer = await signIn(browser, t, await addMember(t, "viewer"));
-    await viewer.goto(`${t.base}/settings/videos`);
+    const viewer = await screen.signInAs("viewer");
+    await viewer.goto(`${screen.t.base}/settings/videos`);
     expect(await viewer.getByLabel("Video file").count()).toBe(0);
-    const res = await viewer.goto(`${t.base}/settings/videos/${foreign.data.video.id}`);
+    const res = await viewer.goto(`${screen.t.base}/settings/videos/${foreign.data.video.id}`);
     expect(res!.status()).toBe(404);
-    const missing = await viewer.goto(`${t.base}/settings/videos/vid_missing`);
+    const missing = await viewer.goto(`${screen.t.base}/settings/videos/vid_missing`);
     expect(missing!.status()).toBe(404);
     await viewer.context().close();
   }, 30_000);

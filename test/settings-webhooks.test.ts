@@ -1,31 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
 import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
-import { addMember, launchChromium, signIn } from "./support/settings-session.ts";
-import { startTestService, type TestService } from "./support/test-service.ts";
+import { settingsScreen } from "./support/settings-browser.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
 describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", () => {
-  let t: TestService;
-  let browser: Browser;
+  const screen = settingsScreen({ env: { WEBHOOK_CA_FILE: TEST_CA_FILE } });
   let receiver: WebhookReceiver;
 
-  beforeAll(async () => {
-    t = await startTestService({ env: { WEBHOOK_CA_FILE: TEST_CA_FILE } });
+  beforeAll(() => {
     receiver = startWebhookReceiver(() => new Response("ok", { status: 200 }));
-    browser = await launchChromium();
   });
-  afterAll(async () => {
-    await browser?.close();
-    receiver?.stop();
-    await t?.stop();
-  });
+  afterAll(() => receiver?.stop());
 
   test("create an endpoint, send a test event to a real HTTPS receiver, see it in the log, resend, delete", async () => {
-    const page = await signIn(browser, t, await addMember(t, "developer"));
+    const page = await screen.signInAs("developer");
     await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     expect(await page.getByText("No webhook endpoints yet").isVisible()).toBe(true);
 
@@ -74,34 +65,34 @@ describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", ()
     await page.getByRole("button", { name: "Delete endpoint" }).click();
     await page.waitForURL((u) => u.pathname === "/settings/webhooks");
     expect(await page.getByText("No webhook endpoints yet").isVisible()).toBe(true);
-    const api = (await (await t.api("/webhooks/")).json()) as any;
+    const api = (await (await screen.t.api("/webhooks/")).json()) as any;
     expect(api.data.items).toEqual([]);
     await page.context().close();
   }, 30_000);
 
   test("a viewer reads but cannot change; another organization's endpoint is a 404 page, as a missing one", async () => {
-    const created = (await (await t.api("/webhooks/", { method: "POST", json: { url: `${receiver.url}/viewer`, events: ["VIDEO_UPLOADED"] } })).json()) as any;
+    const created = (await (await screen.t.api("/webhooks/", { method: "POST", json: { url: `${receiver.url}/viewer`, events: ["VIDEO_UPLOADED"] } })).json()) as any;
     const id = created.data.endpoint.id;
-    const viewer = await signIn(browser, t, await addMember(t, "viewer"));
-    await viewer.goto(`${t.base}/settings/webhooks`);
+    const viewer = await screen.signInAs("viewer");
+    await viewer.goto(`${screen.t.base}/settings/webhooks`);
     expect(await viewer.getByRole("link", { name: `${receiver.url}/viewer` }).isVisible()).toBe(true);
     expect(await viewer.getByRole("button", { name: "Create endpoint" }).count()).toBe(0);
-    await viewer.goto(`${t.base}/settings/webhooks/${id}`);
+    await viewer.goto(`${screen.t.base}/settings/webhooks/${id}`);
     expect(await viewer.getByRole("button", { name: "Send test event" }).count()).toBe(0);
     // A forged POST from the viewer's own session is refused by role.
     const csrf = await viewer.locator('input[name="_csrf"]').first().inputValue();
-    const forged = await viewer.request.post(`${t.base}/settings/webhooks/${id}/test`, { form: { _csrf: csrf, event: "VIDEO_UPLOADED" }, headers: { origin: t.base } });
+    const forged = await viewer.request.post(`${screen.t.base}/settings/webhooks/${id}/test`, { form: { _csrf: csrf, event: "VIDEO_UPLOADED" }, headers: { origin: screen.t.base } });
     expect(forged.status()).toBe(403);
     await viewer.context().close();
 
     // Another organization's owner asks for this organization's endpoint.
-    const other = await t.service.orgs.createOrg("other");
-    const people = (await import("../src/settings/session-guard.ts")).peopleFor(t.service.database);
+    const other = await screen.t.service.orgs.createOrg("other");
+    const people = (await import("../src/settings/session-guard.ts")).peopleFor(screen.t.service.database);
     const { token } = await people.createOwner(other.org.id, "owner@other.example");
     await people.completeSetup(token, "other-owner-password");
-    const stranger = await signIn(browser, t, { email: "owner@other.example", password: "other-owner-password" });
-    const foreign = await stranger.goto(`${t.base}/settings/webhooks/${id}`);
-    const missing = await stranger.goto(`${t.base}/settings/webhooks/whe_doesnotexist`);
+    const stranger = await screen.signIn({ email: "owner@other.example", password: "other-owner-password" });
+    const foreign = await stranger.goto(`${screen.t.base}/settings/webhooks/${id}`);
+    const missing = await stranger.goto(`${screen.t.base}/settings/webhooks/whe_doesnotexist`);
     expect(foreign!.status()).toBe(404);
     expect(missing!.status()).toBe(404);
     expect(await stranger.locator("main").innerText()).toContain("Nothing here");

@@ -1,19 +1,83 @@
 /**
  * The settings screen as a person uses it (issue 13): Debian's Chromium driven
  * by playwright-core (see browser.ts for why), against a real test service.
- * Helpers: the operator CLI in another process, an owner or member signed in
- * through their setup link, a fresh browser context per person.
+ * Every settings test starts from `settingsScreen()` inside its describe, so
+ * its file states only what it checks. Also: the operator CLI in another
+ * process, a setup link used in the browser, the login form.
  */
+import { afterAll, beforeAll } from "bun:test";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { peopleFor } from "../../src/settings/session-guard.ts";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { setupUrl } from "../../src/settings/people-store.ts";
+import { peopleFor } from "../../src/settings/session-guard.ts";
+import type { Role } from "../../src/settings/types.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "./browser.ts";
-import type { TestService } from "./test-service.ts";
+import { startTestService, type TestService } from "./test-service.ts";
 
 const CLI = join(import.meta.dir, "../../src/cli/main.ts");
 
 export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+
+export interface Person {
+  email: string;
+  password: string;
+}
+
+export interface SettingsScreen {
+  /** The service (set in beforeAll). */
+  t: TestService;
+  browser: Browser;
+  /** A person of the test organization with a password, made through the people store (what the setup link ends in). */
+  addMember(role: Role, email?: string): Promise<Person>;
+  /** The person signed in through the login page, in a browser context of their own (their own cookies). */
+  signIn(who: Person): Promise<Page>;
+  /** `signIn(await addMember(role))`. */
+  signInAs(role: Role): Promise<Page>;
+  /** A setup link for a new member (the owner when no role is given), as the CLI and the Members page hand out. */
+  setupLink(email: string, role?: Exclude<Role, "owner">): Promise<string>;
+}
+
+/**
+ * Registers beforeAll/afterAll in the calling describe: a test service (with
+ * `env`, then `prepare` run on it) and Chromium, both closed after the tests.
+ */
+export function settingsScreen(opts: { env?: Record<string, string>; prepare?: (t: TestService) => Promise<unknown> } = {}): SettingsScreen {
+  const screen: SettingsScreen = {
+    t: undefined as unknown as TestService,
+    browser: undefined as unknown as Browser,
+    async addMember(role, email = `${role}-${crypto.randomUUID().slice(0, 8)}@example.com`) {
+      const password = `pw-${crypto.randomUUID()}`;
+      const token = (await screen.setupLink(email, role === "owner" ? undefined : role)).split("/").at(-1)!;
+      if (!(await peopleFor(screen.t.service.database).completeSetup(token, password))) throw new Error("setup link refused");
+      return { email, password };
+    },
+    async signIn(who) {
+      const context = await screen.browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await fillSignIn(page, screen.t.base, who.email, who.password);
+      await page.waitForURL((u) => !u.pathname.startsWith("/settings/login"));
+      return page;
+    },
+    async signInAs(role) {
+      return screen.signIn(await screen.addMember(role));
+    },
+    async setupLink(email, role) {
+      const people = peopleFor(screen.t.service.database);
+      const { token } = role ? await people.invite(screen.t.orgId, email, role) : await people.createOwner(screen.t.orgId, email);
+      return setupUrl(screen.t.base, token);
+    },
+  };
+  beforeAll(async () => {
+    screen.t = await startTestService({ env: opts.env });
+    await opts.prepare?.(screen.t);
+    screen.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await screen.browser?.close();
+    await screen.t?.stop();
+  });
+  return screen;
+}
 
 /** The operator CLI: another process on the service's DATA_DIR and database, BASE_URL the service's. */
 export async function cli(t: TestService, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -35,20 +99,11 @@ export async function useSetupLink(page: Page, url: string, password: string): P
   await page.waitForURL((u) => !u.pathname.startsWith("/settings/setup/"));
 }
 
-export async function signIn(page: Page, base: string, email: string, password: string): Promise<void> {
+/** The login page's "Email", "Password" and "Sign in", whatever the outcome (a refusal stays on the page with its alert). */
+export async function fillSignIn(page: Page, base: string, email: string, password: string): Promise<void> {
   await page.goto(`${base}/settings/login`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForLoadState();
-}
-
-/** A person with their own cookies, signed in through a fresh setup link (owner of the test organization unless a role is given). */
-export async function personContext(browser: Browser, t: TestService, email: string, password: string, role?: "admin" | "developer" | "viewer"): Promise<{ context: BrowserContext; page: Page }> {
-  const people = peopleFor(t.service.database);
-  const { token } = role ? await people.invite(t.orgId, email, role) : await people.createOwner(t.orgId, email);
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await useSetupLink(page, setupUrl(t.base, token), password);
-  return { context, page };
 }
