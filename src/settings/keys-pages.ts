@@ -3,7 +3,8 @@ import { ApiKeyExists } from "../orgs/errors.ts";
 import type { KeyInfo } from "../orgs/org-store.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
-import { copyButton, csrfField, emptyState, type Flash, redirect, renderPage, timeTag } from "./page.ts";
+import { confirmed, confirmPage } from "./confirm-page.ts";
+import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
 import { requireAction, sessionGuard } from "./session-guard.ts";
 import type { Member } from "./types.ts";
 
@@ -68,11 +69,13 @@ export function keysPages(deps: SettingsDeps) {
       try {
         const { apiKey } = await deps.orgs.createKey(member.org.id, name);
         deps.logger.info("API key created from settings", { org_id: member.org.id, user_id: member.userId });
-        const shown = html`<section class="panel" aria-labelledby="new-secret">
-  <h2 id="new-secret">Your new API key</h2>
-  <p>Copy it now: it is shown only once. Send it as <code>Authorization: Bearer …</code>.</p>
-  <code class="secret" id="new-api-key">${apiKey}</code>${copyButton(apiKey, "Copy key")}
-</section>`;
+        const shown = shownOnce({
+          id: "new-api-key",
+          heading: "Your new API key",
+          text: html`Copy it now: it is shown only once. Send it as <code>Authorization: Bearer …</code>.`,
+          value: apiKey,
+          copyLabel: "Copy key",
+        });
         return listPage(member, { top: shown, flash: { kind: "success", message: `API key "${name}" created.` } });
       } catch (err) {
         if (!(err instanceof ApiKeyExists)) throw err;
@@ -89,23 +92,18 @@ export function keysPages(deps: SettingsDeps) {
     .get("/keys/:prefix/revoke", async ({ member, params }) => {
       const key = (await deps.orgs.listKeys(member.org.id)).find((k) => k.prefix === params.prefix && k.status === "live");
       if (!key) return redirect("/settings/keys");
-      return renderPage({
+      return confirmPage({
         member,
         title: "Revoke API key",
         active: "keys",
-        body: html`<section class="panel">
-  <p>Revoke <strong>${key.name}</strong> (<code>${shownPrefix(key.prefix)}</code>)? Every API call with it will fail with 401 from now on. This cannot be undone.</p>
-  <form method="post" action="/settings/keys/${key.prefix}/revoke">
-    ${csrfField(member)}
-    <input type="hidden" name="confirm" value="yes">
-    <button type="submit" class="danger">Yes, revoke key</button>
-    <a class="button secondary" href="/settings/keys">Cancel</a>
-  </form>
-</section>`,
+        question: html`Revoke <strong>${key.name}</strong> (<code>${shownPrefix(key.prefix)}</code>)? Every API call with it will fail with 401 from now on. This cannot be undone.`,
+        action: `/settings/keys/${key.prefix}/revoke`,
+        button: "Yes, revoke key",
+        cancel: "/settings/keys",
       });
     })
     .post("/keys/:prefix/revoke", async ({ member, params, body }) => {
-      if ((body as Record<string, unknown> | undefined)?.confirm !== "yes") return redirect(`/settings/keys/${encodeURIComponent(params.prefix)}/revoke`);
+      if (!confirmed(body)) return redirect(`/settings/keys/${encodeURIComponent(params.prefix)}/revoke`);
       // The organization's only live key, and only if it is still the one the page showed (a stale page must not revoke a newer key).
       const live = (await deps.orgs.listKeys(member.org.id)).find((k) => k.status === "live");
       if (live?.prefix === params.prefix) {

@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
-import { copyButton, csrfField, emptyState, type Flash, redirect, renderPage, timeTag } from "./page.ts";
+import { confirmed, confirmPage } from "./confirm-page.ts";
+import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
 import { INVITABLE_ROLES, type MemberRow, setupUrl } from "./people-store.ts";
 import { peopleFor, requireAction, sessionGuard } from "./session-guard.ts";
 import type { Member } from "./types.ts";
@@ -69,11 +70,13 @@ export function membersPages(deps: SettingsDeps) {
         const { token } = await people.invite(member.org.id, email, role);
         const link = setupUrl(deps.config.baseUrl, token);
         deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role });
-        const top = html`<section class="panel" aria-labelledby="invite-link">
-  <h2 id="invite-link">Invitation link</h2>
-  <p>Send this link to <strong>${email.trim().toLowerCase()}</strong>. It works once and expires in 72 hours; it is not shown again.</p>
-  <code class="secret" id="setup-link">${link}</code>${copyButton(link, "Copy link")}
-</section>`;
+        const top = shownOnce({
+          id: "setup-link",
+          heading: "Invitation link",
+          text: html`Send this link to <strong>${email.trim().toLowerCase()}</strong>. It works once and expires in 72 hours; it is not shown again.`,
+          value: link,
+          copyLabel: "Copy link",
+        });
         return listPage(member, { top, flash: { kind: "success", message: "Invitation created." } });
       } catch (err) {
         if (!(err instanceof InvalidInput)) throw err;
@@ -86,23 +89,18 @@ export function membersPages(deps: SettingsDeps) {
     .get("/members/:userId/remove", async ({ member, params }) => {
       const target = (await people.listMembers(member.org.id)).find((m) => m.userId === params.userId && m.role !== "owner");
       if (!target) return redirect("/settings/members");
-      return renderPage({
+      return confirmPage({
         member,
         title: "Remove member",
         active: "members",
-        body: html`<section class="panel">
-  <p>Remove <strong>${target.email}</strong> (${target.role}) from ${member.org.name}? They are signed out at once.</p>
-  <form method="post" action="/settings/members/${target.userId}/remove">
-    ${csrfField(member)}
-    <input type="hidden" name="confirm" value="yes">
-    <button type="submit" class="danger">Yes, remove member</button>
-    <a class="button secondary" href="/settings/members">Cancel</a>
-  </form>
-</section>`,
+        question: html`Remove <strong>${target.email}</strong> (${target.role}) from ${member.org.name}? They are signed out at once.`,
+        action: `/settings/members/${target.userId}/remove`,
+        button: "Yes, remove member",
+        cancel: "/settings/members",
       });
     })
     .post("/members/:userId/remove", async ({ member, params, body }) => {
-      if ((body as Record<string, unknown> | undefined)?.confirm !== "yes") return redirect(`/settings/members/${encodeURIComponent(params.userId)}/remove`);
+      if (!confirmed(body)) return redirect(`/settings/members/${encodeURIComponent(params.userId)}/remove`);
       if (await people.removeMember(member.org.id, params.userId)) deps.logger.info("Member removed from settings", { org_id: member.org.id, user_id: member.userId, removed_user_id: params.userId });
       return redirect("/settings/members?done=removed");
     });

@@ -62,6 +62,20 @@ function flashBox(flash: Flash | undefined): Html {
   return html`<div class="flash flash-${f.kind}" role="${f.kind === "error" ? "alert" : "status"}">${f.message}</div>`;
 }
 
+/** A whole page, signed in or not: the head, `top` (header and navigation when signed in), then the main content under its title and flash. */
+function documentOf(opts: { title: string; body: Html; flash?: Flash }, layout: { top: Html; bodyAttrs: Html; mainAttrs: Html }): Html {
+  return html`${head(opts.title)}
+<body${layout.bodyAttrs}>
+${layout.top}
+<main id="main"${layout.mainAttrs}>
+<h1>${opts.title}</h1>
+${flashBox(opts.flash)}
+${opts.body}
+</main>
+</body>
+</html>`;
+}
+
 export function htmlResponse(body: Html, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(body.value, { status, headers: { ...PAGE_HEADERS, ...headers } });
 }
@@ -77,9 +91,7 @@ export function renderPage(opts: PageOptions): Response {
   const links = NAV.filter((n) => !n.ownerOnly || can(member.role, "members.manage")).map(
     (n) => html`<li><a href="${n.href}"${n.section === opts.active ? html` aria-current="page"` : ""}>${n.label}</a></li>`,
   );
-  const page = html`${head(opts.title)}
-<body>
-<a class="skip" href="#main">Skip to content</a>
+  const top = html`<a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <div class="brand"><span class="org">${member.org.name}</span> <span class="muted">settings</span></div>
   <div class="who">
@@ -87,34 +99,30 @@ export function renderPage(opts: PageOptions): Response {
     <form method="post" action="/settings/logout" class="inline">${csrfField(member)}<button type="submit" class="link">Sign out</button></form>
   </div>
 </header>
-<nav class="nav" aria-label="Settings sections"><ul>${links}</ul></nav>
-<main id="main" tabindex="-1">
-<h1>${opts.title}</h1>
-${flashBox(opts.flash)}
-${opts.body}
-</main>
-</body>
-</html>`;
-  return htmlResponse(page, opts.status ?? 200);
+<nav class="nav" aria-label="Settings sections"><ul>${links}</ul></nav>`;
+  return htmlResponse(documentOf(opts, { top, bodyAttrs: html``, mainAttrs: html` tabindex="-1"` }), opts.status ?? 200);
 }
 
 /** A page without a session: sign-in, setup link, errors before sign-in. */
 export function publicPage(opts: { title: string; body: Html; flash?: Flash; status?: number; headers?: Record<string, string> }): Response {
-  const page = html`${head(opts.title)}
-<body class="public">
-<main id="main" class="card">
-<h1>${opts.title}</h1>
-${flashBox(opts.flash)}
-${opts.body}
-</main>
-</body>
-</html>`;
-  return htmlResponse(page, opts.status ?? 200, opts.headers);
+  return htmlResponse(documentOf(opts, { top: html``, bodyAttrs: html` class="public"`, mainAttrs: html` class="card"` }), opts.status ?? 200, opts.headers);
 }
 
 /** A button that copies `text` to the clipboard (settings.js handles `data-copy`). */
 export function copyButton(text: string, label = "Copy"): Html {
   return html`<button type="button" class="copy" data-copy="${text}" aria-label="${label}">${label}</button>`;
+}
+
+/**
+ * A value shown once (a new API key, an invitation link): the panel with what
+ * to do with it, the value, and a copy button. The value is never rendered again.
+ */
+export function shownOnce(o: { id: string; heading: string; text: Html; value: string; copyLabel: string }): Html {
+  return html`<section class="panel" aria-labelledby="${o.id}-heading">
+  <h2 id="${o.id}-heading">${o.heading}</h2>
+  <p>${o.text}</p>
+  <code class="secret" id="${o.id}">${o.value}</code>${copyButton(o.value, o.copyLabel)}
+</section>`;
 }
 
 /** What a list shows when it has nothing yet. */
