@@ -2,8 +2,21 @@ import type { ApiError, ErrorCode } from "./api-error.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
+let isoMs = 0;
+let isoText = "";
+
+/** `new Date().toISOString()`, formatted once per millisecond: every answer's `meta.timestamp`. */
+export function nowIso(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 export function meta() {
-  return { timestamp: new Date().toISOString() };
+  return { timestamp: nowIso() };
 }
 
 export function success(data: unknown, message = "OK") {

@@ -1,3 +1,6 @@
+import { ApiError } from "./api-error.ts";
+import { errorResponse, nowIso } from "./envelope.ts";
+
 /**
  * Serialized resources of list answers. A record object of the actor runtime
  * stands for one actor at one row version (its cache hands out the same
@@ -18,13 +21,20 @@ export function createViewCache<R extends object>() {
 }
 
 const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
+/** One instance, never thrown: a thrown error costs its stack trace and Elysia's error path on every 404 of a read. */
+const NOT_FOUND = ApiError.notFound();
+
+/** The 404 envelope of a missing (or another organization's) resource, answered by the route instead of thrown. */
+export function notFoundResponse(): Response {
+  return errorResponse(NOT_FOUND);
+}
 
 /**
  * The bytes Elysia answers for `success(data)` (src/http/envelope.ts), with the
  * data already serialized: `{"success":true,"message":…,"data":…,"meta":{"timestamp":…}}`.
  */
 export function okJson(dataJson: string, message = "OK"): Response {
-  return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${new Date().toISOString()}"}}`, { headers: JSON_TYPE });
+  return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${nowIso()}"}}`, { headers: JSON_TYPE });
 }
 
 /** A page's `data` (`{items, next_cursor}`, as `paginate` answers it) from serialized items. */

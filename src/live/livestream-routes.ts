@@ -6,7 +6,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
-import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
+import { createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
 import { bodyInput, boolean, enumListParam, field, oneOf, optional, pageParams, queryInput, string, tagsField } from "../http/input.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
@@ -144,18 +144,27 @@ export function livestreamRoutes(deps: {
         }),
       },
     )
-    .get("/livestreams/:id/", async ({ auth, params }) => success({ stream: view(await load(auth.org.id, params.id)) }), {
-      permission: "livestreams.read",
-      params: idParams,
-      detail: doc({
-        tags,
-        summary: "Get a live stream",
-        description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.",
-        data: StreamAnswerSchema,
-        dataDescription: "`stream`.",
-        errors: ["NOT_FOUND", "VALIDATION_ERROR"],
-      }),
-    })
+    .get(
+      "/livestreams/:id/",
+      async ({ auth, params }) => {
+        const record = await livestreams.get(auth.org.id, params.id);
+        if (!record) return notFoundResponse();
+        // Serialized once per record version and viewer count (src/http/view-cache.ts), shared with the list.
+        return okJson(`{"stream":${views(record, deps.webrtcViewers?.(record.id) ?? 0, () => view(record))}}`);
+      },
+      {
+        permission: "livestreams.read",
+        params: idParams,
+        detail: doc({
+          tags,
+          summary: "Get a live stream",
+          description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.",
+          data: StreamAnswerSchema,
+          dataDescription: "`stream`.",
+          errors: ["NOT_FOUND", "VALIDATION_ERROR"],
+        }),
+      },
+    )
     .post(
       "/livestreams/:id/end/",
       async ({ auth, params }) => {

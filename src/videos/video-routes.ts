@@ -3,7 +3,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
-import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
+import { createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 import { VideoNotDrmProtected } from "./errors.ts";
@@ -106,8 +106,9 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       "/videos/:id/",
       async ({ auth, params }) => {
         const record = await videos.get(auth.org.id, params.id);
-        if (!record) throw ApiError.notFound();
-        return success(resource(record));
+        if (!record) return notFoundResponse();
+        // Serialized once per record version (view-cache.ts), as in the list; a DRM video's licence token is minted per answer.
+        return okJson(record.context.drm ? JSON.stringify(resource(record)) : views(record, 0, () => resource(record)));
       },
       {
         permission: "videos.read",
