@@ -1,10 +1,8 @@
 import { InvalidInput } from "../../errors.ts";
 import type { KeyInfo } from "../../orgs/org-store.ts";
 import { one, opt, type Command } from "../command.ts";
+import { json, org } from "./flags.ts";
 import { iso } from "./format.ts";
-
-const json = { name: "json", help: "print JSON" };
-const org = { name: "org", value: "ID", required: true, help: "the organization (org_…)" };
 
 /** A key as printed: the prefix and dates, never the secret. */
 function keyView(k: KeyInfo) {

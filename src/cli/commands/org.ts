@@ -1,10 +1,8 @@
 import { oneOf, one, type Command } from "../command.ts";
 import { applyOrgSet } from "../org-set.ts";
+import { json, org } from "./flags.ts";
 import { iso } from "./format.ts";
 import { checkEmail, createPeopleStore, INVITABLE_ROLES, setupUrl } from "../../settings/people-store.ts";
-
-const json = { name: "json", help: "print JSON" };
-const org = { name: "org", value: "ID", required: true, help: "the organization (org_…)" };
 
 /** Organizations: create, list, show, set (settings). New `org …` commands go in this array. */
 export const orgCommands: Command[] = [
