@@ -5,7 +5,7 @@
  * another origin; an unknown token or a deleted video is a 404 page.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 import { hasPackager } from "../media/transcoder/index.ts";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { startFileServer } from "./support/file-server.ts";
@@ -43,8 +43,12 @@ describe.skipIf(!hasChromium)("watch page", () => {
     files.stop();
   });
 
-  /** A fresh page that records every request outside the service's origin and every CSP refusal. */
-  async function watchPage(allowedOrigins: string[] = []) {
+  /**
+   * Runs `use` on a fresh page, then checks what every test here checks: the
+   * page requested nothing outside the service's origin (and `allowedOrigins`)
+   * and hit no CSP refusal or page error.
+   */
+  async function onWatchPage(use: (page: Page) => Promise<void>, allowedOrigins: string[] = []) {
     const page: Page = await browser.newPage();
     const outside: string[] = [];
     const refused: string[] = [];
@@ -58,22 +62,30 @@ describe.skipIf(!hasChromium)("watch page", () => {
       if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
     });
     page.on("pageerror", (e) => refused.push(`page error: ${e}`));
-    return { page, outside, refused };
+    try {
+      await use(page);
+      expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
+    } finally {
+      await page.close();
+    }
   }
 
-  const playing = (page: Page | import("playwright-core").Frame) =>
-    page.waitForFunction(
-      () => {
-        const v = (globalThis as any).document.querySelector("video") as any;
-        return v && v.currentTime > 1 && v.videoWidth > 0 ? { currentTime: v.currentTime, videoWidth: v.videoWidth } : false;
-      },
-      undefined,
-      { timeout: 30_000 },
-    );
+  /** Waits until the page's (or frame's) video has played past one second with a decoded picture. */
+  const playing = async (page: Page | Frame): Promise<{ currentTime: number; videoWidth: number }> =>
+    (
+      await page.waitForFunction(
+        () => {
+          const v = (globalThis as any).document.querySelector("video") as any;
+          return v && v.currentTime > 1 && v.videoWidth > 0 ? { currentTime: v.currentTime, videoWidth: v.videoWidth } : false;
+        },
+        undefined,
+        { timeout: 30_000 },
+      )
+    ).jsonValue() as Promise<{ currentTime: number; videoWidth: number }>;
 
   test("plays with its poster and storyboard previews, and loads nothing from elsewhere", async () => {
-    const { page, outside, refused } = await watchPage();
-    try {
+    await onWatchPage(async (page) => {
       const thumbnail = page.waitForResponse((r) => r.url() === video.thumbnail_url);
       const res = await page.goto(video.watch_url);
       expect(res!.status()).toBe(200);
@@ -106,30 +118,22 @@ describe.skipIf(!hasChromium)("watch page", () => {
         el.muted = true;
         return el.play();
       });
-      const state = await ((await playing(page)).jsonValue() as any);
-      expect(state.videoWidth).toBeGreaterThan(0);
-      expect(outside).toEqual([]);
-      expect(refused).toEqual([]);
-    } finally {
-      await page.close();
-    }
+      expect((await playing(page)).videoWidth).toBeGreaterThan(0);
+    });
   }, 60_000);
 
   test("plays inside an iframe of a page on another origin (?autoplay=1&muted=1)", async () => {
     const embedderOrigin = `http://127.0.0.1:${embedder.port}`;
-    const { page, outside, refused } = await watchPage([embedderOrigin]);
-    try {
-      await page.goto(`${embedderOrigin}/`);
-      const frame = await (await page.$("#f"))!.contentFrame();
-      expect(frame).not.toBeNull();
-      const state = await ((await playing(frame!)).jsonValue() as any);
-      expect(state.currentTime).toBeGreaterThan(1);
-      expect(await frame!.$eval("video", (v) => (v as any).muted)).toBe(true);
-      expect(outside).toEqual([]);
-      expect(refused).toEqual([]);
-    } finally {
-      await page.close();
-    }
+    await onWatchPage(
+      async (page) => {
+        await page.goto(`${embedderOrigin}/`);
+        const frame = await (await page.$("#f"))!.contentFrame();
+        expect(frame).not.toBeNull();
+        expect((await playing(frame!)).currentTime).toBeGreaterThan(1);
+        expect(await frame!.$eval("video", (v) => (v as any).muted)).toBe(true);
+      },
+      [embedderOrigin],
+    );
   }, 60_000);
 
   test.skipIf(!hasPackager())(
@@ -142,8 +146,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
       expect(drm.thumbnail_url).toEndWith("/thumbnail.jpg");
       expect(drm.storyboard_url).toEndWith(".vtt");
 
-      const { page, outside, refused } = await watchPage();
-      try {
+      await onWatchPage(async (page) => {
         // The page does not mint a licence: without a token it shows the poster and says what to pass.
         await page.goto(drm.watch_url);
         expect(await page.$eval("video", (v) => (v as any).poster)).toBe(drm.thumbnail_url);
@@ -155,13 +158,8 @@ describe.skipIf(!hasChromium)("watch page", () => {
 
         const token = new URL(drm.drm_license_url).searchParams.get("token")!;
         await page.goto(`${drm.watch_url}?drm_token=${encodeURIComponent(token)}&autoplay=1&muted=1`);
-        const state = await ((await playing(page)).jsonValue() as any);
-        expect(state.videoWidth).toBeGreaterThan(0);
-        expect(outside).toEqual([]);
-        expect(refused).toEqual([]);
-      } finally {
-        await page.close();
-      }
+        expect((await playing(page)).videoWidth).toBeGreaterThan(0);
+      });
     },
     60_000,
   );
