@@ -1,10 +1,33 @@
 /** Shared checks of test/posters*.test.ts: what a user verifies of a video's thumbnail and storyboard. */
-import { expect } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "./events.ts";
-import type { TestService } from "./test-service.ts";
+import { startFileServer } from "./file-server.ts";
+import { startTestService, type TestService } from "./test-service.ts";
+
+/**
+ * A test service on one media backend and the fixtures' file server, for the
+ * calling file or describe (registers beforeAll/afterAll): `register` adds a
+ * fixture by name as a video, `completed` waits for it.
+ */
+export function videoBackend(backend: "native" | "wasm") {
+  const files = startFileServer();
+  const b = {
+    t: undefined as unknown as TestService,
+    register: (fixture: string, title: string) => register(b.t, files.url(fixture), title),
+    completed: (id: string) => completed(b.t, id),
+  };
+  beforeAll(async () => {
+    b.t = await startTestService({ env: { MEDIA_BACKEND: backend } });
+  });
+  afterAll(async () => {
+    await b.t?.stop();
+    files.stop();
+  });
+  return b;
+}
 
 export async function register(t: TestService, sourceUrl: string, title: string) {
   const res = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl, title } });
