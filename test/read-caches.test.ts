@@ -48,7 +48,9 @@ test("a transition is seen by the next GET and the next list, whichever was cach
 });
 
 test("list items are byte for byte the single GET's resource, and the envelope is the usual one", async () => {
-  const ids = [await createVideo(), await createVideo()];
+  const first = await createVideo();
+  await Bun.sleep(3); // newest first by created_at (ms), then id: two in one millisecond would order by their random ids
+  const ids = [first, await createVideo()];
   const res = await t.api("/videos/?limit=100");
   expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
   const list = (await res.json()) as any;

@@ -26,10 +26,10 @@ export async function paginate<T extends { createdAt: number; id: string }, R>(
 export async function pageOf<T extends { createdAt: number; id: string }>(
   query: { limit?: string; cursor?: string },
   load: (page: { limit: number; cursor?: { createdAt: number; id: string } }) => Promise<T[]>,
-): Promise<{ page: T[]; next_cursor: string | null }> {
+): Promise<{ page: T[]; next_cursor: string | null /** What `load` answered (the same object while a read cache holds it). */; rows: T[] }> {
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw ApiError.validation({ limit: "must be an integer from 1 to 100" });
   const rows = await load({ limit: limit + 1, cursor: decodeCursor(query.cursor) });
   const page = rows.slice(0, limit);
-  return { page, next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+  return { page, next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null, rows };
 }

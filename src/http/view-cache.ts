@@ -20,6 +20,23 @@ export function createViewCache<R extends object>() {
   };
 }
 
+/**
+ * A whole page's `data` JSON per loaded rows object: the read cache
+ * (src/db/read-cache.ts) hands out the same rows object for the same query
+ * while the database is unchanged, and no other query's. `tag` is what else
+ * the items depend on (e.g. the viewer counts of the page's streams).
+ */
+export function createPageCache() {
+  const cache = new WeakMap<object, { tag: string; json: string }>();
+  return (rows: object, tag: string, build: () => string): string => {
+    const hit = cache.get(rows);
+    if (hit && hit.tag === tag) return hit.json;
+    const json = build();
+    cache.set(rows, { tag, json });
+    return json;
+  };
+}
+
 const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
 /** One instance, never thrown: a thrown error costs its stack trace and Elysia's error path on every 404 of a read. */
 const NOT_FOUND = ApiError.notFound();

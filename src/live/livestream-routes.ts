@@ -6,7 +6,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
-import { createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
+import { createPageCache, createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
 import { bodyInput, boolean, enumListParam, field, oneOf, optional, pageParams, queryInput, string, tagsField } from "../http/input.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
@@ -64,6 +64,7 @@ export function livestreamRoutes(deps: {
   const { livestreams, ingest } = deps;
   const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers);
   const views = createViewCache<ActorRecord<StreamContext>>();
+  const pages = createPageCache();
   const load = async (orgId: string, id: string) => {
     const record = await livestreams.get(orgId, id);
     if (!record) throw ApiError.notFound();
@@ -121,12 +122,15 @@ export function livestreamRoutes(deps: {
         const query = streamListQuery.parse(request.url);
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status).
         const filter = { status: query.status };
-        const { page, next_cursor } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
-        // Items serialized once per record version and viewer count (src/http/view-cache.ts).
+        const { page, next_cursor, rows } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
+        // Items serialized once per record version and viewer count, pages once per read and viewer counts (src/http/view-cache.ts).
+        const viewers = page.map((r) => deps.webrtcViewers?.(r.id) ?? 0);
         return okJson(
-          pageJson(
-            page.map((r) => views(r, deps.webrtcViewers?.(r.id) ?? 0, () => view(r))),
-            next_cursor,
+          pages(rows, `${next_cursor}:${viewers.join(",")}`, () =>
+            pageJson(
+              page.map((r, i) => views(r, viewers[i], () => view(r))),
+              next_cursor,
+            ),
           ),
         );
       },

@@ -103,6 +103,8 @@ export function createLivestreamService(deps: {
     },
     async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<ActorRecord<StreamContext>[]> {
       const records = await runtime.list("livestream", orgId, page);
+      // Only a stream whose recording is still transcoding needs a look at its video: a page without one is answered as read.
+      if (!records.some((r) => r.context.recording?.transcoding)) return records;
       return Promise.all(records.map(withRecordingState));
     },
 

@@ -3,7 +3,7 @@ import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { pageOf } from "../http/cursor.ts";
 import { success } from "../http/envelope.ts";
-import { createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
+import { createPageCache, createViewCache, notFoundResponse, okJson, pageJson } from "../http/view-cache.ts";
 import { DeletedSchema, doc } from "../http/openapi-docs.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 import { VideoNotDrmProtected } from "./errors.ts";
@@ -20,6 +20,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
   // Every answer carrying a DRM video hands out a licence token minted for it (the stored events keep theirs).
   const resource = (record: Parameters<typeof videoResource>[0]) => videoResource(record, { licenseUrl: (id) => deps.tokens.mint(id).url });
   const views = createViewCache<Parameters<typeof videoResource>[0]>();
+  const pages = createPageCache();
   return new Elysia({ name: "video-routes", prefix: API_PREFIX })
     .use(apiContext)
     .post(
@@ -79,12 +80,21 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         const query = videoListQuery.parse(request.url);
         // The filter rides on the page object down to ActorRuntime.list (an `and` on actors.status / the stored kind).
         const filter = { status: query.status, contextKind: query.kind };
-        const { page, next_cursor } = await pageOf(query, (p) => videos.list(auth.org.id, Object.assign(p, filter)));
-        // Items serialized once per record version (view-cache.ts); a DRM video's licence token is minted per answer.
+        const { page, next_cursor, rows } = await pageOf(query, (p) => videos.list(auth.org.id, Object.assign(p, filter)));
+        // Items serialized once per record version, pages once per read (view-cache.ts); a DRM video's licence token is minted per answer.
+        if (page.some((r) => r.context.drm))
+          return okJson(
+            pageJson(
+              page.map((r) => (r.context.drm ? JSON.stringify(resource(r)) : views(r, 0, () => resource(r)))),
+              next_cursor,
+            ),
+          );
         return okJson(
-          pageJson(
-            page.map((r) => (r.context.drm ? JSON.stringify(resource(r)) : views(r, 0, () => resource(r)))),
-            next_cursor,
+          pages(rows, next_cursor ?? "", () =>
+            pageJson(
+              page.map((r) => views(r, 0, () => resource(r))),
+              next_cursor,
+            ),
           ),
         );
       },
