@@ -11,9 +11,12 @@
  * load changes hurts each side alike; each run's phases come from the
  * service's own log lines (fetch, probe, encode, store and event).
  *
- * Usage: npm run bench:playable [-- --runs 3 --seconds 30 --backends native,wasm --rate 0]
+ * Usage: npm run bench:playable [-- --runs 3 --seconds 30 --backends native,wasm --rate 0 --compare DIR]
  *   --rate N: serve the source at N bytes/s (0: as fast as possible), to see
  *   how much of a slow download the transcode overlaps.
+ *   --compare DIR: also run the native backend of another checkout (e.g.
+ *   `git archive <commit> | tar -x -C DIR` plus a node_modules symlink) in
+ *   the same interleaving, labelled `native@DIR`: before/after on one load.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -31,6 +34,8 @@ const seconds = Number(arg("seconds", "30"));
 const runs = Number(arg("runs", "3"));
 const rate = Number(arg("rate", "0"));
 const backends = arg("backends", "native,wasm").split(",").filter(Boolean);
+const compare = arg("compare", "");
+if (compare) backends.unshift(`native@${compare}`);
 if (!(await hasNativeFfmpeg())) {
   console.error("bench:playable needs ffmpeg on PATH (apt-get install ffmpeg) for the native backend and the bare baseline.");
   process.exit(2);
@@ -81,15 +86,24 @@ function bareArgs(dir: string): string[] {
   return args;
 }
 
-async function bare(n: number): Promise<number> {
+async function bare(n: number): Promise<{ wall: number; cpu: number }> {
   const dir = join(out, `bare-${n}`);
   for (const r of ["360p", "720p"]) mkdirSync(join(dir, r), { recursive: true });
   const t0 = performance.now();
+  const cpu0 = cpuSeconds();
   const p = Bun.spawn(["ffmpeg", ...bareArgs(dir)], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
   if (code !== 0) throw new Error(`bare ffmpeg failed: ${stderr}`);
   rmSync(dir, { recursive: true, force: true });
-  return (performance.now() - t0) / 1000;
+  return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - cpu0 };
+}
+
+/** CPU seconds of this process (all threads: the service, the wasm workers) and of its exited children (ffmpeg), from /proc/self/stat. */
+function cpuSeconds(): number {
+  const stat = require("node:fs").readFileSync("/proc/self/stat", "utf8") as string;
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime, stime, cutime, cstime: fields 14-17, in clock ticks (100 per second on Linux).
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
 }
 
 interface Line {
@@ -103,9 +117,12 @@ interface Line {
 async function playable(backend: string, n: number) {
   const lines: Line[] = [];
   const logger = createLogger({ level: "debug", write: (l) => lines.push({ ...JSON.parse(l), t: performance.now() }) });
-  const svc = await startTestService({ env: { MEDIA_BACKEND: backend }, logger });
+  const [media, tree] = backend.split("@");
+  const start: typeof startTestService = tree ? (await import(join(tree, "test/support/test-service.ts"))).startTestService : startTestService;
+  const svc = await start({ env: { MEDIA_BACKEND: media! }, logger });
   try {
     const t0 = performance.now();
+    const cpu0 = cpuSeconds();
     const res = (await (await svc.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${backend}-${n}.mp4` } })).json()) as any;
     const id = res.data.asset.public_id;
     for (;;) {
@@ -115,6 +132,7 @@ async function playable(backend: string, n: number) {
       await Bun.sleep(25);
     }
     const total = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds() - cpu0;
     const at = (pred: (l: Line) => boolean) => {
       const l = lines.find(pred);
       return l ? (l.t - t0) / 1000 : Number.NaN;
@@ -127,7 +145,7 @@ async function playable(backend: string, n: number) {
       completed: at((l) => l.msg === "Transcode completed"),
     };
     const runs = lines.filter((l) => l.event === "transcode.run_finished").map((l) => `${l.label} ${(Number(l.ms) / 1000).toFixed(1)}`);
-    return { total, phases, runs };
+    return { total, cpu, phases, runs };
   } finally {
     await svc.stop();
   }
@@ -138,15 +156,15 @@ console.log(`bench:playable  ${seconds} s 1280x720 30 fps source (${(sourceBytes
 const results: Record<string, number[]> = { bare: [] };
 for (const b of backends) results[b] = [];
 for (let n = 0; n < runs; n++) {
-  const b0 = await bare(n);
+  const { wall: b0, cpu: bcpu } = await bare(n);
   results.bare!.push(b0);
-  console.log(`run ${n + 1}: bare ffmpeg one command line: ${f(b0)} s`);
+  console.log(`run ${n + 1}: bare ffmpeg one command line: ${f(b0)} s, ${f(bcpu)} CPU s | load ${require("node:os").loadavg()[0].toFixed(1)}`);
   for (const backend of backends) {
     const r = await playable(backend, n);
     results[backend]!.push(r.total);
     const p = r.phases;
     console.log(
-      `run ${n + 1}: ${backend.padEnd(6)} POST→COMPLETED ${f(r.total)} s (${(r.total / b0).toFixed(2)}x bare) | fetched ${f(p.fetched)}, probed+STARTED ${f(p.started)}, encode ${f(p.encodeStart)}→${f(p.encoded)} (${f(p.encoded - p.encodeStart)} s), COMPLETED ${f(p.completed)} | runs: ${r.runs.join(", ")}`,
+      `run ${n + 1}: ${backend.padEnd(6)} POST→COMPLETED ${f(r.total)} s (${(r.total / b0).toFixed(2)}x bare), ${f(r.cpu)} CPU s | fetched ${f(p.fetched)}, probed+STARTED ${f(p.started)}, encode ${f(p.encodeStart)}→${f(p.encoded)} (${f(p.encoded - p.encodeStart)} s), COMPLETED ${f(p.completed)} | runs: ${r.runs.join(", ")}`,
     );
   }
 }
@@ -156,6 +174,7 @@ for (const backend of backends) {
   const ratios = results[backend]!.map((t, i) => t / results.bare![i]!);
   console.log(`  ${backend.padEnd(6)} ${range(results[backend]!)}, ratio to bare ${ratios.map((x) => x.toFixed(2)).join(" / ")}`);
 }
+if (compare && backends.includes("native")) console.log(`  native/native@before: ${results.native!.map((t, i) => (t / results[`native@${compare}`]![i]!).toFixed(2)).join(" / ")}`);
 if (backends.includes("native") && backends.includes("wasm")) {
   console.log(`  wasm/native: ${results.wasm!.map((t, i) => (t / results.native![i]!).toFixed(2)).join(" / ")}`);
 }
