@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
-import { settingsScreen } from "./support/settings-browser.ts";
+import { playerPlays, settingsScreen } from "./support/settings-browser.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 const native = await hasNativeFfmpeg();
@@ -37,15 +37,7 @@ describe.skipIf(!hasChromium || !native)("settings screen: a DRM video's player 
       if (r.method() === "POST" && r.url().includes("/drm/clearkey/")) licence.push(r.url());
     });
     await page.goto(`${screen.t.base}/settings/videos/${id}`);
-    await page.waitForFunction(
-      `(() => {
-        const v = document.getElementById("player");
-        if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
-        return !!v && v.currentTime > 1 && v.videoWidth > 0;
-      })()`,
-      null,
-      { timeout: 30_000, polling: 200 },
-    );
+    await playerPlays(page);
     expect(await page.evaluate("window.settingsPlayer.drmInfo().keySystem")).toBe("org.w3.clearkey");
     expect(licence.length).toBeGreaterThan(0);
     expect(licence[0]).toContain(`/drm/clearkey/${id}/license?token=`);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
-import { settingsScreen } from "./support/settings-browser.ts";
+import { playerPlays, settingsScreen } from "./support/settings-browser.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -38,16 +38,7 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
-    // Playing: currentTime advancing past 1 s with decoded pictures (muted autoplay may need a nudge in headless Chromium).
-    await page.waitForFunction(
-      `(() => {
-        const v = document.getElementById("player");
-        if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
-        return !!v && v.currentTime > 1 && v.videoWidth > 0;
-      })()`,
-      null,
-      { timeout: 30_000, polling: 200 },
-    );
+    await playerPlays(page);
     expect(await page.evaluate('document.getElementById("player").videoWidth')).toBeGreaterThan(0);
     expect(await page.getByRole("heading", { name: "Renditions and downloads" }).isVisible()).toBe(true);
 

@@ -107,3 +107,16 @@ export async function fillSignIn(page: Page, base: string, email: string, passwo
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForLoadState();
 }
+
+/** Waits until the video page's player (#player) has played past 1 s with decoded pictures; muted autoplay may need a nudge in headless Chromium. */
+export async function playerPlays(page: Page): Promise<void> {
+  await page.waitForFunction(
+    `(() => {
+      const v = document.getElementById("player");
+      if (v && v.paused && v.readyState >= 2) v.play().catch(() => {});
+      return !!v && v.currentTime > 1 && v.videoWidth > 0;
+    })()`,
+    null,
+    { timeout: 30_000, polling: 200 },
+  );
+}
