@@ -142,6 +142,7 @@ test("every read on the hot path is served by an index (EXPLAIN QUERY PLAN)", ()
         /SEARCH k USING INDEX .*\(prefix=\?\).*SEARCH o USING (COVERING )?INDEX sqlite_autoindex_organizations_1 \(id=\?\)/,
       ],
       ["SELECT id FROM actors WHERE id = ? AND kind = ? AND deleted_at IS NULL LIMIT 1", ["x", "video"], /SEARCH actors USING (COVERING )?INDEX sqlite_autoindex_actors_1 \(id=\?\)/],
+      ["SELECT id FROM actors WHERE id IN (?, ?, ?)", ["x", "y", "z"], /SEARCH actors USING (COVERING )?INDEX sqlite_autoindex_actors_1 \(id=\?\)/],
       [
         "SELECT id FROM actors WHERE org_id = ? AND kind = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?",
         ["o", "video", 10],

@@ -93,9 +93,8 @@ const timerKey = (actorId: string, sendId: string) => `timer:${actorId}:${sendId
 
 /** What a read needs to know whether its cached record is current: the columns of every list and lookup. */
 const HEAD_COLUMNS = "id, org_id, version, updated_at";
-const GET_HEAD_SQL = `SELECT ${HEAD_COLUMNS} FROM actors WHERE id = ? AND kind = ? AND deleted_at IS NULL LIMIT 1`;
 const ROW_COLUMNS = "id, kind, org_id, status, state, dedupe_key, version, machine_version, created_at, updated_at, deleted_at";
-const GET_ROW_SQL = `SELECT ${ROW_COLUMNS} FROM actors WHERE id = ? LIMIT 1`;
+const GET_ROW_SQL = `SELECT ${ROW_COLUMNS} FROM actors WHERE id = ? AND kind = ? AND deleted_at IS NULL LIMIT 1`;
 
 /** A raw row (ROW_COLUMNS, in order) as drizzle would map it. */
 function rowOf(r: unknown[]): Row {
@@ -176,24 +175,37 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
   const records = new Map<string, ActorRecord>();
   const RECORD_CACHE_MAX = 5000;
 
-  /** Records for row heads (HEAD_COLUMNS), in their order: cached when the version matches, else read whole. */
+  /** The cached record of a row head (HEAD_COLUMNS), when it is the row's current version. */
+  function cachedHead(h: unknown[]): ActorRecord | undefined {
+    const hit = records.get(`${h[1] as string}:${h[0] as string}`);
+    return hit && hit.version === Number(h[2]) && hit.updatedAt === Number(h[3]) ? hit : undefined;
+  }
+
+  /** A whole row (ROW_COLUMNS) as a record: the cached one when its version matches, else parsed, opened and kept. */
+  function recordOfRow(r: unknown[]): ActorRecord {
+    const key = `${r[2] as string}:${r[0] as string}`;
+    const hit = records.get(key);
+    if (hit && hit.version === Number(r[6]) && hit.updatedAt === Number(r[9])) return hit;
+    const record = toRecord(rowOf(r));
+    if (records.size >= RECORD_CACHE_MAX) records.delete(records.keys().next().value!);
+    records.delete(key);
+    records.set(key, record);
+    return record;
+  }
+
+  /** Records for row heads, in their order: the cached ones when current, the others read whole in one query. */
   async function readRecords(heads: unknown[][]): Promise<ActorRecord[]> {
+    const missing = heads.filter((h) => !cachedHead(h)).map((h) => h[0]);
+    const read = new Map<string, ActorRecord>();
+    if (missing.length > 0) {
+      const rows = await database.hot.all(`SELECT ${ROW_COLUMNS} FROM actors WHERE id IN (${missing.map(() => "?").join(", ")})`, missing);
+      for (const r of rows) read.set(r[0] as string, recordOfRow(r));
+    }
     const out: ActorRecord[] = [];
     for (const h of heads) {
-      const key = `${h[1] as string}:${h[0] as string}`;
-      const hit = records.get(key);
-      if (hit && hit.version === Number(h[2]) && hit.updatedAt === Number(h[3])) {
-        out.push(hit);
-        continue;
-      }
-      const r = await database.hot.get(GET_ROW_SQL, [h[0]]);
-      // Deleted for good between the two reads.
-      if (!r) continue;
-      const record = toRecord(rowOf(r));
-      if (records.size >= RECORD_CACHE_MAX) records.delete(records.keys().next().value!);
-      records.delete(key);
-      records.set(key, record);
-      out.push(record);
+      // Absent: deleted for good between the two reads.
+      const record = cachedHead(h) ?? read.get(h[0] as string);
+      if (record) out.push(record);
     }
     return out;
   }
@@ -216,11 +228,11 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
       args.push(page.contextKind);
     }
     args.push(page.limit);
+    const from = `FROM actors WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    // On a server nothing is cached (read-cache.ts): one round trip for whole rows; the records cache still skips opening.
+    if (database.hot.version() === null) return (await database.hot.all(`SELECT ${ROW_COLUMNS} ${from}`, args)).map(recordOfRow);
     // One row holding the page's heads as JSON: libSQL's row iteration costs about a microsecond per row and column.
-    const r = await database.hot.get(
-      `SELECT json_group_array(json_array(${HEAD_COLUMNS}, created_at)) FROM (SELECT ${HEAD_COLUMNS}, created_at FROM actors WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?)`,
-      args,
-    );
+    const r = await database.hot.get(`SELECT json_group_array(json_array(${HEAD_COLUMNS}, created_at)) FROM (SELECT ${HEAD_COLUMNS}, created_at ${from})`, args);
     const heads = JSON.parse((r?.[0] as string | undefined) ?? "[]") as unknown[][];
     // An aggregate's input order is not promised by SQL: newest first again, as the index reads them.
     heads.sort((a, b) => (b[4] as number) - (a[4] as number) || (a[0] === b[0] ? 0 : (a[0] as string) < (b[0] as string) ? 1 : -1));
@@ -444,9 +456,9 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
     get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>> | null> {
       // Unchanged database, same answer (src/db/read-cache.ts); the key names the organization asked for.
       return database.cache.read(`actor:${kind}:${orgId ?? "*"}:${id}`, async () => {
-        const head = await database.hot.get(GET_HEAD_SQL, [id, kind]);
-        if (!head || (orgId !== undefined && head[1] !== orgId)) return null;
-        return (await readRecords([head]))[0] ?? null;
+        const row = await database.hot.get(GET_ROW_SQL, [id, kind]);
+        if (!row || (orgId !== undefined && row[2] !== orgId)) return null;
+        return recordOfRow(row);
       });
     },
 
