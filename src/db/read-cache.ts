@@ -2,11 +2,12 @@ import type { HotReader } from "./create-database.ts";
 
 /**
  * Results of reads on the hot path (API key lookup, actor and endpoint reads), kept while
- * the database is unchanged: every use reads `PRAGMA data_version` first (one cached
- * statement, ~3 µs), which changes as soon as any connection of any process commits. So an
- * answer from here is what the read would answer now: a revoked key, a new transition, a
- * deleted endpoint are seen by the very next request. Any commit empties it; on a libSQL
- * server (`version()` null) nothing is cached. Keys name the organization of what they hold.
+ * the database is unchanged: every use first reads `hot.version()` (the WAL-index header
+ * of the `-shm` file, else `PRAGMA data_version`: create-database.ts), which changes as
+ * soon as any connection of any process commits. So an answer from here is what the read
+ * would answer now: a revoked key, a new transition, a deleted endpoint are seen by the
+ * very next request. Any commit empties it; on a libSQL server (`version()` null) nothing
+ * is cached. Keys name the organization of what they hold (a key's prefix names its own).
  */
 export interface ReadCache {
   read<T>(key: string, load: () => Promise<T>): Promise<T>;

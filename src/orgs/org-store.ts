@@ -176,8 +176,8 @@ export function createOrgStore(database: Database) {
 
     /**
      * Revocation is effective on the next call: the row is kept only while the
-     * database is unchanged (src/db/read-cache.ts, one `PRAGMA data_version` read
-     * per request); a revocation or a settings change, from any process, is a
+     * database is unchanged (src/db/read-cache.ts: the WAL-index header compared
+     * on every request); a revocation or a settings change, from any process, is a
      * commit, so the next request reads it again. The read itself is a cached
      * prepared statement: this runs on every API call, and drizzle's query
      * building cost more than the read (bench/api.ts).
