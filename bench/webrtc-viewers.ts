@@ -13,7 +13,7 @@
  *
  * Commands on stdin, one per line; one JSON line answers each on stdout:
  *   add K        → {added, failed, errors}     (K more peers, 10 offers at a time)
- *   measure S    → {bytes: number[], packets: number[], seconds, verifiedRtp}  (per peer, over S s)
+ *   measure S    → {bytes: number[], packets: number[], seconds, verifiedRtp, connected}  (per peer, over S s)
  *   quit         → DELETE every session, exit
  * Usage: bun bench/webrtc-viewers.ts <whep_url>
  */
@@ -109,7 +109,8 @@ async function measure(seconds: number) {
   await Bun.sleep(seconds * 1000);
   const after = read();
   const s = (performance.now() - t0) / 1000;
-  return { seconds: s, bytes: after.map((a, i) => a.b - before[i]!.b), packets: after.map((a, i) => a.n - before[i]!.n), verifiedRtp };
+  const connected = peers.filter((p) => p.pc.connectionState === "connected").length;
+  return { seconds: s, bytes: after.map((a, i) => a.b - before[i]!.b), packets: after.map((a, i) => a.n - before[i]!.n), verifiedRtp, connected };
 }
 
 async function quit() {
