@@ -18,8 +18,9 @@
  *    (/proc/<pid>/stat), of the service process (this one: the service runs
  *    in process), of the RTMP→RTP relay ffmpeg, and of the peers; the share
  *    of viewers receiving ≥ 90 % of the best-served viewer of the same window,
- *    and the mean against the source (a lone viewer's rate, scaled by what the
- *    publishing ffmpeg really sent then). A step holds when every viewer
+ *    and the mean against the source (the RTP mediasoup received from the
+ *    relay in that window, producers' getStats, × a lone viewer's SRTP/RTCP
+ *    overhead). A step holds when every viewer
  *    connected, every one got ≥ 90 % of the best and the mean ≥ 80 % of the
  *    source; stepping stops at the first that does not.
  *
@@ -28,6 +29,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as mediasoup from "mediasoup";
 import type { Page } from "playwright-core";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { hasChromium } from "../test/support/browser.ts";
@@ -263,6 +265,29 @@ function children(comm: string): number[] {
   return out;
 }
 
+/**
+ * The RTP that reaches mediasoup from the RTMP relay: the producers of every
+ * PlainTransport, found through mediasoup's observer (the service creates its
+ * worker lazily, after this is set up). What the fan-out had to send in a window.
+ */
+const sourceProducers = new Set<mediasoup.types.Producer>();
+mediasoup.observer.on("newworker", (w) =>
+  w.observer.on("newrouter", (r) =>
+    r.observer.on("newtransport", (tr) => {
+      if (tr.type !== "plain") return;
+      tr.observer.on("newproducer", (p) => {
+        sourceProducers.add(p);
+        p.observer.on("close", () => sourceProducers.delete(p));
+      });
+    }),
+  ),
+);
+async function sourceBytes(): Promise<number> {
+  let n = 0;
+  for (const p of sourceProducers) for (const st of await p.getStats().catch(() => [])) n += st.byteCount ?? 0;
+  return n;
+}
+
 /** One viewers process (bench/webrtc-viewers.ts) and its line protocol. */
 function viewerProcess(whepUrl: string) {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "webrtc-viewers.ts"), whepUrl], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
@@ -310,14 +335,14 @@ interface ViewerRow {
   peersPct: number;
   udpDrops: number;
   sentKbps: number;
-  /** The viewers' mean rate over the source's (the lone viewer's, scaled by what the publisher sent). */
+  /** The viewers' mean rate over the source's (the RTP mediasoup got from the relay in the window, × the lone viewer's SRTP overhead). */
   ofSource: number;
   /** WHEP sessions the service holds for the stream, and peers whose connection is "connected", after the window. */
   serverViewers: number;
   peersConnected: number;
 }
 
-async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number; sentKbpsCal: number; verifiedRtp: number }> {
+async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number; sentKbpsCal: number; overhead: number; verifiedRtp: number }> {
   const s = await createStream("bench viewers", "NORMAL");
   // x264 CBR (filler included): the same ~1 Mbit/s every second, so a viewer's share is comparable across windows.
   const ff = Bun.spawn(
@@ -351,9 +376,12 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
     // The relay starts at the next keyframe (2 s GOP): measure once it runs.
     await Bun.sleep(4000);
     const sent0 = sentBytes;
+    const src0 = await sourceBytes();
     const cal = await procs[0]!.send(`measure ${windowS}`);
     const expectedKbps = (cal.bytes[0] * 8) / cal.seconds / 1000;
     const sentKbpsCal = ((sentBytes - sent0) * 8) / cal.seconds / 1000;
+    // SRTP + RTCP bytes a viewer receives per RTP byte the relay gave mediasoup.
+    const overhead = cal.bytes[0] / Math.max(1, (await sourceBytes()) - src0);
     const worker = children("mediasoup-work")[0];
     if (!worker) throw new Error("mediasoup worker process not found among this process's children");
 
@@ -361,6 +389,7 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
     let have = 1;
     let failed = 0;
     let verifiedRtp = cal.verifiedRtp;
+    if (!sourceProducers.size) throw new Error("no producer on a PlainTransport seen through mediasoup's observer");
     for (const n of steps) {
       const more = n - have;
       const added = await Promise.all(procs.map((p, i) => p.send(`add ${Math.floor(more / CHILDREN) + (i < more % CHILDREN ? 1 : 0)}`)));
@@ -374,12 +403,13 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
       const c0 = { w: procCpuMs(worker), s: process.cpuUsage(), r: relays.map(procCpuMs), p: procs.map((p) => procCpuMs(p.pid)), u: udpDrops() };
       const t0 = performance.now();
       const sentBefore = sentBytes;
+      const srcBefore = await sourceBytes();
       const ms = await Promise.all(procs.map((p) => p.send(`measure ${windowS}`)));
       const wall = performance.now() - t0;
       const sentKbps = ((sentBytes - sentBefore) * 8) / (wall / 1000) / 1000;
-      // The source's rate in this window, as the lone viewer would have seen it (the publisher, and the
-      // relay behind it, fall behind now and then on a loaded machine: then everyone gets less).
-      const dueKbps = expectedKbps * Math.min(1, sentKbps / sentKbpsCal);
+      // What mediasoup received from the relay in this window, as a viewer receives it (the publisher and
+      // the relay fall behind now and then on a loaded machine: then everyone gets less, not the fan-out's doing).
+      const dueKbps = (((await sourceBytes()) - srcBefore) * overhead * 8) / (wall / 1000) / 1000;
       const su = process.cpuUsage(c0.s);
       const pct = (cpuMs: number) => (cpuMs / wall) * 100;
       const rates = ms.flatMap((m) => (m.bytes as number[]).map((b) => (b * 8) / m.seconds / 1000));
@@ -408,7 +438,7 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
       );
       if (!holds(r)) break;
     }
-    return { rows, expectedKbps, sentKbpsCal, verifiedRtp };
+    return { rows, expectedKbps, sentKbpsCal, overhead, verifiedRtp };
   } finally {
     await Promise.all(procs.map((p) => p.quit()));
     ff.kill("SIGINT");
@@ -442,7 +472,7 @@ try {
     console.log(`\n2. WHEP viewers of one RTMP stream (x264 CBR 900k + AAC 64k → H.264 + Opus), werift peers in ${CHILDREN} processes, ${windowS} s windows`);
     const v = await viewersPart();
     console.log(
-      `a lone viewer receives ${v.expectedKbps.toFixed(0)} kbit/s (SRTP + RTCP) while ffmpeg sends ${v.sentKbpsCal.toFixed(0)} kbit/s of FLV; the source's rate in a window is that, scaled by what ffmpeg sent then; the decrypting peers parsed ${v.verifiedRtp} RTP packets`,
+      `a lone viewer receives ${v.expectedKbps.toFixed(0)} kbit/s (SRTP + RTCP) while ffmpeg sends ${v.sentKbpsCal.toFixed(0)} kbit/s of FLV; it is ${v.overhead.toFixed(3)} × the RTP mediasoup got from the relay, which is the source of each window; the decrypting peers parsed ${v.verifiedRtp} RTP packets`,
     );
     console.log("viewers (failed) | ≥ 90 % of best | mean kbit/s (of source) | sent kbit/s | worker CPU | service CPU | relay ffmpeg | peers (client) CPU | UDP rcvbuf drops");
     for (const r of v.rows)
