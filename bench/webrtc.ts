@@ -10,8 +10,10 @@
  *      oscillator, published by WHIP from Chromium (H.264 42e01f).
  *    - RTMP: Bun draws the same clock into raw gray frames at 30 fps and pipes
  *      them to ffmpeg (libx264 zerolatency, 1 s GOP, + AAC) pushing to rtmp_url.
- *    Each stream (latency LOW) is watched at once by WHEP and by hls.js
- *    (`lowLatencyMode`, its defaults otherwise: three segments behind the edge).
+ *    Each stream (latency LOW) is watched at once by WHEP (audio + video, as a
+ *    player would; and a second viewer with video only, which Chromium need
+ *    not hold back for lip sync) and by hls.js (`lowLatencyMode`, its
+ *    defaults otherwise: three segments behind the edge).
  * 2. Viewers per core at ~1 Mbps. ffmpeg pushes one RTMP stream (x264 CBR
  *    1 Mbit/s + AAC); werift peers in child processes (bench/webrtc-viewers.ts)
  *    play it by WHEP, N stepping up. Per N: CPU of the mediasoup worker
@@ -107,6 +109,23 @@ window.whipCanvas = async (url, bearer) => {
   window.publisher = { pc, location: res.headers.get("location") };
   return { status: res.status, body: res.status === 201 ? "" : body };
 };
+// A second WHEP viewer taking video only: without an audio track to keep in sync, Chromium plays each
+// frame as soon as its jitter buffer allows (the difference to the first shows what lip sync costs).
+window.whepVideoOnly = async (url) => {
+  const pc = new RTCPeerConnection();
+  pc.addTransceiver("video", { direction: "recvonly" });
+  const video = document.createElement("video");
+  video.muted = true; video.autoplay = true; video.playsInline = true;
+  document.body.append(video);
+  pc.addEventListener("track", (e) => { video.srcObject = new MediaStream([e.track]); video.play().catch(() => undefined); });
+  await pc.setLocalDescription(await pc.createOffer());
+  await settled(pc);
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/sdp" }, body: pc.localDescription.sdp });
+  const body = await res.text();
+  if (res.status === 201) await pc.setRemoteDescription({ type: "answer", sdp: body });
+  window.videoOnly = video;
+  return { status: res.status, body: res.status === 201 ? "" : body };
+};
 window.playHls = (url, low) => {
   const video = document.createElement("video");
   video.muted = true; video.autoplay = true; video.playsInline = true;
@@ -119,10 +138,10 @@ window.playHls = (url, low) => {
   window.hlsVideo = video;
 };
 window.startClocks = () => {
-  window.clocks = { whep: readClock(window.viewer.video), hls: readClock(window.hlsVideo) };
+  window.clocks = { whep: readClock(window.viewer.video), vonly: readClock(window.videoOnly), hls: readClock(window.hlsVideo) };
 };
 window.resetClocks = () => { for (const c of Object.values(window.clocks)) { c.lat = []; c.unread = 0; c.frames = 0; } };
-window.clockCounts = () => ({ whep: window.clocks.whep.lat.length, hls: window.clocks.hls.lat.length, hlsFatal: window.hlsFatal || null });
+window.clockCounts = () => ({ whep: window.clocks.whep.lat.length, vonly: window.clocks.vonly.lat.length, hls: window.clocks.hls.lat.length, hlsFatal: window.hlsFatal || null });
 `;
 
 interface ClockReading {
@@ -132,15 +151,17 @@ interface ClockReading {
 }
 
 /** Plays `s` by WHEP and by HLS in `page`, waits until both show readable clocks, then reads `seconds` of frames. */
-async function measureLatency(page: Page, s: StreamData): Promise<{ whep: ClockReading; hls: ClockReading }> {
+async function measureLatency(page: Page, s: StreamData): Promise<{ whep: ClockReading; vonly: ClockReading; hls: ClockReading }> {
   const played = await whepPlay(page, s.whep_url);
   if (played.status !== 201) throw new Error(`WHEP ${played.status}: ${played.body}`);
+  const vonly = await page.evaluate(([u]) => (globalThis as any).whepVideoOnly(u), [s.whep_url] as const);
+  if (vonly.status !== 201) throw new Error(`WHEP (video only) ${vonly.status}: ${vonly.body}`);
   await page.evaluate(([u]) => (globalThis as any).playHls(u, true), [s.hls_url] as const);
   await page.evaluate(() => (globalThis as any).startClocks());
   const until = Date.now() + 40_000;
   for (;;) {
     const c = await page.evaluate(() => (globalThis as any).clockCounts());
-    if (c.whep > 30 && c.hls > 30) break;
+    if (c.whep > 30 && c.vonly > 30 && c.hls > 30) break;
     if (Date.now() > until) throw new Error(`viewers did not show the clock within 40 s: ${JSON.stringify(c)}`);
     await Bun.sleep(500);
   }
@@ -207,7 +228,7 @@ async function latencyPart(): Promise<Row[]> {
     if (pub.status !== 201) throw new Error(`WHIP ${pub.status}: ${pub.body}`);
     await streamIn(t, whip.id, ["LIVE"], 30_000);
     const w = await measureLatency(page, whip);
-    rows.push({ path: "WHIP → WHEP", r: w.whep }, { path: "WHIP → HLS", r: w.hls });
+    rows.push({ path: "WHIP → WHEP", r: w.whep }, { path: "  video only", r: w.vonly }, { path: "WHIP → HLS", r: w.hls });
     const loc = await page.evaluate(() => (globalThis as any).publisher.location);
     await fetch(new URL(loc, whip.whip_url), { method: "DELETE" });
     await page.close();
@@ -219,7 +240,7 @@ async function latencyPart(): Promise<Row[]> {
       await streamIn(t, rtmp.id, ["LIVE"], 30_000);
       const page2 = await newPage();
       const r = await measureLatency(page2, rtmp);
-      rows.push({ path: "RTMP → WHEP", r: r.whep }, { path: "RTMP → HLS", r: r.hls });
+      rows.push({ path: "RTMP → WHEP", r: r.whep }, { path: "  video only", r: r.vonly }, { path: "RTMP → HLS", r: r.hls });
       await page2.close();
     } finally {
       await pusher.stop();
