@@ -271,6 +271,15 @@ function udpDrops(): number {
   const [head, vals] = [lines[0]!.split(/\s+/), lines[1]!.split(/\s+/)];
   return Number(vals[head.indexOf("RcvbufErrors")]);
 }
+/** Receive-buffer drops of the sockets bound to `port` (/proc/net/udp: the last column), e.g. the worker's WebRtcServer. */
+function portDrops(port: number): number {
+  let n = 0;
+  for (const l of readFileSync("/proc/net/udp", "utf8").split("\n").slice(1)) {
+    const f = l.trim().split(/\s+/);
+    if (f.length > 12 && Number.parseInt(f[1]!.split(":")[1]!, 16) === port) n += Number(f.at(-1));
+  }
+  return n;
+}
 /** Direct children of this process whose command name starts with `comm`. */
 function children(comm: string): number[] {
   const out: number[] = [];
@@ -355,6 +364,8 @@ interface ViewerRow {
   relayPct: number;
   peersPct: number;
   udpDrops: number;
+  /** Of those, on the worker's WebRtcServer port (the rest: the peers' sockets, or other programs'). */
+  workerDrops: number;
   sentKbps: number;
   /** The viewers' mean rate over the source's (the RTP mediasoup got from the relay in the window, × the lone viewer's SRTP overhead). */
   ofSource: number;
@@ -405,6 +416,7 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
     const overhead = cal.bytes[0] / Math.max(1, (await sourceBytes()) - src0);
     const worker = children("mediasoup-work")[0];
     if (!worker) throw new Error("mediasoup worker process not found among this process's children");
+    const rtcPort = (await t.service.rtc.ports())?.udp ?? 0;
 
     const rows: ViewerRow[] = [];
     let have = 1;
@@ -421,7 +433,7 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
       have = n;
       await Bun.sleep(2000);
       const relays = children("ffmpeg").filter((pid) => pid !== ff.pid);
-      const c0 = { w: procCpuMs(worker), s: process.cpuUsage(), r: relays.map(procCpuMs), p: procs.map((p) => procCpuMs(p.pid)), u: udpDrops() };
+      const c0 = { w: procCpuMs(worker), s: process.cpuUsage(), r: relays.map(procCpuMs), p: procs.map((p) => procCpuMs(p.pid)), u: udpDrops(), wd: portDrops(rtcPort) };
       const t0 = performance.now();
       const sentBefore = sentBytes;
       const srcBefore = await sourceBytes();
@@ -450,12 +462,13 @@ async function viewersPart(): Promise<{ rows: ViewerRow[]; expectedKbps: number;
         relayPct: pct(relays.reduce((a, pid, i) => a + procCpuMs(pid) - c0.r[i]!, 0)),
         peersPct: pct(procs.reduce((a, p, i) => a + procCpuMs(p.pid) - c0.p[i]!, 0)),
         udpDrops: udpDrops() - c0.u,
+        workerDrops: portDrops(rtcPort) - c0.wd,
         serverViewers: t.service.rtc.viewerCount(s.id),
         peersConnected: ms.reduce((a, m) => a + m.connected, 0),
       });
       const r = rows.at(-1)!;
       console.log(
-        `  N=${r.n}${failed ? ` (+${failed} failed)` : ""}: ${r.ok}/${r.n} at ≥ 90 % of the best (mean ${r.meanKbps.toFixed(0)} kbit/s = ${(r.ofSource * 100).toFixed(0)} % of the source; publisher sent ${r.sentKbps.toFixed(0)}), worker ${r.workerPct.toFixed(0)} %, service ${r.servicePct.toFixed(0)} %, relay ${r.relayPct.toFixed(0)} %, peers ${r.peersPct.toFixed(0)} %, UDP drops ${r.udpDrops}; sessions on the service ${r.serverViewers}, peers connected ${r.peersConnected}`,
+        `  N=${r.n}${failed ? ` (+${failed} failed)` : ""}: ${r.ok}/${r.n} at ≥ 90 % of the best (mean ${r.meanKbps.toFixed(0)} kbit/s = ${(r.ofSource * 100).toFixed(0)} % of the source; publisher sent ${r.sentKbps.toFixed(0)}), worker ${r.workerPct.toFixed(0)} %, service ${r.servicePct.toFixed(0)} %, relay ${r.relayPct.toFixed(0)} %, peers ${r.peersPct.toFixed(0)} %, UDP drops ${r.udpDrops} (worker's port ${r.workerDrops}); sessions on the service ${r.serverViewers}, peers connected ${r.peersConnected}`,
       );
       if (!holds(r)) break;
     }
@@ -495,10 +508,10 @@ try {
     console.log(
       `a lone viewer receives ${v.expectedKbps.toFixed(0)} kbit/s (SRTP + RTCP) while ffmpeg sends ${v.sentKbpsCal.toFixed(0)} kbit/s of FLV; it is ${v.overhead.toFixed(3)} × the RTP mediasoup got from the relay, which is the source of each window; the decrypting peers parsed ${v.verifiedRtp} RTP packets`,
     );
-    console.log("viewers (failed) | ≥ 90 % of best | mean kbit/s (of source) | sent kbit/s | worker CPU | service CPU | relay ffmpeg | peers (client) CPU | UDP rcvbuf drops");
+    console.log("viewers (failed) | ≥ 90 % of best | mean kbit/s (of source) | sent kbit/s | worker CPU | service CPU | relay ffmpeg | peers (client) CPU | UDP rcvbuf drops (worker's port)");
     for (const r of v.rows)
       console.log(
-        `${`${r.n} (${r.failed})`.padStart(15)} | ${`${r.ok}/${r.n}`.padStart(15)} | ${`${r.meanKbps.toFixed(0)} (${(r.ofSource * 100).toFixed(0)} %)`.padStart(22)} | ${r.sentKbps.toFixed(0).padStart(11)} | ${`${r.workerPct.toFixed(0)} %`.padStart(10)} | ${`${r.servicePct.toFixed(0)} %`.padStart(11)} | ${`${r.relayPct.toFixed(0)} %`.padStart(12)} | ${`${r.peersPct.toFixed(0)} %`.padStart(18)} | ${r.udpDrops}`,
+        `${`${r.n} (${r.failed})`.padStart(15)} | ${`${r.ok}/${r.n}`.padStart(15)} | ${`${r.meanKbps.toFixed(0)} (${(r.ofSource * 100).toFixed(0)} %)`.padStart(22)} | ${r.sentKbps.toFixed(0).padStart(11)} | ${`${r.workerPct.toFixed(0)} %`.padStart(10)} | ${`${r.servicePct.toFixed(0)} %`.padStart(11)} | ${`${r.relayPct.toFixed(0)} %`.padStart(12)} | ${`${r.peersPct.toFixed(0)} %`.padStart(18)} | ${r.udpDrops} (${r.workerDrops})`,
       );
     const held = v.rows.filter(holds);
     const best = held.at(-1);
