@@ -237,8 +237,14 @@ describe("DRM job failures", () => {
         const job = { input: fixture("live-360p-6s.flv"), outDir, ladder: SHORT_LADDER, downloads: [], drm: DRM };
         const c = new AbortController();
         const cancelled = slow.transcode(job, { signal: c.signal }).catch((e: unknown) => e);
-        await Bun.sleep(300);
-        expect(fs.readdirSync(outDir).some((n) => n.startsWith(".drm-scratch-"))).toBe(true);
+        // The encode is under way once its clear scratch folder exists (a loaded machine takes longer to get there).
+        const scratchAppeared = async () => {
+          for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(25)) {
+            if (fs.readdirSync(outDir).some((n) => n.startsWith(".drm-scratch-"))) return true;
+          }
+          return false;
+        };
+        expect(await scratchAppeared()).toBe(true);
         c.abort();
         expect(((await cancelled) as TranscodeError).code).toBe("CANCELLED");
         expect(fs.readdirSync(outDir).filter((n) => n.startsWith(".drm-scratch-"))).toEqual([]);
