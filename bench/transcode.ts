@@ -2,9 +2,10 @@
  * The same 30 s 720p input and ladder through (a) the service's wasm backend
  * (pool of one worker per core, the default), (b) its native backend, (c) bare
  * `ffmpeg` run with the very argument lists the native backend ran (recorded,
- * then replayed). A job's runs are not all sequential: its per-rendition HLS
- * runs are started together (native: concurrent processes; wasm: spread over
- * idle workers), then the download run. The recording keeps that shape (runs
+ * then replayed). A job's runs are not all sequential: its encode runs are
+ * started together (native: one process for the whole ladder since issue 15;
+ * wasm: one run per rendition, spread over idle workers), then the download
+ * run. The recording keeps that shape (runs
  * that were in flight together form one group) and (c) replays each group
  * concurrently, groups one after the other, so the baseline gets the same
  * parallelism as (b). Prints realtime factors and the ratios a/c and b/c,
