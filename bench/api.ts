@@ -61,13 +61,13 @@ const ROUTES: Route[] = [
   { name: "GET /livestreams/?limit=100", method: "GET", path: "/livestreams/?limit=100" },
   { name: "GET /webhooks/", method: "GET", path: "/webhooks/" },
   { name: "GET /videos/vid_missing/ (404)", method: "GET", path: "/videos/vid_missing/" },
-  { name: "POST /livestreams/", method: "POST", path: "/livestreams/", body: JSON.stringify({ title: "Bench stream" }), created: (j) => j.data.stream.id },
+  { name: "POST /livestreams/", method: "POST", path: "/livestreams/", body: JSON.stringify({ title: "Bench stream" }), created: (j: { data: { stream: { id: string } } }) => j.data.stream.id },
   {
     name: "POST /webhooks/",
     method: "POST",
     path: "/webhooks/",
     body: JSON.stringify({ url: "https://127.0.0.1:9/hook", events: ["VIDEO_TRANSCODING_COMPLETED"] }),
-    created: (j) => j.data.endpoint.id,
+    created: (j: { data: { endpoint: { id: string } } }) => j.data.endpoint.id,
   },
 ].filter((r) => !only || r.name.includes(only)) as Route[];
 
