@@ -1,0 +1,94 @@
+import { hasPackager } from "../../media/drm/index.ts";
+import { applyOrgSet, CliUsageError } from "../cli/org-set.ts";
+import { type OrgSettings, STANDARD_RUNGS } from "../orgs/org-settings.ts";
+import type { Member } from "./types.ts";
+import { type Html, html } from "./html.ts";
+import { csrfField } from "./page.ts";
+
+/**
+ * The part of the organization's settings the organization decides for itself
+ * (owner and admin): the transcoding ladder, downloads and the DRM switch.
+ * Limits and API permissions stay the operator's (`cli org set`).
+ *
+ * The form is turned into `cli org set` options and goes through the same
+ * `applyOrgSet`, so the screen refuses what the CLI refuses, with its message.
+ */
+
+type FormBody = Record<string, unknown> | undefined;
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined || v === null || v === "" ? [] : [String(v)]);
+const RUNG_NAMES = Object.keys(STANDARD_RUNGS);
+
+/** The DRM switch exists only where this server can package DRM (Shaka Packager present; media/drm). */
+export const drmSwitchAvailable = (): boolean => hasPackager();
+
+/** The new settings, or the message to show (nothing saved). */
+export function applyOrganizationForm(current: OrgSettings, body: FormBody): { settings: OrgSettings } | { error: string } {
+  const b = body ?? {};
+  const options: Record<string, string[]> = {};
+  // Transcoding on/off is the operator's switch (`--transcoding`): the ladder is edited only while it is on.
+  if (current.transcoding) {
+    const ladder = list(b.ladder);
+    if (ladder.length === 0) return { error: "Choose at least one rung for the transcoding ladder (cli org set: --ladder needs at least one rung)." };
+    options.ladder = [ladder.join(",")];
+  }
+  const mode = String(b.downloads ?? "");
+  if (mode === "none" || mode === "top") options.downloads = [mode];
+  else if (mode === "rungs") {
+    const rungs = list(b.download_rungs);
+    if (rungs.length === 0) return { error: "Choose at least one rendition to download, or choose None." };
+    options.downloads = [rungs.join(",")];
+  } else return { error: `Downloads: choose None, Top rendition or Named renditions (got "${mode}").` };
+  options["download-format"] = [String(b.download_format ?? "")];
+  if (b.drm_shown !== undefined) {
+    if (!drmSwitchAvailable()) return { error: "DRM packaging is not available on this server (no Shaka Packager)." };
+    options.drm = [b.drm === undefined ? "off" : "on"];
+  }
+  try {
+    return { settings: applyOrgSet(current, options) };
+  } catch (err) {
+    if (err instanceof CliUsageError) return { error: err.message };
+    throw err;
+  }
+}
+
+const checked = (on: boolean) => (on ? html` checked` : html``);
+
+export function organizationForm(member: Member, s: OrgSettings): Html {
+  const inLadder = new Set(s.transcoding?.ladder.map((r) => r.name) ?? []);
+  const named = s.downloads.rungs.filter((r) => r !== "top");
+  const mode = s.downloads.rungs.length === 0 ? "none" : s.downloads.rungs.includes("top") ? "top" : "rungs";
+  const ladder = s.transcoding
+    ? html`<fieldset><legend>Transcoding ladder</legend>
+    <p class="help">The renditions made for each new video (at least one). Videos already transcoded keep theirs.</p>
+    ${RUNG_NAMES.map((n) => {
+      const r = STANDARD_RUNGS[n]!;
+      return html`<label class="check"><input type="checkbox" name="ladder" value="${n}"${checked(inLadder.has(n))}> ${n} <span class="muted">(${r.videoBitrateKbps} kbps video, ${r.audioBitrateKbps} kbps audio)</span></label>`;
+    })}
+  </fieldset>`
+    : html``;
+  const drm = drmSwitchAvailable()
+    ? html`<fieldset><legend>DRM</legend>
+    <input type="hidden" name="drm_shown" value="1">
+    <label class="check"><input type="checkbox" role="switch" name="drm" id="drm-switch"${checked(s.features.drm)}> DRM (videos and live streams may be created with drm_enabled: true)</label>
+    <p class="help">Off: new requests with drm_enabled: true are refused with DRM_NOT_AVAILABLE. Videos already protected keep their keys and licences.</p>
+  </fieldset>`
+    : html``;
+  return html`<section class="panel" aria-labelledby="edit-org">
+  <h2 id="edit-org">Change settings</h2>
+  <form method="post" action="/settings/organization">
+  ${csrfField(member)}
+  ${ladder}
+  <fieldset><legend>Downloads</legend>
+    <label class="check"><input type="radio" name="downloads" value="none"${checked(mode === "none")}> None (downloads off)</label>
+    <label class="check"><input type="radio" name="downloads" value="top"${checked(mode === "top")}> Top rendition (the highest one produced)</label>
+    <label class="check"><input type="radio" name="downloads" value="rungs"${checked(mode === "rungs")}> Named renditions:</label>
+    ${RUNG_NAMES.map((n) => html`<label class="check"><input type="checkbox" name="download_rungs" value="${n}"${checked(named.includes(n))}> Download ${n}</label>`)}
+    <p><label for="download-format">Download format</label>
+    <select id="download-format" name="download_format">${["mkv", "mp4-encrypted"].map((f) => html`<option value="${f}"${f === s.downloads.format ? html` selected` : ""}>${f}</option>`)}</select></p>
+  </fieldset>
+  ${drm}
+  <p><button type="submit" class="primary">Save settings</button></p>
+  </form>
+</section>`;
+}
