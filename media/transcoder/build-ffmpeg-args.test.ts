@@ -149,6 +149,12 @@ describe("buildJobRuns: one-run layout (native)", () => {
     expect(tail).toEqual([...perRung[0]!, ...perRung[1]!.map((a) => (a === "[v0]" ? "[v1]" : a))]);
   });
 
+  test("x264Threads sets each encoder's frame threads; unset, x264 chooses", () => {
+    const args = buildJobRuns({ ...plan, x264Threads: 6 }, [], paths, "one-run")[0]!.runs[0]!.args;
+    expect(args.filter((a, i) => a === "-threads:v" && args[i + 1] === "6")).toHaveLength(2);
+    expect(hlsRuns(plan).flatMap((r) => r.args)).not.toContain("-threads:v");
+  });
+
   test("posters ride on the same run: split four ways, the images named before the rungs", () => {
     const [hls] = buildJobRuns({ ...plan, posters } as EncodePlan, [], paths, "one-run");
     const args = hls!.runs[0]!.args;

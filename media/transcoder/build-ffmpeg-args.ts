@@ -35,6 +35,13 @@ export interface EncodePlan {
    * rendition (the cheapest one) from the frames it decodes anyway. Unset: none.
    */
   posters?: { plan: PosterPlan; rendition: string };
+  /**
+   * x264 frame threads per encoder (`-threads:v`); unset: x264's automatic
+   * count (1.5 x cores). The native one-run layout sets 3 x cores: all rungs
+   * share one ffmpeg main thread that waits on each encoder in turn, and more
+   * frames in flight keep the cores busy (README, "Native concurrency").
+   */
+  x264Threads?: number;
 }
 
 /** Where the tool sees the job's files. */
@@ -240,6 +247,7 @@ function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, index: n
   if (video) {
     const kbps = rendition.videoBitrateKbps;
     args.push("-c:v", "libx264", "-preset", plan.preset, "-profile:v", "main", "-pix_fmt", "yuv420p");
+    if (plan.x264Threads) args.push("-threads:v", String(plan.x264Threads));
     args.push("-b:v:0", `${kbps}k`, "-maxrate:v:0", `${Math.round(kbps * 1.1)}k`, "-bufsize:v:0", `${kbps * 2}k`);
     // Segments may only be cut at keyframes, and players switch rungs at
     // segment boundaries: every rung gets a keyframe at exactly the same

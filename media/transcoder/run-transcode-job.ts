@@ -7,6 +7,7 @@
  * downloads from the MP4s, and removes them.
  */
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { abortReason } from "./abort-reason.ts";
 import {
@@ -80,6 +81,8 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     // Random, so the clear intermediates cannot be guessed under a served tree while the job runs.
     mp4Dir: drm ? `${DRM_SCRATCH_PREFIX}${randomKeyHex().slice(0, 16)}` : undefined,
     posters: posterPlan ? { plan: posterPlan, rendition: renditions[0]!.name } : undefined,
+    // One process for the whole ladder: twice x264's automatic frame threads (measured: README, "Native concurrency").
+    x264Threads: runner.runLayout === "one-run" ? 3 * os.availableParallelism() : undefined,
   };
   const files: PlannedDownloadFile[] = planned.map((d) => {
     const file = downloadFileName(d.rendition, d.format);
