@@ -15,6 +15,8 @@ export interface Logger {
   warn(msg: string, tags?: LogTags): void;
   error(msg: string, tags?: LogTags): void;
   child(tags: LogTags): Logger;
+  /** Whether a line at `level` would be written: a hot path (the access log) skips building a line nobody reads. */
+  enabled(level: LogLevel): boolean;
 }
 
 const ORDER: Record<LogLevel | "silent", number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -103,6 +105,7 @@ export function createLogger(opts: { level?: LogLevel | "silent"; tags?: LogTags
     warn: (m, t) => emit("warn", m, t),
     error: (m, t) => emit("error", m, t),
     child: (tags) => createLogger({ level: opts.level, tags: { ...base, ...tags }, write }),
+    enabled: (level) => ORDER[level] >= min,
   };
 }
 

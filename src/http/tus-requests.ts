@@ -8,7 +8,9 @@ import { API_PREFIX } from "./api-context.ts";
  */
 export const TUS_PATH = `${API_PREFIX}/videos/uploads`;
 
-export const isTusPath = (path: string) => path === TUS_PATH || path.startsWith(`${TUS_PATH}/`);
+const TUS_CHILD = `${TUS_PATH}/`;
+
+export const isTusPath = (path: string) => path === TUS_PATH || path.startsWith(TUS_CHILD);
 
 /**
  * A CORS preflight (browsers send no credentials on it), or a request with a

@@ -1,5 +1,5 @@
 import { ApiError } from "./api-error.ts";
-import { errorResponse, nowIso } from "./envelope.ts";
+import { errorBody, nowIso } from "./envelope.ts";
 
 /**
  * Serialized resources of list answers. A record object of the actor runtime
@@ -43,16 +43,50 @@ const NOT_FOUND = ApiError.notFound();
 
 /** The 404 envelope of a missing (or another organization's) resource, answered by the route instead of thrown. */
 export function notFoundResponse(): Response {
-  return errorResponse(NOT_FOUND);
+  const timestamp = nowIso();
+  if (timestamp !== notFoundAt) {
+    notFoundAt = timestamp;
+    notFoundBody = JSON.stringify(errorBody(NOT_FOUND));
+  }
+  return new Response(notFoundBody, { status: NOT_FOUND.status, headers: ERROR_TYPE });
 }
+/** The 404 body of the current millisecond (`errorResponse`'s bytes), built once per millisecond. */
+let notFoundAt = "";
+let notFoundBody = "";
+const ERROR_TYPE = { "content-type": "application/json; charset=utf-8" };
 
 /**
  * The bytes Elysia answers for `success(data)` (src/http/envelope.ts), with the
  * data already serialized: `{"success":true,"message":…,"data":…,"meta":{"timestamp":…}}`.
  */
 export function okJson(dataJson: string, message = "OK"): Response {
-  return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${nowIso()}"}}`, { headers: JSON_TYPE });
+  const timestamp = nowIso();
+  if (timestamp !== bodiesAt) {
+    bodies.clear();
+    bodiesAt = timestamp;
+  }
+  const key = message === "OK" ? dataJson : `${message}\n${dataJson}`;
+  let body = bodies.get(key);
+  if (body === undefined) {
+    body = `{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${timestamp}"}}`;
+    if (bodies.size < MAX_BODIES) bodies.set(key, body);
+  }
+  return new Response(body, { headers: JSON_TYPE });
 }
+
+/**
+ * Whole bodies of the current millisecond (their only varying part is
+ * `meta.timestamp`, at millisecond precision), by their data's JSON. A page of
+ * 100 items is ~60 KB: building the body string anew for every request
+ * allocated that much per request, and the collector's work on it was the
+ * larger part of a list read's CPU (bench/api.ts profile). Under load, the
+ * requests of one millisecond answering the same cached page share one body.
+ * The data JSON strings are the view caches' own objects, so the Map hashes
+ * each once (the hash is kept on the string).
+ */
+const bodies = new Map<string, string>();
+let bodiesAt = "";
+const MAX_BODIES = 64;
 
 /** A page's `data` (`{items, next_cursor}`, as `paginate` answers it) from serialized items. */
 export function pageJson(items: string[], nextCursor: string | null): string {

@@ -24,8 +24,8 @@ interface ObservedApp {
  * The wrapper, not Elysia's onAfterResponse: that hook does not run for a
  * response returned by onRequest (401, 429) and reports a 404 as 200.
  *
- * Hot path: no await (one `.then`), a Map lookup for the metric children, one
- * small object for the log line; the route table is consulted only for
+ * Hot path: no await (one `.then`), a Map lookup for the metric series, one
+ * small object for the log line (none when its level is off); the route table is consulted only for
  * requests answered before routing.
  */
 export function observeRequests(app: ObservedApp, opts: { metrics: Metrics; logger: Logger }): void {
@@ -43,19 +43,15 @@ export function observeRequests(app: ObservedApp, opts: { metrics: Metrics; logg
     }
     route ??= "unmatched";
     metrics.observeHttp(method, route, response.status, seconds);
-    const org = authByRequest.get(request);
-    const bytes = response.headers.get("content-length");
-    const line = {
-      method,
-      route,
-      status: response.status,
-      duration_ms: Math.round(seconds * 10_000) / 10,
-      request_id: id,
-      ...(org ? { org_id: org.org.id } : {}),
-      ...(bytes !== null ? { bytes: Number(bytes) } : {}),
-    };
-    if (QUIET.has(route)) logger.debug("HTTP request", line);
-    else logger.info("HTTP request", line);
+    const level = QUIET.has(route) ? "debug" : "info";
+    if (logger.enabled(level)) {
+      const org = authByRequest.get(request);
+      const bytes = response.headers.get("content-length");
+      const line: Record<string, unknown> = { method, route, status: response.status, duration_ms: Math.round(seconds * 10_000) / 10, request_id: id };
+      if (org) line.org_id = org.org.id;
+      if (bytes !== null) line.bytes = Number(bytes);
+      logger[level]("HTTP request", line);
+    }
     return withHeader(response, id);
   }
 

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { createHttpSeries } from "./http-series.ts";
 
 /**
  * Every metric of one service instance, in its own Registry (never prom-client's
@@ -16,19 +17,12 @@ export function createMetrics() {
   // Prometheus refuses) and a min of 9.2e9 s. Dropped rather than scraped as nonsense.
   for (const m of registry.getMetricsAsArray()) if (m.name.includes("eventloop_lag")) registry.removeSingleMetric(m.name);
 
-  const httpRequests = new Counter({
-    name: "vidlive_http_requests_total",
-    help: "HTTP requests answered, by method, route template and status.",
-    labelNames: ["method", "route", "status"],
-    registers,
-  });
-  const httpDuration = new Histogram({
-    name: "vidlive_http_request_duration_seconds",
-    help: "Time from the request reaching the app to its response headers, by method, route template and status.",
-    labelNames: ["method", "route", "status"],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  // Counted in plain numbers on the request path, sampled at scrape time (http-series.ts).
+  const http = createHttpSeries(
+    registry,
+    { requests: "vidlive_http_requests_total", duration: "vidlive_http_request_duration_seconds" },
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
   const jobDuration = new Histogram({
     name: "vidlive_job_duration_seconds",
     help: "Run time of one attempt of a work row in this process, by work type and outcome (done, next, deferred, retry, failed, cancelled, lost).",
@@ -52,22 +46,10 @@ export function createMetrics() {
   // Every outcome has a series from the start: a rate over a missing series is no rate at all.
   for (const outcome of ["success", "failure", "timeout"]) webhookAttempts.labels(outcome).inc(0);
 
-  // The request path observes through cached children: one Map lookup per request, no label object built.
-  type Children = { count: Counter.Internal; duration: Histogram.Internal<"method" | "route" | "status"> };
-  const httpChildren = new Map<string, Children>();
-
   return {
     registry,
     observeHttp(method: string, route: string, status: number, seconds: number): void {
-      const key = `${method} ${status} ${route}`;
-      let c = httpChildren.get(key);
-      if (!c) {
-        const labels = [method, route, String(status)];
-        c = { count: httpRequests.labels(...labels), duration: httpDuration.labels(...labels) };
-        httpChildren.set(key, c);
-      }
-      c.count.inc();
-      c.duration.observe(seconds);
+      http.observe(method, route, status, seconds);
     },
     observeJob(type: string, outcome: string, seconds: number): void {
       jobDuration.labels(type, outcome).observe(seconds);

@@ -5,7 +5,7 @@ import { pageOf, paginate } from "../http/cursor.ts";
 import { bodyInput, emptyBody, field, pageQuery, strictBody } from "../http/input.ts";
 import { doc } from "../http/openapi-docs.ts";
 import { success } from "../http/envelope.ts";
-import { createViewCache, okJson, pageJson } from "../http/view-cache.ts";
+import { createPageCache, createViewCache, okJson, pageJson } from "../http/view-cache.ts";
 import { OutboundRefusedError, type OutboundGuard } from "../net/outbound-guard.ts";
 import type { AttemptOutcome } from "./deliver.ts";
 import type { DeliveryRow, DeliveryStore } from "./delivery-store.ts";
@@ -66,6 +66,7 @@ export interface WebhookRouteDeps {
 export function webhookRoutes(deps: WebhookRouteDeps) {
   const { endpoints, deliveries, dispatcher } = deps;
   const views = createViewCache<EndpointRow>();
+  const pages = createPageCache();
 
   async function mustGetEndpoint(orgId: string, id: string) {
     const row = await endpoints.get(orgId, id);
@@ -112,12 +113,15 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
     .get(
       "/webhooks/",
       async ({ auth, request }) => {
-        const { page, next_cursor } = await pageOf(pageQuery.parse(request.url), (p) => endpoints.list(auth.org.id, p));
-        // Rows are immutable (an endpoint is only ever deleted) and handed out again while the database is unchanged (src/http/view-cache.ts).
+        const { page, next_cursor, rows } = await pageOf(pageQuery.parse(request.url), (p) => endpoints.list(auth.org.id, p));
+        // Rows are immutable (an endpoint is only ever deleted) and handed out again while the database is unchanged:
+        // items serialized once per row, pages once per read (src/http/view-cache.ts).
         return okJson(
-          pageJson(
-            page.map((row) => views(row, 0, () => endpointView(row))),
-            next_cursor,
+          pages(rows, next_cursor ?? "", () =>
+            pageJson(
+              page.map((row) => views(row, 0, () => endpointView(row))),
+              next_cursor,
+            ),
           ),
         );
       },
