@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
@@ -24,6 +26,8 @@ import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./supp
 
 const hasFfmpeg = Bun.which("ffmpeg") !== null;
 const JOB_LEASE_MS = 2000;
+/** fixtures/av-720p-3s.mp4: 3 s, moov first (a truncated copy still probes, and transcodes cut short). */
+const SOURCE_BYTES = 950_082;
 
 let cluster: Cluster;
 let rx: WebhookReceiver;
@@ -47,11 +51,38 @@ async function sql(text: string, args: string[]) {
 /** The object key of a media URL: `/media/<token>/<path>` is stored at `media/<token>/<path>`. */
 const keyOf = (url: string) => new URL(url).pathname.slice(1);
 
+/**
+ * What a failed wait prints: the video, its work rows (status, holder, attempts, lease, due time, last error)
+ * and each live process's last log lines, so a CI failure explains itself.
+ */
+async function explain(id: string, processes: Child[]): Promise<string> {
+  const now = Date.now();
+  const video = await videoOf(children[0]!, id).catch((err) => `unreadable: ${err}`);
+  const rows = await sql("SELECT id, type, status, claimed_by, attempts, max_attempts, lease_until, run_after, last_error, payload, updated_at FROM work WHERE entity_id = ? ORDER BY created_at", [
+    id,
+  ]).catch((err) => [`unreadable: ${err}`]);
+  const work = rows.map((r) => (typeof r === "string" ? r : { ...r, lease_in_ms: r.lease_until === null ? null : Number(r.lease_until) - now, due_in_ms: Number(r.run_after) - now }));
+  const logs = processes.map(
+    (c) => `--- process ${c.proc.pid} (holder ${c.holder}, ${c.proc.signalCode ?? (c.proc.exitCode === null ? "running" : `exit ${c.proc.exitCode}`)}), last lines:\n${c.recentLogs().join("\n")}`,
+  );
+  return [`video: ${JSON.stringify(video)}`, `work rows: ${JSON.stringify(work, null, 1)}`, ...logs].join("\n");
+}
+
+/** `waitFor`, failing with `explain(id)` appended. */
+async function waitExplained<T>(id: string, processes: Child[], check: () => Promise<T | undefined>, opts: { timeoutMs: number; what: string; intervalMs?: number }): Promise<T> {
+  try {
+    return await waitFor(check, opts);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await explain(id, processes)}`);
+  }
+}
+
 const videoOf = async (c: Child, id: string) => ((await (await c.api(`/videos/${id}/`)).json()) as any).data?.video;
 
 beforeAll(async () => {
   cluster = await startCluster({
     name: "scaleout",
+    logLevel: "debug", // work claims and starts, for `explain`
     env: { JOB_LEASE_MS: String(JOB_LEASE_MS), WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2" },
   });
   children = cluster.children;
@@ -81,7 +112,7 @@ test.skipIf(!hasFfmpeg)(
       ids.push(((await res.json()) as any).data.asset.public_id);
     }
     const done = await Promise.all(
-      ids.map((id) => waitFor(async () => ((await videoOf(b, id))?.status === "COMPLETED" ? videoOf(c, id) : undefined), { timeoutMs: 90_000, what: `video ${id} COMPLETED` })),
+      ids.map((id) => waitExplained(id, children, async () => ((await videoOf(b, id))?.status === "COMPLETED" ? videoOf(c, id) : undefined), { timeoutMs: 90_000, what: `video ${id} COMPLETED` })),
     );
 
     for (const v of done) {
@@ -144,13 +175,18 @@ test.skipIf(!hasFfmpeg)(
     owner!.proc.kill("SIGKILL");
     await owner!.proc.exited;
 
-    const done = await waitFor(
+    const done = await waitExplained(
+      id,
+      children, // the killed one's last lines too: where it was cut
       async () => {
         const v = await videoOf(a, id);
-        return v?.status === "COMPLETED" ? v : undefined;
+        return v?.status === "COMPLETED" || v?.status === "ERROR" ? v : undefined;
       },
       { timeoutMs: 90_000, what: "the video completed by the survivor" },
     );
+    if (done.status !== "COMPLETED") throw new Error(`The video failed instead of completing.\n${await explain(id, children)}`);
+    // The whole source, not a copy the killed process had half downloaded.
+    expect([done.size_bytes, done.duration_seconds]).toEqual([String(SOURCE_BYTES), 3]);
     const token = new URL(done.url).pathname.split("/")[2]!;
     expect(await objectKeys(`media/${token}/`)).toContain(keyOf(done.url));
     const master = await fetch(`${a.base}${new URL(done.url).pathname}`);
@@ -159,4 +195,65 @@ test.skipIf(!hasFfmpeg)(
     expect(Number(completed[0]!.n)).toBe(1);
   },
   150_000,
+);
+
+/** Sizes of the files named `source*` in a process's work dir for a video (its download of the source, whole or part). */
+function sourceCopies(c: Child, id: string): number[] {
+  const dir = join(cluster.dataDirOf(c), "work", id);
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.startsWith("source"))
+      .map((n) => statSync(join(dir, n)).size);
+  } catch {
+    return []; // not there yet, or renamed or removed between the two reads
+  }
+}
+
+test.skipIf(!hasFfmpeg)(
+  "kill -9 of the process downloading a video's source from the bucket: the survivor transcodes the whole source, not the half-written copy",
+  async () => {
+    const a = children[0]!;
+    const alive = (c: Child) => c.proc.exitCode === null && c.proc.signalCode === null;
+    let landed = false;
+    // The kill must land inside the download (tens of ms): each attempt is a new video, until one does.
+    for (let attempt = 0; attempt < 8 && !landed; attempt++) {
+      while (children.filter((c) => c !== a && alive(c)).length < 2) await cluster.spawn();
+      const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url(`av-720p-3s.mp4?download=${attempt}`), title: "killed mid-download" } });
+      expect(res.status).toBe(201);
+      const id = ((await res.json()) as any).data.asset.public_id as string;
+      // Whoever holds its transcode (a claim may hand the row back to the fetch stage first): spin (no await:
+      // nothing of this process's may delay the kill) until a partial copy shows in its work dir.
+      const deadline = Date.now() + 30_000;
+      let killed: Child | undefined;
+      while (!killed && Date.now() < deadline) {
+        const v = await videoOf(a, id);
+        if (v?.status !== "TRANSCODING") break;
+        const rows = await sql("SELECT claimed_by FROM work WHERE entity_id = ? AND type = 'transcode' AND status = 'running'", [id]);
+        const c = children.find((x) => x.holder === rows[0]?.claimed_by && alive(x));
+        const until = Date.now() + 300;
+        while (c && !killed && Date.now() < until) {
+          if (sourceCopies(c, id).some((size) => size < SOURCE_BYTES)) {
+            c.proc.kill("SIGKILL");
+            killed = c;
+          }
+        }
+      }
+      landed = killed !== undefined;
+      await killed?.proc.exited;
+      const done = await waitExplained(
+        id,
+        children,
+        async () => {
+          const v = await videoOf(a, id);
+          return v?.status === "COMPLETED" || v?.status === "ERROR" ? v : undefined;
+        },
+        { timeoutMs: 90_000, what: "the video completed" },
+      );
+      if (!landed) continue;
+      if (done.status !== "COMPLETED") throw new Error(`The video failed instead of completing.\n${await explain(id, children)}`);
+      expect([done.size_bytes, done.duration_seconds]).toEqual([String(SOURCE_BYTES), 3]);
+    }
+    expect(landed).toBe(true);
+  },
+  300_000,
 );

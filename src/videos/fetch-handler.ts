@@ -38,8 +38,9 @@ export function createFetchHandler(deps: {
       const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard });
       logger.info("Source fetched", { video_id: ctx.id, bytes });
       // Another process may run the transcode: the source is stored first (STORAGE=local: already at its key's path).
-      await store.objects.putFile(store.keyOf(dest)!, dest, { move: true });
-      const payload: TranscodePayload = { sourcePath: dest, fetched: true };
+      const sourceKey = store.keyOf(dest)!;
+      await store.objects.putFile(sourceKey, dest, { move: true });
+      const payload: TranscodePayload = { sourcePath: dest, sourceKey, fetched: true };
       return { next: { type: "transcode", payload } };
     },
 

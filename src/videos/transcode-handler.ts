@@ -1,4 +1,4 @@
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, extname, join } from "node:path";
 import type { TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
@@ -52,30 +52,49 @@ export function createTranscodeHandler(deps: {
   /**
    * The source as a local file, or null when it must be fetched first (a job
    * queued before fetching was its own stage, or a fetched copy that went
-   * missing). In order: the file on this disk (STORAGE=local, or a copy this
-   * process still has); its object (STORAGE=s3: `uploads/<id>`, a recording
-   * `recordings/<stream>.flv`, a fetched `work/<video>/source.*`), downloaded
-   * to scratch; the original a run repeated after a crash had already kept.
-   * `key` is the source's object key (null for a file outside DATA_DIR).
+   * missing). In order: the file on this disk (STORAGE=local, an upload or a
+   * recording this process still has); its object (STORAGE=s3: `uploads/<id>`,
+   * a recording `recordings/<stream>.flv`, a fetched `work/<video>/source.*`),
+   * downloaded to scratch; the original a run repeated after a crash had
+   * already kept. `key` is the source's object key (null for a file outside
+   * DATA_DIR).
    */
   async function findSource(job: WorkRow<"transcode">, workDir: string): Promise<{ path: string; key: string | null } | null> {
     const payload: TranscodePayload = job.payload;
-    const path = payload.uploadId ? deps.uploads.path(payload.uploadId) : payload.sourcePath;
-    if (!path) return null;
-    const key = payload.uploadId ? deps.uploads.key(payload.uploadId) : store.keyOf(path);
-    if (await Bun.file(path).exists()) return { path, key };
+    const key = payload.uploadId ? deps.uploads.key(payload.uploadId) : (payload.sourceKey ?? (payload.sourcePath ? store.keyOf(payload.sourcePath) : null));
+    // A fetched source is found by its key, never by the fetching process's path: on STORAGE=s3 a file there is
+    // scratch (another process's, or a copy an earlier run of this one was downloading when it died).
+    const path = payload.uploadId ? deps.uploads.path(payload.uploadId) : payload.sourceKey ? objects.localPath(payload.sourceKey) : payload.sourcePath;
+    if (path && (await Bun.file(path).exists())) return { path, key };
     if (key && objects.kind !== "local") {
       const copy = join(workDir, `source${extname(key)}`);
-      if (await objects.download(key, copy)) return { path: copy, key };
+      if (await downloadWhole(key, copy)) return { path: copy, key };
     }
     for await (const kept of objects.list(store.originalKey(job.entityId))) {
       if (!basename(kept.key).startsWith("source")) continue;
       const local = objects.localPath(kept.key);
       if (local) return { path: local, key: kept.key };
       const copy = join(workDir, basename(kept.key));
-      if (await objects.download(kept.key, copy)) return { path: copy, key: kept.key };
+      if (await downloadWhole(kept.key, copy)) return { path: copy, key: kept.key };
     }
-    return payload.fetched ? null : { path, key };
+    return payload.fetched || !path ? null : { path, key };
+  }
+
+  /**
+   * Downloads an object to `path` whole or not at all: into a part file, renamed once complete. A process
+   * killed mid-download (`kill -9`, a lost node) left a truncated `path` that the run resuming its work took
+   * for the source: an empty one failed the video for good ("input is empty"), a partial one completed it
+   * cut short (test/scaleout.test.ts).
+   */
+  async function downloadWhole(key: string, path: string): Promise<boolean> {
+    const part = `${path}.part-${crypto.randomUUID()}`;
+    try {
+      if (!(await objects.download(key, part))) return false;
+      await rename(part, path);
+      return true;
+    } finally {
+      await rm(part, { force: true });
+    }
   }
 
   return {

@@ -23,17 +23,20 @@ export interface Cluster {
   spawn(env?: Record<string, string>): Promise<Child>;
   /** Keys stored under `prefix`. */
   keysUnder(prefix: string): Promise<string[]>;
+  /** A process's own DATA_DIR. */
+  dataDirOf(child: Child): string;
   /** Files under the named top folders (e.g. "media", "live") of every process's DATA_DIR. */
   localFiles(tops: string[]): string[];
   /** Stops every process still running, the engines, and removes the DATA_DIRs. */
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { env?: Record<string, string>; name?: string } = {}): Promise<Cluster> {
+export async function startCluster(opts: { env?: Record<string, string>; name?: string; logLevel?: "debug" | "info" } = {}): Promise<Cluster> {
   const [sqld, s3] = await Promise.all([startSqld(), startS3rver()]);
   const bucket = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
   const dirs: string[] = [];
   const children: Child[] = [];
+  const dirOf = new Map<Child, string>();
   const secretKey = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("");
   return {
     sqld,
@@ -52,7 +55,8 @@ export async function startCluster(opts: { env?: Record<string, string>; name?: 
           SECRET_KEY: secretKey,
           DATABASE_URL: sqld.url,
           MEDIA_BACKEND: "native",
-          ...(process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {}),
+          // Always logging (kept in `Child.recentLogs`, for a failing test to print); LOG_LEVEL overrides the suite's level.
+          LOG_LEVEL: process.env.LOG_LEVEL ?? opts.logLevel ?? "info",
           ...s3.env,
           ...opts.env,
           ...env,
@@ -60,6 +64,7 @@ export async function startCluster(opts: { env?: Record<string, string>; name?: 
         first ? { orgId: first.orgId, apiKey: first.apiKey } : undefined,
       );
       children.push(child);
+      dirOf.set(child, dataDir);
       return child;
     },
     async keysUnder(prefix) {
@@ -72,6 +77,7 @@ export async function startCluster(opts: { env?: Record<string, string>; name?: 
       } while (continuationToken);
       return keys;
     },
+    dataDirOf: (child) => dirOf.get(child)!,
     localFiles: (tops) => dirs.flatMap((dir) => tops.flatMap((top) => filesUnder(join(dir, top)))),
     async stop() {
       await Promise.all(children.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null).map((c) => c.stop()));
