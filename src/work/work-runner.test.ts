@@ -198,6 +198,34 @@ describe("aborts", () => {
     expect(seen.reason).toBeInstanceOf(Error);
   });
 
+  test("a timeout past setTimeout's 32-bit limit (TRANSCODE_TIMEOUT_MS of 30 days) does not abort the run at once", async () => {
+    let aborted = false;
+    let finish: (() => void) | undefined;
+    const h = await harness(
+      {
+        "live-watch": {
+          run: (_row, { signal }) =>
+            new Promise<void>((resolve) => {
+              signal.addEventListener("abort", () => {
+                aborted = true;
+              });
+              finish = resolve;
+            }),
+        },
+      },
+      { "live-watch": policy({ timeoutMs: 30 * 24 * 60 * 60_000 }) },
+    );
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" } });
+    await until(
+      async () => finish,
+      (f) => f !== undefined,
+    );
+    await Bun.sleep(50);
+    expect(aborted).toBe(false);
+    finish!();
+    expect(await settled(h, id)).toMatchObject({ status: "done", attempts: 1 });
+  });
+
   test("a lease lost to cancelForEntity aborts the running handler, which is not retried", async () => {
     const seen = { started: 0 } as { reason?: unknown; started: number };
     let failed = 0;

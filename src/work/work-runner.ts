@@ -1,5 +1,6 @@
 import type { Logger } from "../log.ts";
 import { createLeaseRenewer } from "./lease-renewer.ts";
+import { setLongTimeout } from "./long-timeout.ts";
 import type { WorkLedger, WorkRow } from "./work-ledger.ts";
 import type { WorkPolicy } from "./work-policies.ts";
 import type { WorkRequest, WorkType } from "./work-types.ts";
@@ -85,7 +86,8 @@ export function createWorkRunner(opts: {
     const abort = new AbortController();
     running.set(row.id, { row, abort });
     const log = logger.child({ work_id: row.id, work_type: type, entity_id: row.entityId, org_id: row.orgId, attempt: row.attempts });
-    const timeout = setTimeout(() => abort.abort(new Error(`The work ran longer than ${policy.timeoutMs} ms.`)), policy.timeoutMs);
+    // A long timeout (TRANSCODE_TIMEOUT_MS is the operator's) may pass setTimeout's 32-bit limit: it would fire at once.
+    const clearRunTimeout = setLongTimeout(() => abort.abort(new Error(`The work ran longer than ${policy.timeoutMs} ms.`)), policy.timeoutMs);
     const t0 = performance.now();
     const ended = (outcome: WorkOutcome) => opts.onFinished?.(type, outcome, (performance.now() - t0) / 1000);
     try {
@@ -134,7 +136,7 @@ export function createWorkRunner(opts: {
       ended("failed");
       if (await ledger.fail(row.id, errorText(err))) await handler.onFailed?.(row, err);
     } finally {
-      clearTimeout(timeout);
+      clearRunTimeout();
       running.delete(row.id);
       inFlight.set(type, (inFlight.get(type) ?? 1) - 1);
       if (!stopped) wake();
