@@ -34,6 +34,7 @@ import { webrtcRoutes } from "./webrtc/webrtc-routes.ts";
 import type { Transcriber } from "../media/stt/types.ts";
 import { createLiveModule, type LiveModule } from "./live/live-module.ts";
 import { createOutboundGuard, type OutboundGuard } from "./net/outbound-guard.ts";
+import { subscribedEvents } from "./webhooks/subscribed-events.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
@@ -94,6 +95,7 @@ export async function createService(
     ledger,
     policies,
     kinds: actorKinds(config, sealers, logger),
+    subscribedEvents,
   });
   // Created once every module has registered its handlers; modules reach it through these two calls.
   let runner: WorkRunner | undefined;

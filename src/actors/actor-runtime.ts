@@ -124,7 +124,19 @@ function rowOf(r: unknown[]): Row {
  * lives only in memory: a restart, or another process, picks up exactly
  * where it was.
  */
-export function createActorRuntime(opts: { database: Database; logger: Logger; kinds: ActorKinds; ledger: WorkLedger; policies: WorkPolicies }) {
+export function createActorRuntime(opts: {
+  database: Database;
+  logger: Logger;
+  kinds: ActorKinds;
+  ledger: WorkLedger;
+  policies: WorkPolicies;
+  /**
+   * The events someone consumes by fan-out (the organization's webhook subscriptions), read in the transaction that
+   * writes them: an outbox row of another event is written already fanned out (src/webhooks/subscribed-events.ts).
+   * Without it every row waits for the fan-out.
+   */
+  subscribedEvents?: (tx: Tx, orgId: string) => Promise<ReadonlySet<string>>;
+}) {
   const { database, kinds, ledger, policies } = opts;
   const outboxListeners = new Set<() => void>();
   const workListeners = new Set<() => void>();
@@ -247,7 +259,10 @@ export function createActorRuntime(opts: { database: Database; logger: Logger; k
   /** Every row the transition asked for, in its transaction. Answers whether work rows were written (to wake the runner). */
   async function writeEffects(tx: Tx, kind: ActorKindName, id: string, orgId: string, fx: Effects, now: number, firing?: string): Promise<boolean> {
     if (fx.domain.length > 0) {
-      await tx.insert(outbox).values(fx.domain.map((e) => ({ id: newId("evt"), orgId, entityId: id, event: e.event, payload: e.data, createdAt: now })));
+      const heard = await opts.subscribedEvents?.(tx, orgId);
+      await tx
+        .insert(outbox)
+        .values(fx.domain.map((e) => ({ id: newId("evt"), orgId, entityId: id, event: e.event, payload: e.data, createdAt: now, fannedOutAt: heard && !heard.has(e.event) ? now : null })));
     }
     for (const sendId of fx.cancels) await ledger.cancelKey(tx, timerKey(id, sendId), firing);
     for (const t of fx.timers) {

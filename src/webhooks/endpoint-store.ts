@@ -87,8 +87,26 @@ export function createEndpointStore(deps: { database: Database; cipher: SecretCi
     return rows.map(endpointRowOf);
   }
 
+  /**
+   * The secret is opened when first read (signing a delivery), not here: every
+   * fan-out reads its organizations' endpoints, and opening all of their
+   * secrets for events none of them subscribed to was ~3% of the CPU of
+   * POST /livestreams/ under load with 20 endpoints (bench/api.ts profile).
+   */
   function sendable(row: EndpointRow): SendableEndpoint {
-    return { id: row.id, orgId: row.orgId, url: row.url, events: row.events, fields: row.fields, secret: openSecret(row), createdAt: row.createdAt };
+    let secret: string | null | undefined;
+    return {
+      id: row.id,
+      orgId: row.orgId,
+      url: row.url,
+      events: row.events,
+      fields: row.fields,
+      createdAt: row.createdAt,
+      get secret() {
+        if (secret === undefined) secret = openSecret(row);
+        return secret;
+      },
+    };
   }
 
   return {
