@@ -61,6 +61,8 @@ const ERROR_TYPE = { "content-type": "application/json; charset=utf-8" };
  */
 export function okJson(dataJson: string, message = "OK"): Response {
   const timestamp = nowIso();
+  // A small body costs less to build than to look up (the key is hashed when it is a new string).
+  if (dataJson.length < MEMO_FROM) return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${timestamp}"}}`, { headers: JSON_TYPE });
   if (timestamp !== bodiesAt) {
     bodies.clear();
     bodiesAt = timestamp;
@@ -87,6 +89,7 @@ export function okJson(dataJson: string, message = "OK"): Response {
 const bodies = new Map<string, string>();
 let bodiesAt = "";
 const MAX_BODIES = 64;
+const MEMO_FROM = 4096;
 
 /** A page's `data` (`{items, next_cursor}`, as `paginate` answers it) from serialized items. */
 export function pageJson(items: string[], nextCursor: string | null): string {

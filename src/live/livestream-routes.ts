@@ -65,6 +65,8 @@ export function livestreamRoutes(deps: {
   const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers);
   const views = createViewCache<ActorRecord<StreamContext>>();
   const pages = createPageCache();
+  /** An item answer's `data` (`{"stream":…}`) per record object and viewer count. */
+  const items = createPageCache();
   const load = async (orgId: string, id: string) => {
     const record = await livestreams.get(orgId, id);
     if (!record) throw ApiError.notFound();
@@ -154,7 +156,8 @@ export function livestreamRoutes(deps: {
         const record = await livestreams.get(auth.org.id, params.id);
         if (!record) return notFoundResponse();
         // Serialized once per record version and viewer count (src/http/view-cache.ts), shared with the list.
-        return okJson(`{"stream":${views(record, deps.webrtcViewers?.(record.id) ?? 0, () => view(record))}}`);
+        const viewers = deps.webrtcViewers?.(record.id) ?? 0;
+        return okJson(items(record, String(viewers), () => `{"stream":${views(record, viewers, () => view(record))}}`));
       },
       {
         permission: "livestreams.read",
