@@ -25,4 +25,11 @@ describe("createJobSignal", () => {
     await Bun.sleep(30);
     expect(js.signal.aborted).toBe(false);
   });
+
+  test("a deadline of 30 days does not fire at once (a delay past 2^31-1 ms would fire after 1 ms)", async () => {
+    const js = createJobSignal({ timeoutMs: 30 * 24 * 60 * 60 * 1000 });
+    await Bun.sleep(30);
+    expect(js.signal.aborted).toBe(false);
+    js.dispose();
+  });
 });

@@ -12,6 +12,9 @@ export interface JobSignal {
   dispose(): void;
 }
 
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Merges the caller's signal with a hard deadline. The reason tells the
  * runner which error to raise: TIMEOUT for the deadline, CANCELLED otherwise.
@@ -24,7 +27,9 @@ export function createJobSignal(opts: { signal?: AbortSignal; timeoutMs?: number
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (opts.timeoutMs !== undefined && opts.timeoutMs > 0 && !controller.signal.aborted) {
     const ms = opts.timeoutMs;
-    timer = setTimeout(() => controller.abort(new TranscodeError("TIMEOUT", `${opts.what ?? "transcode"} exceeded ${ms} ms`)), ms);
+    // A delay past 2^31-1 ms (24.8 days) would fire after 1 ms (TimeoutOverflowWarning) and time every job out at once:
+    // a longer deadline is held at that bound, which no transcode reaches.
+    timer = setTimeout(() => controller.abort(new TranscodeError("TIMEOUT", `${opts.what ?? "transcode"} exceeded ${ms} ms`)), Math.min(ms, MAX_TIMER_MS));
   }
   return {
     signal: controller.signal,
