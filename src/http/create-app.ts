@@ -127,7 +127,7 @@ export function createApp(deps: AppDeps) {
       authByRequest.set(request, auth);
 
       const { limits } = auth.org.settings;
-      const checks = [{ key: `key:${auth.keyId}`, limit: limits.requestsPerMinute }];
+      const checks = [auth.keyCheck];
       const orgLimit = orgLimitFor(request.method, path.slice(API_PREFIX.length), limits);
       if (orgLimit) checks.push({ key: `org:${auth.org.id}:${orgLimit.name}`, limit: orgLimit.limit });
       // Memory answers synchronously: no extra await on the embedded default's hot path.
