@@ -1,6 +1,6 @@
 import type { ApiError, ErrorCode } from "./api-error.ts";
 
-const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+export const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 let isoMs = 0;
 let isoText = "";

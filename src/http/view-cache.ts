@@ -1,5 +1,5 @@
 import { ApiError } from "./api-error.ts";
-import { errorBody, nowIso } from "./envelope.ts";
+import { errorBody, JSON_HEADERS, nowIso } from "./envelope.ts";
 
 /**
  * Serialized resources of list answers. A record object of the actor runtime
@@ -48,12 +48,13 @@ export function notFoundResponse(): Response {
     notFoundAt = timestamp;
     notFoundBody = JSON.stringify(errorBody(NOT_FOUND));
   }
-  return new Response(notFoundBody, { status: NOT_FOUND.status, headers: ERROR_TYPE });
+  return new Response(notFoundBody, { status: NOT_FOUND.status, headers: JSON_HEADERS });
 }
 /** The 404 body of the current millisecond (`errorResponse`'s bytes), built once per millisecond. */
 let notFoundAt = "";
 let notFoundBody = "";
-const ERROR_TYPE = { "content-type": "application/json; charset=utf-8" };
+
+const envelopeOf = (dataJson: string, message: string, timestamp: string) => `{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${timestamp}"}}`;
 
 /**
  * The bytes Elysia answers for `success(data)` (src/http/envelope.ts), with the
@@ -62,7 +63,7 @@ const ERROR_TYPE = { "content-type": "application/json; charset=utf-8" };
 export function okJson(dataJson: string, message = "OK"): Response {
   const timestamp = nowIso();
   // A small body costs less to build than to look up (the key is hashed when it is a new string).
-  if (dataJson.length < MEMO_FROM) return new Response(`{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${timestamp}"}}`, { headers: JSON_TYPE });
+  if (dataJson.length < MEMO_FROM) return new Response(envelopeOf(dataJson, message, timestamp), { headers: JSON_TYPE });
   if (timestamp !== bodiesAt) {
     bodies.clear();
     bodiesAt = timestamp;
@@ -70,7 +71,7 @@ export function okJson(dataJson: string, message = "OK"): Response {
   const key = message === "OK" ? dataJson : `${message}\n${dataJson}`;
   let body = bodies.get(key);
   if (body === undefined) {
-    body = `{"success":true,"message":${JSON.stringify(message)},"data":${dataJson},"meta":{"timestamp":"${timestamp}"}}`;
+    body = envelopeOf(dataJson, message, timestamp);
     if (bodies.size < MAX_BODIES) bodies.set(key, body);
   }
   return new Response(body, { headers: JSON_TYPE });

@@ -14,11 +14,8 @@ import type { Tx } from "../db/create-database.ts";
  */
 export async function subscribedEvents(tx: Tx, orgId: string): Promise<ReadonlySet<string>> {
   // The sql template, not the query builder: this runs in every transaction that writes an event.
-  const rows = await tx.all<[string]>(sql`SELECT events FROM webhook_endpoints WHERE org_id = ${orgId} AND deleted_at IS NULL`);
+  const rows = await tx.all<{ events: string }>(sql`SELECT events FROM webhook_endpoints WHERE org_id = ${orgId} AND deleted_at IS NULL`);
   const heard = new Set<string>();
-  for (const r of rows) {
-    const text = Array.isArray(r) ? r[0] : (r as { events: string }).events;
-    for (const e of JSON.parse(text) as string[]) heard.add(e);
-  }
+  for (const r of rows) for (const e of JSON.parse(r.events) as string[]) heard.add(e);
   return heard;
 }
