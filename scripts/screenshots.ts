@@ -86,7 +86,7 @@ try {
   const { org, apiKey } = await service.orgs.createOrg("Acme Video");
   const people = peopleFor(service.database);
   const { token } = await people.createOwner(org.id, OWNER.email);
-  await people.completeSetup(token, OWNER.password);
+  if (token) await people.completeSetup(token, OWNER.password);
   await people.invite(org.id, "dev@example.com", "developer");
 
   // A video, transcoded.

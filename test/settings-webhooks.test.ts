@@ -89,7 +89,7 @@ describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", ()
     const other = await screen.t.service.orgs.createOrg("other");
     const people = (await import("../src/settings/session-guard.ts")).peopleFor(screen.t.service.database);
     const { token } = await people.createOwner(other.org.id, "owner@other.example");
-    await people.completeSetup(token, "other-owner-password");
+    await people.completeSetup(token!, "other-owner-password");
     const stranger = await screen.signIn({ email: "owner@other.example", password: "other-owner-password" });
     const foreign = await stranger.goto(`${screen.t.base}/settings/webhooks/${id}`);
     const missing = await stranger.goto(`${screen.t.base}/settings/webhooks/whe_doesnotexist`);

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { html } from "./html.ts";
-import { publicPage, redirect } from "./page.ts";
+import { forbiddenPage, publicPage, redirect } from "./page.ts";
 import { MIN_PASSWORD_LENGTH, SESSION_MAX_MS } from "./people-store.ts";
 import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE, sameOriginRequest, sessionCookie, sessionGuard } from "./session-guard.ts";
 
@@ -113,10 +113,23 @@ export function authPages(deps: SettingsDeps) {
     })
     .use(
       // Sign-out is a signed-in POST like any other (CSRF-checked by the guard).
-      new Elysia().use(sessionGuard(deps)).post("/logout", async ({ request }) => {
-        const token = readCookie(request, SESSION_COOKIE);
-        if (token) await people.deleteSession(token);
-        return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.config.baseUrl) });
-      }),
+      new Elysia()
+        .use(sessionGuard(deps))
+        .post("/logout", async ({ request }) => {
+          const token = readCookie(request, SESSION_COOKIE);
+          if (token) await people.deleteSession(token);
+          return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.config.baseUrl) });
+        })
+        // The organization switcher (a person in several organizations): the session now opens another membership. CSRF-checked by the guard; membership checked by the store.
+        .post("/switch-organization", async ({ request, body, member }) => {
+          const token = readCookie(request, SESSION_COOKIE) ?? "";
+          const orgId = str(body, "org_id");
+          if (!(await people.switchOrganization(token, orgId))) {
+            deps.logger.warn("Organization switch refused", { user_id: member.userId, org_id: member.org.id });
+            return forbiddenPage(member, "You are not a member of that organization.");
+          }
+          deps.logger.info("Organization switched in settings", { user_id: member.userId, from_org_id: member.org.id, org_id: orgId });
+          return redirect("/settings");
+        }),
     );
 }

@@ -68,8 +68,17 @@ export function membersPages(deps: SettingsDeps) {
       const role = typeof b.role === "string" ? b.role : "";
       try {
         const { token } = await people.invite(member.org.id, email, role);
+        deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role, existing_account: token === null });
+        if (!token) {
+          // They already have a password: added at once, no link (a link could set that password, and this page shows it to the inviter).
+          return listPage(member, {
+            flash: {
+              kind: "success",
+              message: html`<strong>${email.trim().toLowerCase()}</strong> already has an account and was added as ${role}. They sign in with their existing password and choose ${member.org.name} in the organization switcher; no link is needed.`,
+            },
+          });
+        }
         const link = setupUrl(deps.config.baseUrl, token);
-        deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role });
         const top = shownOnce({
           id: "setup-link",
           heading: "Invitation link",

@@ -94,6 +94,7 @@ export function renderPage(opts: PageOptions): Response {
   const top = html`<a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <div class="brand"><span class="org">${member.org.name}</span> <span class="muted">settings</span></div>
+  ${orgSwitcher(member)}
   <div class="who">
     <span class="email" title="Signed in as">${member.email}</span> <span class="badge">${member.role}</span>
     <form method="post" action="/settings/logout" class="inline">${csrfField(member)}<button type="submit" class="link">Sign out</button></form>
@@ -101,6 +102,22 @@ export function renderPage(opts: PageOptions): Response {
 </header>
 <nav class="nav" aria-label="Settings sections"><ul>${links}</ul></nav>`;
   return htmlResponse(documentOf(opts, { top, bodyAttrs: html``, mainAttrs: html` tabindex="-1"` }), opts.status ?? 200);
+}
+
+/**
+ * For a person in several organizations: a form that points the session at
+ * another one (POST /settings/switch-organization; the server checks the
+ * membership, the guard the CSRF token). Without JavaScript: pick, then "Switch".
+ */
+function orgSwitcher(member: Member): Html {
+  const list = member.organizations ?? [];
+  if (list.length < 2) return html``;
+  return html`<form method="post" action="/settings/switch-organization" class="inline switcher">
+    ${csrfField(member)}
+    <label for="org-switch">Switch organization</label>
+    <select id="org-switch" name="org_id">${list.map((o) => html`<option value="${o.id}"${o.id === member.org.id ? html` selected` : ""}>${o.name} (${o.role})</option>`)}</select>
+    <button type="submit" class="secondary">Switch</button>
+  </form>`;
 }
 
 /** A page without a session: sign-in, setup link, errors before sign-in. */

@@ -16,6 +16,11 @@ let database: Database;
 let orgId: string;
 let clock = Date.now();
 const now = () => clock;
+/** An addition that must have issued a setup link (a new email). */
+const withLink = <T extends { token: string | null }>(r: T) => {
+  if (!r.token) throw new Error("no setup link");
+  return { ...r, token: r.token };
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "people-"));
@@ -30,7 +35,7 @@ afterAll(() => {
 
 test("a setup link works once, stores only its hash, and signs the owner in with an argon2id password", async () => {
   const people = createPeopleStore(database, { now });
-  const { token, userId } = await people.createOwner(orgId, " Owner@Example.COM ");
+  const { token, userId } = withLink(await people.createOwner(orgId, " Owner@Example.COM "));
   expect(token.length).toBeGreaterThanOrEqual(43);
   const stored = await database.client.execute("SELECT token_hash FROM setup_tokens");
   expect(stored.rows.map((r) => r[0])).toEqual([sha256(token)]);
@@ -87,7 +92,7 @@ test("invitations: roles checked, removing a member deletes their sessions and l
   const people = createPeopleStore(database, { now });
   await expect(people.invite(orgId, "dev@example.com", "owner")).rejects.toBeInstanceOf(InvalidInput);
   await expect(people.invite(orgId, "not an email", "viewer")).rejects.toBeInstanceOf(InvalidInput);
-  const { token, userId } = await people.invite(orgId, "dev@example.com", "developer");
+  const { token, userId } = withLink(await people.invite(orgId, "dev@example.com", "developer"));
   await expect(people.invite(orgId, "DEV@example.com", "viewer")).rejects.toBeInstanceOf(InvalidInput);
   expect((await people.listMembers(orgId)).find((m) => m.userId === userId)).toMatchObject({ role: "developer", active: false });
   await people.completeSetup(token, "developer password");
@@ -105,11 +110,11 @@ test("invitations: roles checked, removing a member deletes their sessions and l
 test("retention deletes expired sessions and setup links, and keeps the others", async () => {
   const people = createPeopleStore(database, { now });
   clock = Date.now();
-  const { userId, token } = await people.invite(orgId, "later@example.com", "viewer");
+  const { userId, token } = withLink(await people.invite(orgId, "later@example.com", "viewer"));
   const live = await people.createSession(userId, orgId);
   clock = Date.now() - SESSION_MAX_MS - SETUP_TTL_MS;
   const old = await people.createSession(userId, orgId);
-  const { token: oldLink } = await people.invite(orgId, "gone@example.com", "viewer");
+  const { token: oldLink } = withLink(await people.invite(orgId, "gone@example.com", "viewer"));
   clock = Date.now();
 
   const retention = createRetention({ database, config, logger: silentLogger });
@@ -122,4 +127,46 @@ test("retention deletes expired sessions and setup links, and keeps the others",
   const links = (await database.client.execute("SELECT token_hash FROM setup_tokens")).rows.map((r) => r[0]);
   expect(links).toContain(sha256(token));
   expect(links).not.toContain(sha256(oldLink));
+});
+
+test("a person who has a password is added without a link, and no link ever replaces a password (issue 13 audit: cross-organization takeover)", async () => {
+  const people = createPeopleStore(database, { now });
+  clock = Date.now();
+  const other = (await createOrgStore(database).createOrg("other")).org.id;
+  const a = withLink(await people.invite(orgId, "alice@example.com", "admin"));
+  expect(await people.completeSetup(a.token, "alice's own password")).not.toBeNull();
+
+  // Another organization's owner invites the same email: a membership, no link.
+  const added = await people.invite(other, "Alice@example.com", "viewer");
+  expect(added).toEqual({ userId: a.userId, token: null, existingAccount: true });
+  expect((await database.client.execute({ sql: "SELECT count(*) FROM setup_tokens WHERE user_id = ? AND used_at IS NULL", args: [a.userId] })).rows[0]![0]).toBe(0);
+  expect((await people.organizationsOf(a.userId)).map((o) => [o.id, o.role])).toEqual([
+    [orgId, "admin"],
+    [other, "viewer"],
+  ]);
+
+  // A link for a user who has a password (made by hand, or before this rule) is dead: not shown, not usable.
+  const forged = "forged-link-token-for-alice-0123456789abcdefghijk";
+  await database.client.execute({
+    sql: "INSERT INTO setup_tokens (token_hash, user_id, org_id, purpose, created_at, expires_at) VALUES (?, ?, ?, 'invite', ?, ?)",
+    args: [sha256(forged), a.userId, other, clock, clock + SETUP_TTL_MS],
+  });
+  expect(await people.peekSetup(forged)).toBeNull();
+  expect(await people.completeSetup(forged, "the attacker's password")).toBeNull();
+  expect(await people.verifyLogin("alice@example.com", "the attacker's password")).toBeNull();
+  expect(await people.verifyLogin("alice@example.com", "alice's own password")).toEqual({ userId: a.userId, orgId });
+
+  // A person still without a password belongs to one organization only: a second one's link would let its owner pick the password.
+  withLink(await people.invite(orgId, "pending@example.com", "viewer"));
+  await expect(people.invite(other, "pending@example.com", "viewer")).rejects.toBeInstanceOf(InvalidInput);
+  await expect(people.checkNewOwner("pending@example.com")).rejects.toBeInstanceOf(InvalidInput);
+  await people.checkNewOwner("alice@example.com");
+
+  // The session's organization changes only to one the person belongs to.
+  const s = await people.createSession(a.userId, orgId);
+  const third = (await createOrgStore(database).createOrg("third")).org.id;
+  expect(await people.switchOrganization(s.token, third)).toBe(false);
+  expect((await people.sessionMember(s.token))?.org.id).toBe(orgId);
+  expect(await people.switchOrganization(s.token, other)).toBe(true);
+  expect(await people.sessionMember(s.token)).toMatchObject({ role: "viewer", org: { id: other } });
 });

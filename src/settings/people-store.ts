@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, isNull, lt } from "drizzle-orm";
-import type { Database } from "../db/create-database.ts";
+import type { Database, Db } from "../db/create-database.ts";
 import { memberships, organizations, sessions, setupTokens, users } from "../db/schema/index.ts";
 import { InvalidInput, NotFound } from "../errors.ts";
 import { randomToken } from "../ids.ts";
@@ -80,25 +80,43 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
     return rows[0];
   }
 
-  /** Creates the user if the email is new, adds the membership and a setup link. */
-  async function addMember(orgId: string, email: string, role: Role, purpose: SetupPurpose): Promise<{ userId: string; token: string }> {
+  /**
+   * Who an email is, for adding them to an organization: a new person (gets a
+   * setup link), a person with a password (joins at once, no link: a link
+   * could set that password, and the inviter sees it), or refused: a person
+   * without a password yet who belongs to another organization (their one
+   * pending link is the only one; a second organization's link would let its
+   * owner choose the password and enter the first organization).
+   */
+  async function classify(tx: Pick<Db, "select">, orgId: string, e: string) {
+    const user = (await tx.select().from(users).where(eq(users.email, e)).limit(1))[0];
+    if (!user) return { user: undefined, hasPassword: false };
+    const mine = await tx
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)))
+      .limit(1);
+    if (mine[0]) throw new InvalidInput({ email: "is already a member of this organization" }, "email is already a member of this organization");
+    if (user.passwordHash === null)
+      throw new InvalidInput(
+        { email: "has a pending invitation to another organization; add them once they have set their password" },
+        "email has a pending invitation to another organization; add them once they have set their password",
+      );
+    return { user, hasPassword: true };
+  }
+
+  /**
+   * Adds the membership: for a new email also the user and a setup link; for
+   * a person who already has a password no link at all (`token: null`, they
+   * sign in with their password and switch organization).
+   */
+  async function addMember(orgId: string, email: string, role: Role, purpose: SetupPurpose): Promise<{ userId: string; token: string | null; existingAccount: boolean }> {
     const e = checkEmail(email);
-    const token = newSecret();
     const t = now();
-    const userId = await database.write(async (tx) => {
+    return database.write(async (tx) => {
       const org = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).limit(1);
       if (!org[0]) throw new NotFound(`No organization ${orgId}.`);
-      let user = (await tx.select().from(users).where(eq(users.email, e)).limit(1))[0];
-      if (!user) {
-        user = { id: `usr_${randomToken(20)}`, email: e, passwordHash: null, createdAt: t };
-        await tx.insert(users).values(user);
-      }
-      const existing = await tx
-        .select()
-        .from(memberships)
-        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)))
-        .limit(1);
-      if (existing[0]) throw new InvalidInput({ email: "is already a member of this organization" }, "email is already a member of this organization");
+      const found = await classify(tx, orgId, e);
       if (role === "owner") {
         const owner = await tx
           .select()
@@ -107,11 +125,23 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
           .limit(1);
         if (owner[0]) throw new InvalidInput({ role: "the organization already has an owner" }, "the organization already has an owner");
       }
+      if (found.user) {
+        await tx.insert(memberships).values({ orgId, userId: found.user.id, role, createdAt: t });
+        return { userId: found.user.id, token: null, existingAccount: true };
+      }
+      const user = { id: `usr_${randomToken(20)}`, email: e, passwordHash: null, createdAt: t };
+      await tx.insert(users).values(user);
       await tx.insert(memberships).values({ orgId, userId: user.id, role, createdAt: t });
+      const token = newSecret();
       await tx.insert(setupTokens).values({ tokenHash: sha256(token), userId: user.id, orgId, purpose, createdAt: t, expiresAt: t + SETUP_TTL_MS });
-      return user.id;
+      return { userId: user.id, token, existingAccount: false };
     });
-    return { userId, token };
+  }
+
+  /** The refusal addMember would give for this email in a new organization, checked before the CLI creates one. */
+  async function checkNewOwner(email: string): Promise<void> {
+    const e = checkEmail(email);
+    await classify(db, "", e);
   }
 
   /** The setup link's person, if the link is unused and not expired. */
@@ -120,7 +150,7 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
       .select({ userId: setupTokens.userId, orgId: setupTokens.orgId, purpose: setupTokens.purpose, email: users.email })
       .from(setupTokens)
       .innerJoin(users, eq(users.id, setupTokens.userId))
-      .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now())))
+      .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now()), isNull(users.passwordHash)))
       .limit(1);
     return rows[0] ?? null;
   }
@@ -134,8 +164,9 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
 
   /**
    * Uses the link once: sets the password and returns who signed in. The
-   * update is conditional (unused, not expired), so two tabs racing on one
-   * link cannot both succeed.
+   * updates are conditional (link unused and not expired; the user has no
+   * password yet), so two tabs racing on one link cannot both succeed, and no
+   * link, however it was made, replaces a password someone already chose.
    */
   async function completeSetup(token: string, password: string): Promise<{ userId: string; orgId: string } | null> {
     const passwordHash = await hashPassword(password);
@@ -154,8 +185,12 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
         .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, row.userId)))
         .limit(1);
       if (!member[0]) return null;
-      await tx.update(users).set({ passwordHash }).where(eq(users.id, row.userId));
-      return row;
+      const set = await tx
+        .update(users)
+        .set({ passwordHash })
+        .where(and(eq(users.id, row.userId), isNull(users.passwordHash)))
+        .returning({ id: users.id });
+      return set[0] ? row : null;
     });
   }
 
@@ -219,9 +254,47 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
       userId: r.userId,
       email: r.email,
       role: r.role as Role,
+      organizations: await organizationsOf(r.userId),
       csrfToken: r.csrfToken,
       org: { id: r.orgId, name: r.orgName, settings: normalizeSettings(r.settings), createdAt: r.orgCreatedAt },
     };
+  }
+
+  /** The organizations a person belongs to, oldest membership first (the switcher's choices). */
+  async function organizationsOf(userId: string): Promise<Array<{ id: string; name: string; role: Role }>> {
+    const rows = await db
+      .select({ id: organizations.id, name: organizations.name, role: memberships.role })
+      .from(memberships)
+      .innerJoin(organizations, eq(organizations.id, memberships.orgId))
+      .where(eq(memberships.userId, userId))
+      .orderBy(asc(memberships.createdAt));
+    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role as Role }));
+  }
+
+  /**
+   * Points the session at another organization, only if the session's person
+   * is a member of it (checked here, in the write, not from the form).
+   */
+  async function switchOrganization(token: string, orgId: string): Promise<boolean> {
+    const idHash = sha256(token);
+    return database.write(async (tx) => {
+      const s = (
+        await tx
+          .select({ userId: sessions.userId })
+          .from(sessions)
+          .where(and(eq(sessions.idHash, idHash), gt(sessions.expiresAt, now())))
+          .limit(1)
+      )[0];
+      if (!s) return false;
+      const m = await tx
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, s.userId)))
+        .limit(1);
+      if (!m[0]) return false;
+      await tx.update(sessions).set({ orgId }).where(eq(sessions.idHash, idHash));
+      return true;
+    });
   }
 
   async function deleteSession(token: string): Promise<void> {
@@ -279,8 +352,11 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
       if (!(INVITABLE_ROLES as readonly string[]).includes(role)) throw new InvalidInput({ role: `must be one of ${INVITABLE_ROLES.join(", ")}` }, `role must be one of ${INVITABLE_ROLES.join(", ")}`);
       return addMember(orgId, email, role as Role, "invite");
     },
+    checkNewOwner,
     peekSetup,
     completeSetup,
+    organizationsOf,
+    switchOrganization,
     verifyLogin,
     createSession,
     sessionMember,

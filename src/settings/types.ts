@@ -15,6 +15,8 @@ export interface Member {
   email: string;
   role: Role;
   org: Organization;
+  /** Every organization the person belongs to (the header's switcher appears with more than one). */
+  organizations: Array<{ id: string; name: string; role: Role }>;
   /** Per-session synchronizer token; every form posts it back as `_csrf`. */
   csrfToken: string;
 }

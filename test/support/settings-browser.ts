@@ -64,6 +64,7 @@ export function settingsScreen(opts: { env?: Record<string, string>; prepare?: (
     async setupLink(email, role) {
       const people = peopleFor(screen.t.service.database);
       const { token } = role ? await people.invite(screen.t.orgId, email, role) : await people.createOwner(screen.t.orgId, email);
+      if (!token) throw new Error(`${email} already has a password: no setup link`);
       return setupUrl(screen.t.base, token);
     },
   };

@@ -2,7 +2,7 @@ import { oneOf, one, type Command } from "../command.ts";
 import { applyOrgSet } from "../org-set.ts";
 import { json, org } from "./flags.ts";
 import { iso } from "./format.ts";
-import { checkEmail, createPeopleStore, INVITABLE_ROLES, setupUrl } from "../../settings/people-store.ts";
+import { createPeopleStore, INVITABLE_ROLES, normalizeEmail, setupUrl } from "../../settings/people-store.ts";
 
 /** Organizations: create, list, show, set (settings). New `org …` commands go in this array. */
 export const orgCommands: Command[] = [
@@ -11,25 +11,32 @@ export const orgCommands: Command[] = [
     summary: "create an organization with default settings and a key (and its owner, with --owner-email)",
     flags: [
       { name: "name", value: "NAME", required: true, help: "its display name" },
-      { name: "owner-email", value: "EMAIL", help: "the owner who signs in to /settings: prints owner_setup_url, a one-time link (72 h)" },
+      { name: "owner-email", value: "EMAIL", help: "the owner who signs in to /settings: prints owner_setup_url, a one-time link (72 h); none for a person who already has a password" },
       json,
     ],
     async run(ctx) {
       const { orgs, database, config } = await ctx.database();
       const ownerEmail = ctx.options["owner-email"]?.at(-1);
       // Checked before anything is created: a typo must not leave an organization without an owner.
-      if (ownerEmail !== undefined) checkEmail(ownerEmail);
+      const people = createPeopleStore(database);
+      if (ownerEmail !== undefined) await people.checkNewOwner(ownerEmail);
       const { org, apiKey } = await orgs.createOrg(one(ctx, "name"));
-      const owner = ownerEmail === undefined ? undefined : await createPeopleStore(database).createOwner(org.id, ownerEmail);
-      const ownerSetupUrl = owner ? setupUrl(config.baseUrl, owner.token) : undefined;
-      if (ctx.json) console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, ...(ownerSetupUrl ? { owner_setup_url: ownerSetupUrl } : {}) }));
-      else console.log(`org_id: ${org.id}\napi_key: ${apiKey}  (shown once)${ownerSetupUrl ? `\nowner_setup_url: ${ownerSetupUrl}  (one-time, expires in 72 h)` : ""}`);
+      const owner = ownerEmail === undefined ? undefined : await people.createOwner(org.id, ownerEmail);
+      // A person who already has a password gets no link (it could set that password): they sign in and switch organization.
+      const ownerSetupUrl = owner?.token ? setupUrl(config.baseUrl, owner.token) : undefined;
+      const existing = owner?.existingAccount === true;
+      if (ctx.json)
+        console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, ...(ownerSetupUrl ? { owner_setup_url: ownerSetupUrl } : {}), ...(existing ? { owner_existing_account: true } : {}) }));
+      else
+        console.log(
+          `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)${ownerSetupUrl ? `\nowner_setup_url: ${ownerSetupUrl}  (one-time, expires in 72 h)` : ""}${existing ? `\nowner: ${normalizeEmail(ownerEmail ?? "")} already has an account; they sign in with their existing password (no setup link)` : ""}`,
+        );
       return 0;
     },
   },
   {
     name: "org invite",
-    summary: "invite a member to the settings screen; prints their one-time setup link",
+    summary: "invite a member to the settings screen; prints their one-time setup link (none for a person who already has a password)",
     flags: [
       org,
       { name: "email", value: "EMAIL", required: true, help: "who is invited" },
@@ -40,6 +47,16 @@ export const orgCommands: Command[] = [
       const { orgs, database, config } = await ctx.database();
       const found = await orgs.mustGetOrg(one(ctx, "org"));
       const { token } = await createPeopleStore(database).invite(found.id, one(ctx, "email"), one(ctx, "role"));
+      if (!token) {
+        // Already has a password: added at once, no link (a link could set that password).
+        const email = normalizeEmail(one(ctx, "email"));
+        console.log(
+          ctx.json
+            ? JSON.stringify({ org_id: found.id, setup_url: null, existing_account: true })
+            : `added: ${email} already has an account; they sign in with their existing password (no setup link)`,
+        );
+        return 0;
+      }
       const url = setupUrl(config.baseUrl, token);
       console.log(ctx.json ? JSON.stringify({ org_id: found.id, setup_url: url }) : `setup_url: ${url}  (one-time, expires in 72 h)`);
       return 0;
