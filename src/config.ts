@@ -1,3 +1,4 @@
+import { accessSync, constants, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 /** Everything the process reads from the environment, with working defaults (DESIGN "Configuration"). */
@@ -52,6 +53,12 @@ export interface Config {
   uploadConcurrentPerOrg: number;
   /** Rate-limit window; one minute per the spec. Shorter only to test Retry-After in seconds. */
   rateLimitWindowMs: number;
+  /**
+   * TRUST_PROXY: reverse-proxy hops in front of the service (0: none, the
+   * socket's address is the client). With N > 0 the client address is the
+   * Nth X-Forwarded-For entry from the right (http/client-address.ts).
+   */
+  trustProxy: number;
   /** A publisher that drops may come back within this window and resume the same broadcast. */
   liveReconnectMs: number;
   /** A READY_TO_STREAM stream that nobody publishes to is ended after this long. */
@@ -132,6 +139,41 @@ function portNumber(env: Record<string, string | undefined>, name: string, fallb
   return n;
 }
 
+/**
+ * SECRET_KEY (or the key file's text) as bytes: hex, else base64; at least 32
+ * bytes. Shared by loadConfig (a bad value is refused before anything is
+ * created) and src/secrets/server-secret.ts (the key file).
+ */
+export function decodeSecretKey(value: string, source = "SECRET_KEY"): Buffer {
+  const bytes = /^[0-9a-f]+$/i.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
+  if (bytes.length < 32) throw new ConfigError(`${source} must hold at least 32 bytes (64 hex digits), got ${bytes.length}`);
+  return bytes;
+}
+
+/** A libSQL server URL must parse and name a host; `new URL` inside the client otherwise throws a bare TypeError. */
+function checkDatabaseUrl(url: string): void {
+  if (!/^(file|libsql|https?|wss?):/.test(url)) throw new ConfigError(`DATABASE_URL must start with file:, libsql://, http(s):// or ws(s)://, got "${url}"`);
+  if (url.startsWith("file:")) return;
+  let host = "";
+  try {
+    host = new URL(url).hostname;
+  } catch {}
+  if (!host) throw new ConfigError(`DATABASE_URL must name a server (libsql://host:port), got "${url}"`);
+}
+
+/** WEBHOOK_CA_FILE is read when the webhook module is built: checked here so a wrong path is one line, not ENOENT with a stack. */
+function checkCaFile(file: string | undefined): void {
+  if (!file) return;
+  let text: string;
+  try {
+    accessSync(file, constants.R_OK);
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`WEBHOOK_CA_FILE cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError(`WEBHOOK_CA_FILE must hold a PEM certificate (-----BEGIN CERTIFICATE-----): ${file}`);
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = portNumber(env, "PORT", 8080);
   const rtmpPort = portNumber(env, "RTMP_PORT", 1935);
@@ -154,7 +196,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!["local", "s3"].includes(storage)) throw new ConfigError(`STORAGE must be local or s3, got "${storage}"`);
   const databaseUrl = env.DATABASE_URL || `file:${join(dataDir, "service.db")}`;
   // Checked here so a typo is one line at start-up (issue 16), not a libSQL stack trace.
-  if (!/^(file|libsql|https?|wss?):/.test(databaseUrl)) throw new ConfigError(`DATABASE_URL must start with file:, libsql://, http(s):// or ws(s)://, got "${databaseUrl}"`);
+  checkDatabaseUrl(databaseUrl);
+  if (env.SECRET_KEY) decodeSecretKey(env.SECRET_KEY);
+  checkCaFile(env.WEBHOOK_CA_FILE || undefined);
   if (env.BASE_URL && !/^https?:\/\/[^/\s]+/.test(env.BASE_URL)) throw new ConfigError(`BASE_URL must be an http(s) URL, got "${env.BASE_URL}"`);
   const rateLimitStore = (env.RATE_LIMIT_STORE || (databaseUrl.startsWith("file:") ? "memory" : "database")) as Config["rateLimitStore"];
   if (!["memory", "database"].includes(rateLimitStore)) throw new ConfigError(`RATE_LIMIT_STORE must be memory or database, got "${rateLimitStore}"`);
@@ -192,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 20 * 1024 ** 3),
     uploadConcurrentPerOrg: Math.max(1, int(env, "UPLOAD_CONCURRENT_PER_ORG", 20)),
     rateLimitWindowMs: int(env, "RATE_LIMIT_WINDOW_MS", 60_000),
+    trustProxy: Math.min(10, int(env, "TRUST_PROXY", 0)),
     liveReconnectMs: int(env, "LIVE_RECONNECT_MS", 10_000),
     liveIdleTimeoutMs: int(env, "LIVE_IDLE_TIMEOUT_MS", 60 * 60 * 1000),
     liveScheduleLeadMs: int(env, "LIVE_SCHEDULE_LEAD_MS", 5 * 60 * 1000),
@@ -201,7 +246,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveBroadcastLeaseMs: Math.max(300, int(env, "LIVE_BROADCAST_LEASE_MS", 10_000)),
     liveFilesRetentionMs: int(env, "LIVE_FILES_RETENTION_MS", DAY_MS),
     recordingPartMs: Math.max(100, int(env, "RECORDING_PART_MS", 10_000)),
-    webrtcPort: int(env, "WEBRTC_PORT", 8443),
+    webrtcPort: portNumber(env, "WEBRTC_PORT", 8443),
     // Loopback unless a public address is announced: a reply from a wildcard socket leaves by another source address than the one a local client sent to, and ICE drops it.
     webrtcListenIp: env.WEBRTC_LISTEN_IP || (env.WEBRTC_ANNOUNCED_IP ? "0.0.0.0" : "127.0.0.1"),
     webrtcAnnouncedIp: env.WEBRTC_ANNOUNCED_IP || "127.0.0.1",
@@ -224,11 +269,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 function s3Config(env: Record<string, string | undefined>): NonNullable<Config["s3"]> {
   const bucket = env.S3_BUCKET || env.AWS_BUCKET;
   if (!bucket) throw new ConfigError("STORAGE=s3 needs S3_BUCKET");
-  return {
-    endpoint: env.S3_ENDPOINT || env.AWS_ENDPOINT || undefined,
-    bucket,
-    accessKeyId: env.S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined,
-    region: env.S3_REGION || env.AWS_REGION || undefined,
-  };
+  const endpoint = env.S3_ENDPOINT || env.AWS_ENDPOINT || undefined;
+  // Bun's client takes any string and fails on the first request (readyz, an upload): refuse a non-URL here.
+  if (endpoint && !/^https?:\/\/[^/\s]+/.test(endpoint)) throw new ConfigError(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
+  const accessKeyId = env.S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined;
+  // One without the other signs nothing valid: every request would be refused as unauthenticated.
+  if (!accessKeyId !== !secretAccessKey) throw new ConfigError("S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together");
+  return { endpoint, bucket, accessKeyId, secretAccessKey, region: env.S3_REGION || env.AWS_REGION || undefined };
 }

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
+import { clientAddress } from "../http/client-address.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { forbiddenPage, publicPage, redirect } from "./page.ts";
@@ -64,7 +65,8 @@ export function authPages(deps: SettingsDeps) {
       if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
       const email = str(body, "email").trim().toLowerCase();
       const password = str(body, "password");
-      const address = server?.requestIP(request)?.address ?? "unknown";
+      // Behind a reverse proxy (TRUST_PROXY hops) the socket's address is the proxy's: the client is read from X-Forwarded-For.
+      const address = clientAddress(request, server?.requestIP(request)?.address, deps.config.trustProxy);
       // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and per address.
       const pending = deps.rateLimiter.hit([
         { key: `login:acct:${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
