@@ -10,12 +10,18 @@ document.addEventListener("click", async (ev) => {
     button.textContent = "Copied";
   } catch {
     // No clipboard (plain http on another host): select the text next to it instead.
-    const range = document.createRange();
     const target = button.previousElementSibling || button;
-    range.selectNodeContents(target);
-    const sel = window.getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
+    if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement) {
+      // A range over an <input> selects nothing: its value is not in the DOM tree.
+      target.focus();
+      target.select();
+    } else {
+      const range = document.createRange();
+      range.selectNodeContents(target);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+    }
     button.textContent = "Press Ctrl+C";
   }
   setTimeout(() => {
