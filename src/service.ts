@@ -19,6 +19,7 @@ import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
 import { organizationRoutes } from "./routes/organization-routes.ts";
 import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts";
 import { createActorSealers, sealLegacyActorSecrets } from "./secrets/actor-secrets.ts";
+import { createEventSealer } from "./secrets/event-sealer.ts";
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
@@ -96,6 +97,8 @@ export async function createService(
     policies,
     kinds: actorKinds(config, sealers, logger),
     subscribedEvents,
+    // Event payloads carry push credentials and passwords (the spec delivers them): stored sealed.
+    events: createEventSealer(secret),
   });
   // Created once every module has registered its handlers; modules reach it through these two calls.
   let runner: WorkRunner | undefined;

@@ -5,6 +5,7 @@ import type { Database, Tx } from "../db/create-database.ts";
 import { actors, actorTags, outbox } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
+import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
 import type { WorkLedger, WorkRow } from "../work/work-ledger.ts";
 import type { WorkPolicies } from "../work/work-runner.ts";
 import type { ActorContext, ActorEvent, ActorKindName, ActorMachines } from "./actor-kinds.ts";
@@ -77,8 +78,11 @@ export function createActorRuntime(opts: {
    * Without it every row waits for the fan-out.
    */
   subscribedEvents?: (tx: Tx, orgId: string) => Promise<ReadonlySet<string>>;
+  /** How event payloads are stored (sealed by the service: src/secrets/event-sealer.ts); as they are without. */
+  events?: EventSealer;
 }) {
   const { database, kinds, ledger, policies } = opts;
+  const sealer = opts.events ?? plainEvents;
   const outboxListeners = new Set<() => void>();
   const workListeners = new Set<() => void>();
 
@@ -96,9 +100,12 @@ export function createActorRuntime(opts: {
   async function writeEffects(tx: Tx, kind: ActorKindName, id: string, orgId: string, fx: Effects, now: number, firing?: string): Promise<boolean> {
     if (fx.domain.length > 0) {
       const heard = await opts.subscribedEvents?.(tx, orgId);
-      await tx
-        .insert(outbox)
-        .values(fx.domain.map((e) => ({ id: newId("evt"), orgId, entityId: id, event: e.event, payload: e.data, createdAt: now, fannedOutAt: heard && !heard.has(e.event) ? now : null })));
+      await tx.insert(outbox).values(
+        fx.domain.map((e) => {
+          const eventId = newId("evt");
+          return { id: eventId, orgId, entityId: id, event: e.event, payload: sealer.sealPayload(e.data, eventId), createdAt: now, fannedOutAt: heard && !heard.has(e.event) ? now : null };
+        }),
+      );
     }
     for (const sendId of fx.cancels) await ledger.cancelKey(tx, timerKey(id, sendId), firing);
     for (const t of fx.timers) {

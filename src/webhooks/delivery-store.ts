@@ -3,6 +3,7 @@ import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
+import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
 import { chunks, renewLeases, type Claim } from "../work/lease.ts";
 
 export type { Claim };
@@ -44,8 +45,12 @@ export function deliveryBody(event: string, createdAt: number, data: Record<stri
  * The dispatcher's durable state: turning outbox rows into deliveries,
  * recording attempts (many per transaction), and claiming what is due.
  */
-export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore }) {
+export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore; events?: EventSealer }) {
   const { database, endpoints } = deps;
+  const sealer = deps.events ?? plainEvents;
+  /** The stored form of deliveries (bodies sealed), and rows read back with their bodies opened. */
+  const storedOf = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.sealBody(d.body, d.id) });
+  const opened = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.openBody(d.body, d.id) });
 
   function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean, claim: Claim | null): DeliveryRow {
     return {
@@ -86,16 +91,17 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         const active = await endpoints.activeFor(tx, [...new Set(rows.map((r) => r.orgId))]);
         const deliveries: DeliveryRow[] = [];
         for (const row of rows) {
+          let data: Record<string, unknown> | undefined;
           for (const ep of active) {
             if (ep.orgId !== row.orgId || ep.createdAt > row.createdAt || !ep.events.includes(row.event)) continue;
-            const body = deliveryBody(row.event, row.createdAt, row.payload as Record<string, unknown>, ep.fields);
+            const body = deliveryBody(row.event, row.createdAt, (data ??= sealer.openPayload(row.payload, row.id)), ep.fields);
             deliveries.push(newDelivery(ep, row.id, row.event, body, now, false, claim));
           }
         }
         // (event, endpoint) is unique: a delivery that somehow exists already is not built twice.
         const inserted = new Set<string>();
         for (const part of chunks(deliveries)) {
-          const done = await tx.insert(webhookDeliveries).values(part).onConflictDoNothing().returning({ id: webhookDeliveries.id });
+          const done = await tx.insert(webhookDeliveries).values(part.map(storedOf)).onConflictDoNothing().returning({ id: webhookDeliveries.id });
           for (const d of done) inserted.add(d.id);
         }
         await tx
@@ -115,7 +121,7 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
     async insertOne(endpoint: SendableEndpoint, event: string, data: Record<string, unknown>, opts: { test: boolean; claim: Claim | null }): Promise<DeliveryRow> {
       const now = Date.now();
       const row = newDelivery(endpoint, newId("evt"), event, deliveryBody(event, now, data, endpoint.fields), now, opts.test, opts.claim);
-      await database.write((tx) => tx.insert(webhookDeliveries).values(row));
+      await database.write((tx) => tx.insert(webhookDeliveries).values(storedOf(row)));
       return row;
     },
 
@@ -204,11 +210,13 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         const out: DeliveryRow[] = [];
         for (const part of chunks(wanted.map((c) => c.id))) {
           out.push(
-            ...(await tx
-              .update(webhookDeliveries)
-              .set({ claimedBy: claim.by, leaseUntil: claim.until })
-              .where(and(inArray(webhookDeliveries.id, part), claimable(now)))
-              .returning()),
+            ...(
+              await tx
+                .update(webhookDeliveries)
+                .set({ claimedBy: claim.by, leaseUntil: claim.until })
+                .where(and(inArray(webhookDeliveries.id, part), claimable(now)))
+                .returning()
+            ).map(opened),
           );
         }
         return out;
@@ -238,17 +246,18 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.endpointId, endpointId)))
         .limit(1);
-      return rows[0] ?? null;
+      return rows[0] ? opened(rows[0]) : null;
     },
 
     /** Newest first, keyset-paginated on (created_at, id). */
     async list(endpointId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<DeliveryRow[]> {
-      return database.db
+      const rows = await database.db
         .select()
         .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.endpointId, endpointId), olderThan(webhookDeliveries.createdAt, webhookDeliveries.id, page.cursor)))
         .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
         .limit(page.limit);
+      return rows.map(opened);
     },
 
     async attemptsOf(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, max } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
 import { outbox } from "../db/schema/index.ts";
+import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
 import type { Logger } from "../log.ts";
 import { deliveryBody } from "./delivery-store.ts";
 
@@ -35,6 +36,8 @@ interface Listener {
 export interface ListenHubOptions {
   database: Database;
   logger: Logger;
+  /** How the outbox stores payloads (src/secrets/event-sealer.ts); as they are without. */
+  events?: EventSealer;
   /** Shared poll of the outbox while anyone listens (rows another process wrote); commits of this process wake it at once. */
   pollMs?: number;
   /** SSE comment sent this often so proxies and Bun's idle timeout (60 s) keep the connection. */
@@ -147,7 +150,7 @@ export function createListenHub(opts: ListenHubOptions) {
             seq: row.seq,
             event: row.event,
             test: row.entityId.startsWith(TEST_ENTITY_PREFIX),
-            body: deliveryBody(row.event, row.createdAt, row.payload as Record<string, unknown>, []),
+            body: deliveryBody(row.event, row.createdAt, (opts.events ?? plainEvents).openPayload(row.payload, row.id), []),
           };
           const text = `id: ${row.seq}\nevent: ${row.event}\ndata: ${JSON.stringify(frame)}\n\n`;
           for (const l of group) {

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../db/create-database.ts";
 import { outbox } from "../db/schema/index.ts";
+import type { EventSealer } from "../secrets/event-sealer.ts";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { success } from "../http/envelope.ts";
@@ -35,7 +36,7 @@ function lastEventId(header: string | null): number | undefined {
  * Server-Sent Events, and sample events for them. The stream is read from the
  * outbox, so it works whichever process wrote the event.
  */
-export function listenRoutes(deps: { hub: ListenHub; database: Database; samples: () => SampleOptions }) {
+export function listenRoutes(deps: { hub: ListenHub; database: Database; samples: () => SampleOptions; events: EventSealer }) {
   const { hub } = deps;
   return new Elysia({ name: "webhook-listen-routes", prefix: API_PREFIX })
     .use(apiContext)
@@ -76,7 +77,8 @@ export function listenRoutes(deps: { hub: ListenHub; database: Database; samples
         const { event } = triggerInput.parse(body);
         const data = sampleEventData(event, deps.samples());
         const entity = (Object.values(data)[0] as { id?: string } | undefined)?.id ?? "sample";
-        const row = { id: newId("evt"), orgId: auth.org.id, entityId: `${TEST_ENTITY_PREFIX}${entity}`, event, payload: data, createdAt: Date.now(), fannedOutAt: Date.now() };
+        const id = newId("evt");
+        const row = { id, orgId: auth.org.id, entityId: `${TEST_ENTITY_PREFIX}${entity}`, event, payload: deps.events.sealPayload(data, id), createdAt: Date.now(), fannedOutAt: Date.now() };
         // Born fanned out: the dispatcher never sends it to the organization's endpoints (`…/test/` does that); listeners get it.
         const [inserted] = await deps.database.write((tx) => tx.insert(outbox).values(row).returning({ seq: outbox.seq }));
         hub.wake();

@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
 import type { Logger } from "../log.ts";
 import type { OutboundGuard } from "../net/outbound-guard.ts";
+import { createEventSealer } from "../secrets/event-sealer.ts";
 import { createSecretCipher } from "../secrets/secret-cipher.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import { createDeliverer } from "./deliver.ts";
@@ -33,7 +34,9 @@ export function createWebhookModule(deps: {
   const { config } = deps;
   const cipher = createSecretCipher(deps.secret.derive("webhook-signing-secrets"));
   const endpoints = createEndpointStore({ database: deps.database, cipher, maxPerOrg: config.webhookEndpointsPerOrg });
-  const deliveries = createDeliveryStore({ database: deps.database, endpoints });
+  // Payloads and bodies carry what the spec delivers (push credentials, passwords): sealed at rest, as the runtime writes them.
+  const events = createEventSealer(deps.secret);
+  const deliveries = createDeliveryStore({ database: deps.database, endpoints, events });
   const deliver = createDeliverer({ guard: deps.guard, timeoutMs: config.webhookTimeoutMs, ca: trustedCas(config.webhookCaFile) });
   const dispatcher = createDispatcher({
     deliveries,
@@ -48,7 +51,7 @@ export function createWebhookModule(deps: {
   });
   deps.runtime.onOutbox(() => dispatcher.wake());
   // `cli listen` (issue 16): one shared outbox poller per process, woken at once by this process's commits.
-  const listen = createListenHub({ database: deps.database, logger: deps.logger });
+  const listen = createListenHub({ database: deps.database, logger: deps.logger, events });
   deps.runtime.onOutbox(() => listen.wake());
   const samples = () => ({ baseUrl: config.baseUrl, rtmpUrlBase: `rtmp://${config.rtmpHost}:${config.rtmpPort}/live` });
 
@@ -64,9 +67,11 @@ export function createWebhookModule(deps: {
   return {
     endpoints,
     deliveries,
+    /** How outbox payloads and delivery bodies are stored (tools and tests read them through it). */
+    events,
     dispatcher,
     listen,
-    plugins: [listenRoutes({ hub: listen, database: deps.database, samples }), plugin],
+    plugins: [listenRoutes({ hub: listen, database: deps.database, samples, events }), plugin],
     start: () => dispatcher.start(),
     stop: async () => {
       await listen.stop();

@@ -5,7 +5,8 @@ import type { Service } from "../../src/service.ts";
 /** The domain events an entity wrote to the outbox, oldest first. */
 export async function outboxEvents(service: Service, entityId: string): Promise<Array<{ event: string; data: any }>> {
   const rows = await service.database.db.select().from(outbox).where(eq(outbox.entityId, entityId)).orderBy(asc(outbox.seq));
-  return rows.map((r) => ({ event: r.event, data: r.payload }));
+  // Stored sealed (src/secrets/event-sealer.ts).
+  return rows.map((r) => ({ event: r.event, data: service.webhooks.events.openPayload(r.payload, r.id) }));
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the time is up. */
