@@ -4,15 +4,25 @@ import { bootstrapDefaultOrg } from "./orgs/bootstrap.ts";
 
 // Everything the service writes (database, media, uploads, recordings, the key file) is for its own user only.
 process.umask(0o077);
-/** A configuration mistake is one readable line on stderr and exit code 2, not a stack trace (issue 16). */
+/**
+ * A configuration mistake is one readable line on stderr and exit code 2, not a
+ * stack trace (issue 16): ConfigError (loadConfig, and start-up steps through
+ * src/startup-errors.ts) and a listener the OS refuses (port taken, privileged,
+ * HOST not an address of this machine).
+ */
 function refuse(err: unknown): never {
   const code = (err as { code?: string } | null)?.code;
+  const message = err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
   if (err instanceof ConfigError) console.error(`configuration: ${err.message}`);
-  else if (code === "EADDRINUSE") console.error(`configuration: cannot listen, the address is in use (${(err as Error).message}); set PORT or RTMP_PORT`);
+  else if (code === "EADDRINUSE") console.error(`configuration: cannot listen, the address is in use (${message}); set PORT or RTMP_PORT`);
+  else if (code === "EACCES") console.error(`configuration: cannot listen, permission denied (${message}); a port below 1024 needs privileges: set PORT or RTMP_PORT`);
+  else if (code === "EADDRNOTAVAIL" || code === "EINVAL")
+    console.error(`configuration: cannot listen on HOST "${config?.hostname}" (${message}); set HOST to an address of this machine, e.g. 0.0.0.0`);
   else throw err;
   process.exit(2);
 }
-const config = (() => {
+let config: ReturnType<typeof loadConfig> | undefined;
+config = (() => {
   try {
     return loadConfig();
   } catch (err) {

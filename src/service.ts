@@ -1,3 +1,4 @@
+import { accessSync, constants } from "node:fs";
 import { hostname } from "node:os";
 import { actorKinds } from "./actor-kinds-config.ts";
 import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
@@ -39,6 +40,7 @@ import { subscribedEvents } from "./webhooks/subscribed-events.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
+import { printableDatabaseUrl, startupStep } from "./startup-errors.ts";
 
 export interface Service {
   config: Config;
@@ -77,13 +79,19 @@ export async function createService(
   opts: { logger?: Logger /** Tests: a given engine, or null for none (default: made from config). */; transcriber?: Transcriber | null } = {},
 ): Promise<Service> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel === "silent" ? "silent" : config.logLevel });
-  ensurePrivateDir(config.dataDir); // 0700: database, media, uploads, the key file
-  const database = await createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+  // A DATA_DIR or DATABASE_URL the process cannot use is one `configuration:` line (src/startup-errors.ts), not a stack.
+  await startupStep(`DATA_DIR ${config.dataDir} cannot be used`, () => {
+    ensurePrivateDir(config.dataDir); // 0700: database, media, uploads, the key file
+    accessSync(config.dataDir, constants.W_OK | constants.X_OK);
+  });
+  const database = await startupStep(`DATABASE_URL ${printableDatabaseUrl(config.databaseUrl)} cannot be opened`, () =>
+    createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken }),
+  );
   const orgs = createOrgStore(database);
   // RATE_LIMIT_STORE: `database` (default on a libSQL server) is exact across processes; `memory` for a `file:` database.
   const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs, store: config.rateLimitStore });
   await rateLimiter.load();
-  const secret = loadServerSecret(config.dataDir, config.secretKey);
+  const secret = await startupStep(`the key file in DATA_DIR ${config.dataDir} cannot be used`, () => loadServerSecret(config.dataDir, config.secretKey));
   // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).
   const sealers = createActorSealers(secret);
   // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMANDS } from "../src/cli/commands/index.ts";
@@ -118,9 +118,19 @@ describe("configuration errors are one line and exit 2, CLI and server", () => {
     [{ DATABASE_URL: "postgres://db/x" }, "DATABASE_URL must start with file:"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be debug, info, warn, error or silent"],
     [{ MEDIA_BACKEND: "gpu" }, "MEDIA_BACKEND must be auto, wasm or native"],
+    [{ SECRET_KEY: "abcd" }, "SECRET_KEY must hold at least 32 bytes (64 hex digits), got 2"],
+    [{ WEBHOOK_CA_FILE: "/nonexistent/ca.pem" }, "WEBHOOK_CA_FILE cannot be read: /nonexistent/ca.pem (ENOENT)"],
+    [{ WEBHOOK_CA_FILE: import.meta.path }, "WEBHOOK_CA_FILE must hold a PEM certificate"],
+    [{ DATABASE_URL: "libsql://" }, 'DATABASE_URL must name a server (libsql://host:port), got "libsql://"'],
+    [{ STORAGE: "s3", S3_BUCKET: "b", S3_ENDPOINT: "minio:9000" }, 'S3_ENDPOINT must be an http(s) URL, got "minio:9000"'],
+    [{ STORAGE: "s3", S3_BUCKET: "b", S3_ACCESS_KEY_ID: "AKIA" }, "S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together"],
+    [{ STORAGE: "s3" }, "STORAGE=s3 needs S3_BUCKET"],
+    [{ WEBRTC_PORT: "99999" }, 'WEBRTC_PORT must be a port number (0-65535), got "99999"'],
   ];
   for (const [env, message] of bad) {
-    const name = Object.entries(env)[0]!.join("=");
+    const name = Object.entries(env)
+      .map((e) => e.join("="))
+      .join(" ");
     test(`${name}: the CLI`, () => {
       const r = run(CLI, ["org", "list"], env);
       expect(r.code).toBe(2);
@@ -134,6 +144,53 @@ describe("configuration errors are one line and exit 2, CLI and server", () => {
       expect(r.err).not.toContain("    at ");
       expect(existsSync(dataDir)).toBe(false);
     });
+  }
+
+  /** Past loadConfig: the start-up steps (DATA_DIR, the database, the key file, the listener) of the server alone. */
+  const startup: Array<[string, () => Record<string, string>, (env: Record<string, string>) => string]> = [
+    [
+      "DATA_DIR is a file",
+      () => {
+        const file = join(tmp(), "file");
+        writeFileSync(file, "");
+        return { DATA_DIR: file };
+      },
+      (env) => `configuration: DATA_DIR ${env.DATA_DIR} cannot be used: EEXIST`,
+    ],
+    [
+      "DATA_DIR under a file",
+      () => {
+        const file = join(tmp(), "file");
+        writeFileSync(file, "");
+        return { DATA_DIR: join(file, "data") };
+      },
+      (env) => `configuration: DATA_DIR ${env.DATA_DIR} cannot be used: ENOTDIR`,
+    ],
+    [
+      "DATABASE_URL a server that refuses, its token kept out of the message",
+      () => ({ DATABASE_URL: "libsql://127.0.0.1:1?authToken=s3cr3t" }),
+      () => "configuration: DATABASE_URL libsql://127.0.0.1:1 cannot be opened: ECONNREFUSED",
+    ],
+    [
+      "DATA_DIR/secret.key truncated",
+      () => {
+        const dir = tmp();
+        writeFileSync(join(dir, "secret.key"), "zz\n");
+        return { DATA_DIR: dir };
+      },
+      (env) => `configuration: ${join(env.DATA_DIR!, "secret.key")} must hold at least 64 hex digits (restore it from a backup, or set SECRET_KEY)`,
+    ],
+    ["HOST not an address of this machine", () => ({ HOST: "203.0.113.5" }), () => 'configuration: cannot listen on HOST "203.0.113.5" (EADDRNOTAVAIL'],
+  ];
+  for (const [name, setup, message] of startup) {
+    test(`${name}: the server (npm start)`, () => {
+      const env = { PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ...setup() };
+      const r = run(MAIN, [], env);
+      expect(r.code).toBe(2);
+      expect(lines(r.err)).toEqual([expect.stringContaining(message(env))]);
+      expect(r.err).not.toContain("s3cr3t");
+      expect(r.err).not.toContain("    at ");
+    }, 30_000);
   }
 
   test("the server on a port already in use: one line, exit 2", async () => {

@@ -25,18 +25,11 @@ describe.skipIf(!hasChromium)("settings: delivery log columns, a completed video
 
   /** The log's attempt rows of the only delivery, as the page shows them. */
   const attemptCells = async (page: import("playwright-core").Page) =>
-    page.locator("li.delivery tr.attempt").evaluateAll((rows) =>
-      rows.map((r) => {
-        const td = Array.from(r.querySelectorAll("td"));
-        return {
-          datetime: td[0]?.querySelector("time")?.getAttribute("datetime") ?? "",
-          time: td[0]?.textContent?.trim() ?? "",
-          status: td[1]?.textContent?.trim(),
-          duration: td[2]?.textContent?.trim(),
-          error: td[3]?.textContent?.trim(),
-        };
-      }),
-    );
+    (await page.evaluate(`Array.from(document.querySelectorAll("li.delivery tr.attempt")).map((r) => {
+      const td = Array.from(r.querySelectorAll("td"));
+      const time = td[0] && td[0].querySelector("time");
+      return { datetime: time ? time.getAttribute("datetime") : "", time: time ? time.textContent.trim() : "", status: td[1].textContent.trim(), duration: td[2].textContent.trim(), error: td[3].textContent.trim() };
+    })`)) as Array<{ datetime: string; time: string; status: string; duration: string; error: string }>;
 
   async function endpointPage(url: string) {
     const page = await screen.signInAs("developer");
@@ -97,7 +90,8 @@ describe.skipIf(!hasChromium)("settings: delivery log columns, a completed video
     const page = await screen.signInAs("viewer");
     await page.goto(`${screen.t.base}/settings/videos/${id}`);
     expect(await page.getByRole("heading", { name: "Renditions and downloads" }).isVisible()).toBe(true);
-    const playlists = await page.getByRole("link", { name: / playlist$/ }).evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+    const hrefs = async (name: RegExp) => Promise.all((await page.getByRole("link", { name }).all()).map(async (a) => new URL((await a.getAttribute("href"))!, screen.t.base).href));
+    const playlists = await hrefs(/ playlist$/);
     expect(playlists.length).toBe(data.renditions.length);
     expect(playlists.length).toBeGreaterThan(0);
     for (const href of playlists) {
@@ -105,7 +99,7 @@ describe.skipIf(!hasChromium)("settings: delivery log columns, a completed video
       expect(res.status).toBe(200);
       expect(await res.text()).toStartWith("#EXTM3U");
     }
-    const downloads = await page.getByRole("link", { name: /^Download / }).evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+    const downloads = await hrefs(/^Download /);
     // The default downloads setting offers the top rendition.
     expect(downloads.length).toBeGreaterThan(0);
     for (const href of downloads) {

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError, decodeSecretKey } from "../config.ts";
 
 export interface ServerSecret {
   /** Hex HMAC-SHA256 of `message` under a key derived for `purpose` (so one purpose's tags never verify for another). */
@@ -19,8 +20,7 @@ export interface ServerSecret {
 export function loadServerSecret(dataDir: string, envValue?: string): ServerSecret {
   let master: Buffer;
   if (envValue) {
-    master = /^[0-9a-f]+$/i.test(envValue) ? Buffer.from(envValue, "hex") : Buffer.from(envValue, "base64");
-    if (master.length < 32) throw new Error("SECRET_KEY must hold at least 32 bytes (64 hex digits)");
+    master = decodeSecretKey(envValue);
   } else {
     const file = join(dataDir, "secret.key");
     if (!existsSync(file)) {
@@ -28,7 +28,10 @@ export function loadServerSecret(dataDir: string, envValue?: string): ServerSecr
       writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
     }
     chmodSync(file, 0o600);
-    master = Buffer.from(readFileSync(file, "utf8").trim(), "hex");
+    // A truncated or edited key file decoded to a short (even empty) HMAC key and the service ran on it: refuse instead.
+    const text = readFileSync(file, "utf8").trim();
+    if (!/^[0-9a-f]{64,}$/i.test(text)) throw new ConfigError(`${file} must hold at least 64 hex digits (restore it from a backup, or set SECRET_KEY)`);
+    master = Buffer.from(text, "hex");
   }
   const derived = new Map<string, Buffer>();
   const derive = (purpose: string) => {
