@@ -6,7 +6,7 @@
  * throw out of here: every failure ends that one connection.
  */
 import type { Socket, TCPSocketListener } from "bun";
-import { type AdmissionOptions, ConnectionAdmission } from "./connection-admission.ts";
+import { type AdmissionOptions, ConnectionAdmission, RELAY_TOKEN_PARAM, type SeatResult } from "./connection-admission.ts";
 import type { PublishHandlers, RtmpLogger } from "./publish-handlers.ts";
 import { RtmpSession, type SessionOptions } from "./rtmp-session.ts";
 import { SocketWriter } from "./socket-writer.ts";
@@ -58,7 +58,17 @@ export interface RtmpServer {
   /** Open TCP connections, publishing or not. */
   connections(): number;
   stats(): RtmpConnectionStats[];
+  /**
+   * A place for a publisher relayed into this server from loopback (a WHIP
+   * session): counted against `clientAddress` and the total like a
+   * connection; the relay puts `seat.token` in its publish URL as
+   * `RELAY_TOKEN_PARAM` and its own connection is then not counted. Release
+   * the seat when the publisher is gone. See connection-admission.ts.
+   */
+  reserve(clientAddress: string): SeatResult;
 }
+
+export { RELAY_TOKEN_PARAM, type Seat, type SeatResult } from "./connection-admission.ts";
 
 interface Connection {
   /** The session's id and the peer's address, for ConnectionAdmission. */
@@ -167,7 +177,8 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
       binaryType: "uint8array",
       open(socket) {
         socket.data = { connection: null };
-        if (!admission.admit(socket.remoteAddress)) {
+        const admitted = admission.admit(socket.remoteAddress);
+        if (!admitted) {
           socket.terminate();
           return;
         }
@@ -202,7 +213,16 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
             resume: () => socket.resume(),
             close: (graceful) => closeSocket(connection, graceful),
           },
-          options.handlers,
+          {
+            // The relay token is ours, not the embedder's; a connection on probation is counted (or refused) here, before authorize.
+            // Not async: the embedder's own promise (or throw) goes to the session as is.
+            authorize: (request) => {
+              const relayToken = request.query.get(RELAY_TOKEN_PARAM);
+              request.query.delete(RELAY_TOKEN_PARAM);
+              if (!admission.publishing(connection, relayToken)) return Promise.resolve({ ok: false, reason: "too many connections from this address", status: "Rejected" });
+              return options.handlers.authorize(request);
+            },
+          },
           sessionOptions,
           {
             onPublishStarted(session) {
@@ -224,7 +244,7 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
         );
         socket.data.connection = connection;
         open.add(connection);
-        admission.opened(connection);
+        admission.opened(connection, admitted);
         connection.handshakeTimer = setTimeout(() => {
           if (connection.closed || connection.session.handshakeDone) return;
           log({ event: "rtmp.timeout", connection: id, kind: "handshake" });
@@ -296,6 +316,9 @@ export async function createRtmpServer(options: RtmpServerOptions): Promise<Rtmp
     },
     connections() {
       return open.size;
+    },
+    reserve(clientAddress) {
+      return admission.reserve(clientAddress);
     },
     stats() {
       return [...open].map(({ session }) => ({

@@ -16,6 +16,8 @@ export const CORS_HEADERS = {
 export type WebrtcErrorCode =
   | "INVALID_STREAM_KEY"
   | "NOT_FOUND"
+  | "NO_SLOTS_AVAILABLE"
+  | "RATE_LIMITED"
   | "STREAM_NOT_ACCEPTING"
   | "STREAM_NOT_LIVE"
   | "UNSUPPORTED_MEDIA_TYPE"
@@ -27,6 +29,8 @@ export type WebrtcErrorCode =
 const STATUS: Record<WebrtcErrorCode, number> = {
   INVALID_STREAM_KEY: 401,
   NOT_FOUND: 404,
+  NO_SLOTS_AVAILABLE: 503,
+  RATE_LIMITED: 429,
   STREAM_NOT_ACCEPTING: 409,
   STREAM_NOT_LIVE: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -39,7 +43,8 @@ const STATUS: Record<WebrtcErrorCode, number> = {
 export function webrtcError(code: WebrtcErrorCode, message: string, headers: Record<string, string> = {}): Response {
   const extra: Record<string, string> = { ...CORS_HEADERS, ...headers };
   if (code === "INVALID_STREAM_KEY") extra["www-authenticate"] = 'Bearer realm="whip"';
-  if (code === "VIEWER_LIMIT_REACHED" || code === "WEBRTC_UNAVAILABLE") extra["retry-after"] ??= "30";
+  // The spec's 429 RATE_LIMITED and 503 NO_SLOTS_AVAILABLE carry Retry-After, as this server's other 503s do.
+  if (code === "VIEWER_LIMIT_REACHED" || code === "WEBRTC_UNAVAILABLE" || code === "RATE_LIMITED" || code === "NO_SLOTS_AVAILABLE") extra["retry-after"] ??= "30";
   return jsonResponse({ success: false, message, error: { code }, meta: meta() }, STATUS[code], extra);
 }
 

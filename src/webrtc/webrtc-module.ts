@@ -5,6 +5,7 @@ import type { LiveModule } from "../live/live-module.ts";
 import { randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { WebrtcAvailability } from "./availability.ts";
+import { RELAY_TOKEN_PARAM, type Seat } from "../../media/rtmp/rtmp-server.ts";
 import { relayBroadcast, type RtmpRelay } from "./flv-to-rtp.ts";
 import { createMediaServer, type MediaServer } from "./media-server.ts";
 import { pushToRtmp, type RtmpPush } from "./rtp-to-rtmp.ts";
@@ -15,7 +16,16 @@ import { acceptPlayOffer, type MediaSource } from "./whep-session.ts";
 /** A publish or play refused: the route answers it in the envelope. */
 export class WebrtcRefusal extends Error {
   constructor(
-    readonly code: "INVALID_STREAM_KEY" | "NOT_FOUND" | "STREAM_NOT_ACCEPTING" | "STREAM_NOT_LIVE" | "VALIDATION_ERROR" | "VIEWER_LIMIT_REACHED" | "WEBRTC_UNAVAILABLE",
+    readonly code:
+      | "INVALID_STREAM_KEY"
+      | "NOT_FOUND"
+      | "NO_SLOTS_AVAILABLE"
+      | "RATE_LIMITED"
+      | "STREAM_NOT_ACCEPTING"
+      | "STREAM_NOT_LIVE"
+      | "VALIDATION_ERROR"
+      | "VIEWER_LIMIT_REACHED"
+      | "WEBRTC_UNAVAILABLE",
     message: string,
   ) {
     super(message);
@@ -29,6 +39,8 @@ interface PublishSession {
   video: Producer;
   audio?: Producer;
   push?: RtmpPush;
+  /** Its place in the RTMP server's connection limits (counted against the WHIP client's address); its relay is not counted again. */
+  seat: Seat;
   closed: boolean;
 }
 
@@ -125,6 +137,8 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     session.closed = true;
     if (publishes.get(session.streamId) === session) publishes.delete(session.streamId);
     session.push?.stop();
+    // Held until the relay has left the RTMP server (its connection counts nowhere: the seat is its place).
+    void (session.push?.exited ?? Promise.resolve()).finally(() => session.seat.release());
     if (!session.transport.closed) session.transport.close();
     logger.info("WHIP session ended", { stream_id: session.streamId, session: session.id, why });
   }
@@ -186,10 +200,19 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     /**
      * WHIP: authorizes `streamKey` for the stream of `token` (the same digest
      * lookup as RTMP, the token compared in constant time), refuses what RTMP
-     * refuses (booked, ended, a publisher already on), answers the offer and
-     * starts the relay into RTMP.
+     * refuses (booked, ended, a publisher already on), holds a place under
+     * the RTMP connection limits for `clientAddress` (the WHIP client's, not
+     * the relay's 127.0.0.1: 429 RATE_LIMITED over RTMP_MAX_CONNECTIONS_PER_IP,
+     * 503 NO_SLOTS_AVAILABLE when the server is full, both before any 201),
+     * answers the offer and starts the relay into RTMP.
      */
-    async publish(token: string, streamKey: string, offer: string, sessionUrl: (sessionId: string) => string): Promise<{ answer: string; location: string; sessionId: string; streamId: string }> {
+    async publish(
+      token: string,
+      streamKey: string,
+      offer: string,
+      sessionUrl: (sessionId: string) => string,
+      clientAddress = "127.0.0.1",
+    ): Promise<{ answer: string; location: string; sessionId: string; streamId: string }> {
       const record = streamKey ? await live.livestreams.byStreamKey(streamKey) : null;
       if (!record || !sameToken(tokenOf(record.id), token)) throw new WebrtcRefusal("INVALID_STREAM_KEY", "Invalid stream key for this WHIP endpoint (Authorization: Bearer <stream_key>).");
       const s = await media();
@@ -199,25 +222,40 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
       const local = live.ingest.local(id);
       if (local?.closing) throw new WebrtcRefusal("STREAM_NOT_ACCEPTING", "The stream has ended.");
       if (publishes.has(id) || local?.broadcast.publishing) throw new WebrtcRefusal("STREAM_NOT_ACCEPTING", "Another encoder is already publishing to this stream.");
+      const rtmp = live.rtmp;
+      if (!rtmp) throw new WebrtcRefusal("WEBRTC_UNAVAILABLE", "RTMP ingest is not running on this server: WHIP is relayed into it.");
+      // Admitted or refused before the 201: the relay's own loopback connection is then let in on this seat.
+      const reserved = rtmp.reserve(clientAddress);
+      if (!reserved.ok) {
+        logger.warn("WHIP publish refused: RTMP connection limit", { stream_id: id, reason: reserved.reason, limit: reserved.limit });
+        if (reserved.reason === "per-ip limit") {
+          throw new WebrtcRefusal("RATE_LIMITED", `Too many ingest connections from this address (at most ${reserved.limit}, RTMP and WHIP together); end one first.`);
+        }
+        throw new WebrtcRefusal("NO_SLOTS_AVAILABLE", "Live ingest capacity is exhausted. Retry shortly.");
+      }
+      const seat = reserved.seat;
       let published: Awaited<ReturnType<typeof acceptPublishOffer>>;
       try {
         published = await acceptPublishOffer(s, offer);
       } catch (err) {
+        seat.release();
         if (err instanceof SdpError) throw new WebrtcRefusal("VALIDATION_ERROR", err.message);
         throw err;
       }
       // Re-checked after the awaits: a second WHIP racing this one is refused.
       if (publishes.has(id)) {
+        seat.release();
         published.transport.close();
         throw new WebrtcRefusal("STREAM_NOT_ACCEPTING", "Another encoder is already publishing to this stream.");
       }
-      const session: PublishSession = { id: randomToken(16), streamId: id, transport: published.transport, video: published.video, audio: published.audio, closed: false };
+      const session: PublishSession = { id: randomToken(16), streamId: id, transport: published.transport, video: published.video, audio: published.audio, seat, closed: false };
       publishes.set(id, session);
       watchTransport(session.transport, () => endPublish(session, "transport closed"));
       // Into our own RTMP server on loopback, with the stream's signed push URL.
       const url = new URL(record.context.rtmpUrl);
       url.hostname = "127.0.0.1";
-      url.port = String(live.rtmp?.port ?? config.rtmpPort);
+      url.port = String(rtmp.port);
+      url.searchParams.set(RELAY_TOKEN_PARAM, seat.token);
       try {
         session.push = await pushToRtmp({ router: s.router, video: session.video, audio: session.audio, rtmpUrl: url.toString(), logger, streamId: id });
       } catch (err) {

@@ -44,12 +44,14 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
     .options("/live/:token/whep/:session", () => preflight(), hide)
     .post(
       "/live/:token/whip",
-      async ({ params, request }) => {
+      async ({ params, request, server }) => {
         if (!TOKEN.test(params.token)) return notFound();
         const offer = await readOffer(request);
         if (offer instanceof Response) return offer;
         try {
-          const r = await webrtc.publish(params.token, bearer(request), offer, sessionUrl(params.token, "whip"));
+          // The WHIP client's address: the RTMP per-IP limit applies to it (its relay comes from 127.0.0.1 and is not counted).
+          const client = server?.requestIP(request)?.address ?? "unknown";
+          const r = await webrtc.publish(params.token, bearer(request), offer, sessionUrl(params.token, "whip"), client);
           return sdpAnswer(r.answer, r.location);
         } catch (err) {
           return refusal(err, logger);

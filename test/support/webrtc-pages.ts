@@ -37,12 +37,14 @@ export async function startWebrtcBrowser(): Promise<WebrtcBrowser> {
   };
 }
 
-export type OfferResult = { status: number; location: string | null; body: string };
+export type OfferResult = { status: number; location: string | null; contentType: string | null; body: string };
 
 export interface ViewerState {
   videoWidth: number;
   currentTime: number;
   audioPackets: number;
+  /** inbound-rtp audio totalSamplesReceived: samples the Opus decoder produced (decoded audio, not just packets). */
+  audioSamples: number;
   videoPackets: number;
   framesDecoded: number;
   tracks: string[];
@@ -67,9 +69,9 @@ async function offerTo(pc, url, headers) {
   const body = await res.text();
   if (res.status === 201) await pc.setRemoteDescription({ type: "answer", sdp: body });
   else pc.close();
-  return { status: res.status, location: res.headers.get("location"), body };
+  return { status: res.status, location: res.headers.get("location"), contentType: res.headers.get("content-type"), body };
 }
-window.whipPublish = async (url, bearer) => {
+async function publisher() {
   const media = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 360, frameRate: 30 }, audio: true });
   const pc = new RTCPeerConnection();
   for (const track of media.getTracks()) {
@@ -81,8 +83,16 @@ window.whipPublish = async (url, bearer) => {
     }
   }
   window.pc = pc;
-  return offerTo(pc, url, { authorization: "Bearer " + bearer });
+  return pc;
+}
+window.whipPublish = async (url, bearer) => offerTo(await publisher(), url, { authorization: "Bearer " + bearer });
+window.whipOffer = async () => {
+  const pc = await publisher();
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  return pc.localDescription.sdp;
 };
+window.whipAnswer = async (sdp) => window.pc.setRemoteDescription({ type: "answer", sdp });
 window.whepPlay = async (url) => {
   const pc = new RTCPeerConnection();
   pc.addTransceiver("video", { direction: "recvonly" });
@@ -103,11 +113,11 @@ window.whepPlay = async (url) => {
 };
 window.viewerState = async () => {
   const { pc, video } = window.viewer;
-  const state = { videoWidth: video.videoWidth, currentTime: video.currentTime, audioPackets: 0, videoPackets: 0, framesDecoded: 0, tracks: [] };
+  const state = { videoWidth: video.videoWidth, currentTime: video.currentTime, audioPackets: 0, audioSamples: 0, videoPackets: 0, framesDecoded: 0, tracks: [] };
   state.tracks = video.srcObject ? video.srcObject.getTracks().map((t) => t.kind) : [];
   (await pc.getStats()).forEach((r) => {
     if (r.type !== "inbound-rtp") return;
-    if (r.kind === "audio") state.audioPackets = r.packetsReceived || 0;
+    if (r.kind === "audio") { state.audioPackets = r.packetsReceived || 0; state.audioSamples = r.totalSamplesReceived || 0; }
     if (r.kind === "video") { state.videoPackets = r.packetsReceived || 0; state.framesDecoded = r.framesDecoded || 0; }
   });
   return state;
@@ -117,6 +127,19 @@ window.viewerState = async () => {
 /** Publishes the fake camera + microphone by WHIP (H.264 constrained baseline preferred); the connection stays in `window.pc`. */
 export function whipPublish(page: Page, whipUrl: string, bearer: string): Promise<OfferResult> {
   return page.evaluate(([u, b]) => (globalThis as any).whipPublish(u, b), [whipUrl, bearer] as const);
+}
+
+/**
+ * The WHIP offer of the page's fake camera and microphone (ICE gathered),
+ * for a test that POSTs it itself (e.g. from another client address); hand
+ * the answer to `whipAnswer`.
+ */
+export function whipOffer(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as any).whipOffer());
+}
+
+export function whipAnswer(page: Page, sdp: string): Promise<void> {
+  return page.evaluate((a) => (globalThis as any).whipAnswer(a), sdp);
 }
 
 /** Plays a stream by WHEP into a muted <video>; the connection and element stay in `window.viewer`. */
