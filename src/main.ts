@@ -2,6 +2,32 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { createService } from "./service.ts";
 import { bootstrapDefaultOrg } from "./orgs/bootstrap.ts";
 
+// `npm start -- ARGS`: the server takes its settings from the environment only. Checked before anything
+// is read or created, so `--help` or a stray flag never starts the service or makes ./data (issue 16).
+const args = process.argv.slice(2);
+if (args.includes("--help") || args.includes("-h")) {
+  console.log(
+    [
+      "Usage: npm start",
+      "",
+      "  Starts vidlive: the HTTP API (PORT, default 8080) and RTMP ingest (RTMP_PORT, default 1935).",
+      "  Settings come from environment variables (DATA_DIR, DATABASE_URL, BASE_URL, STORAGE, SECRET_KEY, …);",
+      '  every one, with its default, is in README.md, section "Configuration".',
+      "",
+      "  -h, --help  this help",
+      "",
+      "Operator commands (organizations, keys, webhooks on a laptop): npm run cli -- --help",
+    ].join("\n"),
+  );
+  process.exit(0);
+}
+if (args.length > 0) {
+  const arg = args[0]!;
+  const what = arg.startsWith("-") ? `unknown flag ${arg.split("=")[0]}` : `unexpected argument ${JSON.stringify(arg)}`;
+  console.error(`${what}: npm start takes no arguments, settings are environment variables (npm start -- --help)`);
+  process.exit(2);
+}
+
 // Everything the service writes (database, media, uploads, recordings, the key file) is for its own user only.
 process.umask(0o077);
 /**

@@ -206,6 +206,44 @@ describe("configuration errors are one line and exit 2, CLI and server", () => {
   }, 30_000);
 });
 
+describe("npm start takes no arguments", () => {
+  for (const flag of ["--help", "-h"]) {
+    test(`${flag}: a usage pointing at the README's variables, exit 0, nothing created`, () => {
+      const dataDir = join(tmp(), "data");
+      const r = run(MAIN, [flag], { DATA_DIR: dataDir });
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("Usage: npm start");
+      expect(r.out).toContain('README.md, section "Configuration"');
+      expect(r.err).toBe("");
+      expect(existsSync(dataDir)).toBe(false);
+    });
+  }
+
+  const refused: Array<[string[], string]> = [
+    [["--bogus"], "unknown flag --bogus"],
+    [["--port=9000"], "unknown flag --port"],
+    [["serve"], 'unexpected argument "serve"'],
+  ];
+  for (const [args, message] of refused) {
+    test(`${args.join(" ")}: one line, exit 2, nothing created`, () => {
+      const dataDir = join(tmp(), "data");
+      const r = run(MAIN, args, { DATA_DIR: dataDir });
+      expect(r.code).toBe(2);
+      expect(lines(r.err)).toEqual([`${message}: npm start takes no arguments, settings are environment variables (npm start -- --help)`]);
+      expect(r.out).toBe("");
+      expect(existsSync(dataDir)).toBe(false);
+    });
+  }
+
+  test("npm start -- --help goes through package.json's script to the same usage", () => {
+    const dataDir = join(tmp(), "data");
+    const proc = Bun.spawnSync(["npm", "start", "--silent", "--", "--help"], { cwd: join(import.meta.dir, ".."), env: { ...process.env, DATA_DIR: dataDir }, stdout: "pipe", stderr: "pipe" });
+    expect(proc.exitCode).toBe(0);
+    expect(proc.stdout.toString()).toContain("Usage: npm start");
+    expect(existsSync(dataDir)).toBe(false);
+  }, 30_000);
+});
+
 test("the server's default-key banner is on stderr; stdout carries only JSON log lines", async () => {
   const proc = Bun.spawn(["bun", MAIN], {
     env: { ...process.env, DATA_DIR: join(tmp(), "data"), DATABASE_URL: "", PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
