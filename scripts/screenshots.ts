@@ -87,7 +87,12 @@ try {
   const people = peopleFor(service.database);
   const { token } = await people.createOwner(org.id, OWNER.email);
   if (token) await people.completeSetup(token, OWNER.password);
-  await people.invite(org.id, "dev@example.com", "developer");
+  // The developer's link stays unused: its setup page is a screenshot.
+  const devLink = (await people.invite(org.id, "dev@example.com", "developer")).token;
+  // A viewer with a password, for the 403 page.
+  const viewer = { email: "viewer@example.com", password: "screenshots-viewer-password" };
+  const viewerLink = (await people.invite(org.id, viewer.email, "viewer")).token;
+  if (viewerLink) await people.completeSetup(viewerLink, viewer.password);
 
   // A video, transcoded.
   const slot = await api(apiKey, "/videos/upload-url/", {});
@@ -120,6 +125,7 @@ try {
   try {
     const context = await browser.newContext({ viewport: LAPTOP, deviceScaleFactor: 1 });
     const page = await context.newPage();
+    if (devLink) await shoot(page, "setup", `/settings/setup/${devLink}`);
     await shoot(page, "login", "/settings/login");
     await page.getByLabel("Email").fill(OWNER.email);
     await page.getByLabel("Password").fill(OWNER.password);
@@ -135,6 +141,8 @@ try {
     await shoot(page, "live-stream", `/settings/live/${stream.id}`);
     await shoot(page, "organization", "/settings/organization");
     await shoot(page, "members", "/settings/members");
+    // The confirmation step (works without JavaScript): revoking the live key.
+    await shoot(page, "confirm-revoke", `/settings/keys/${apiKey.split("_")[2]}/revoke`);
 
     // Phone width: the same session in a narrow viewport.
     await page.setViewportSize(PHONE);
@@ -142,6 +150,17 @@ try {
     await shoot(page, "phone-video", `/settings/videos/${video.id}`, playing("player"));
     await shoot(page, "phone-live-stream", `/settings/live/${stream.id}`);
     await context.close();
+
+    // A viewer on API keys: the 403 page.
+    const viewerContext = await browser.newContext({ viewport: LAPTOP, deviceScaleFactor: 1 });
+    const viewerPage = await viewerContext.newPage();
+    await viewerPage.goto(`${base}/settings/login`);
+    await viewerPage.getByLabel("Email").fill(viewer.email);
+    await viewerPage.getByLabel("Password").fill(viewer.password);
+    await viewerPage.getByRole("button", { name: "Sign in" }).click();
+    await viewerPage.waitForURL((u) => !u.pathname.startsWith("/settings/login"));
+    await shoot(viewerPage, "forbidden", "/settings/keys");
+    await viewerContext.close();
   } finally {
     await browser.close();
   }
