@@ -63,13 +63,15 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
       const { later } = await untilPlaying(viewer);
       expect(later.videoWidth).toBe(640);
       expect(later.tracks.sort()).toEqual(["audio", "video"]);
+      // Decoded, not only received: the Opus decoder produced samples (inbound-rtp audio totalSamplesReceived).
       const audio = await waitFor(
         async () => {
           const st = await viewerState(viewer);
-          return st.audioPackets > 20 ? st : undefined;
+          return st.audioPackets > 20 && st.audioSamples > 0 ? st : undefined;
         },
-        { timeoutMs: 10_000, what: "Opus packets at the viewer" },
+        { timeoutMs: 10_000, what: "Opus decoded at the viewer" },
       );
+      expect(audio.audioSamples).toBeGreaterThan(0);
       expect(audio.framesDecoded).toBeGreaterThan(0);
       expect((await getStream(t, s.id)).webrtc_viewers).toBe(1);
       expect(await (await fetch(`${t.base}/metrics`)).text()).toContain("vidlive_webrtc_viewers 1");

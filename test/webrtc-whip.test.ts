@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createLogger } from "../src/log.ts";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { hasChromium } from "./support/browser.ts";
@@ -29,10 +31,21 @@ afterAll(async () => {
   await t?.stop({ cleanup: true });
 });
 
-async function createStream(body: Record<string, unknown>) {
-  const res = await t.api("/livestreams/", { method: "POST", json: body });
+async function createStream(body: Record<string, unknown>, path = "/livestreams/") {
+  const res = await t.api(path, { method: "POST", json: body });
   expect(res.status).toBe(201);
   return ((await res.json()) as any).data.stream;
+}
+
+/** The recording's streams by ffprobe: the FLV beside the live files, or kept as the video's original once transcoded. */
+async function recordingStreams(streamId: string, videoId: string): Promise<Array<{ codec_type: string; codec_name: string }>> {
+  for (const path of [join(t.dataDir, "originals", videoId, "source.flv"), join(t.dataDir, "recordings", `${streamId}.flv`)]) {
+    if (!existsSync(path)) continue;
+    const probe = Bun.spawn(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path], { stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(probe.stdout).text();
+    if ((await probe.exited) === 0) return JSON.parse(out).streams;
+  }
+  throw new Error(`recording of ${streamId} not found`);
 }
 
 describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
@@ -65,6 +78,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     const pub = await b.page();
     const published = await whipPublish(pub, s.whip_url, s.stream_key);
     expect(published.status).toBe(201);
+    expect(published.contentType).toBe("application/sdp");
     expect(published.location).toStartWith(`${s.whip_url}/`);
     expect(published.body).toContain("a=candidate:");
 
@@ -104,10 +118,32 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
       { timeoutMs: 60_000, what: "recording transcode" },
     );
     expect(video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
+    // The recording kept the browser's H.264 and has its Opus audio as AAC.
+    const streams = await recordingStreams(s.id, ended.recording.asset_id);
+    expect(streams.find((x) => x.codec_type === "video")?.codec_name).toBe("h264");
+    expect(streams.find((x) => x.codec_type === "audio")?.codec_name).toBe("aac");
     // The viewer's session went with the publisher.
     await waitFor(async () => (await getStream(t, s.id)).webrtc_viewers === 0, { timeoutMs: 10_000, what: "viewer count back to 0" });
     await Promise.all([pub.close(), viewer.close()]);
   }, 120_000);
+
+  test("WHIP to a booked stream and to an ended stream is 409 STREAM_NOT_ACCEPTING (as RTMP refuses them)", async () => {
+    const page = await b.page();
+    const booked = await createStream({ title: "Booked", scheduled_at: new Date(Date.now() + 30 * 86_400_000).toISOString() }, "/livestreams/schedule/");
+    expect(booked.status).toBe("SCHEDULED");
+    const early = await whipPublish(page, booked.whip_url, booked.stream_key);
+    expect(early.status).toBe(409);
+    expect(JSON.parse(early.body)).toMatchObject({ success: false, error: { code: "STREAM_NOT_ACCEPTING" } });
+
+    const ended = await createStream({ title: "Ended" });
+    expect((await t.api(`/livestreams/${ended.id}/end/`, { method: "POST" })).status).toBe(200);
+    await streamIn(t, ended.id, ["ENDED"], 10_000);
+    const late = await whipPublish(page, ended.whip_url, ended.stream_key);
+    expect(late.status).toBe(409);
+    expect(JSON.parse(late.body)).toMatchObject({ success: false, error: { code: "STREAM_NOT_ACCEPTING" } });
+    expect(t.service.rtc.publishing(booked.id) || t.service.rtc.publishing(ended.id)).toBe(false);
+    await page.close();
+  }, 30_000);
 
   test("POST /end/ on a WHIP-published stream ends the WHIP session too", async () => {
     const s = await createStream({ title: "Ended by the API" });
