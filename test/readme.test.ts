@@ -195,8 +195,10 @@ const checks: Record<string, Check> = {
       const hls = /HLS \(any HLS player\):\s+(\S+)/.exec(r.stdout)?.[1];
       await expectPlayable(hls!);
       expect(r.stdout).toMatch(/download http:\/\/localhost:\d+\/media\/\S+/);
+      // Every COMPLETED video has a watch page: the demo must print it, and it must load.
       const watch = /Watch in a browser:\s+(\S+)/.exec(r.stdout)?.[1];
-      if (watch) expect((await fetch(watch)).status).toBe(200);
+      expect(watch).toStartWith(`${base}/watch/`);
+      expect((await fetch(watch!)).status).toBe(200);
     },
   },
   upload: {
@@ -236,6 +238,19 @@ const checks: Record<string, Check> = {
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toContain("text/html");
       expect(await page.text()).toContain("<video");
+    },
+  },
+  "webhook-register": {
+    timeoutMs: 10_000,
+    async after(r) {
+      expect(r.exitCode).toBe(0);
+      const body = JSON.parse(r.stdout);
+      expect(body.success).toBe(true);
+      expect(body.data.signing_secret).toStartWith("whsec_");
+      expect(body.data.endpoint).toMatchObject({ url: "https://hooks.example.com/video", events: ["VIDEO_TRANSCODING_COMPLETED", "VIDEO_TRANSCODING_FAILED"] });
+      // Registered for the organization of the README's key: the list shows it.
+      const listed = ((await api("/webhooks/")).data.items as { id: string }[]).map((e) => e.id);
+      expect(listed).toContain(body.data.endpoint.id);
     },
   },
   tus: {
@@ -325,7 +340,7 @@ afterAll(async () => {
 test("every marked README block has a check, and the README marks the walkthrough's blocks", () => {
   const names = blocks.map((b) => b.name);
   expect(names.filter((n) => !checks[n])).toEqual([]);
-  for (const required of ["setup", "first-curl", "demo", "upload", "source-url-local", "live-ffmpeg", "backup"]) expect(names).toContain(required);
+  for (const required of ["setup", "first-curl", "demo", "upload", "source-url-local", "webhook-register", "live-ffmpeg", "backup"]) expect(names).toContain(required);
   expect(blocks.every((b) => b.lang === "sh" || b.lang === "js")).toBe(true);
 });
 
