@@ -263,7 +263,7 @@ describe("the ClearKey licence endpoint", () => {
     const op = doc.paths["/drm/clearkey/{videoId}/license"].post;
     expect(op.security).toEqual([]);
     expect(op.requestBody.content["application/json"].schema.required).toEqual(["kids"]);
-    expect(Object.keys(op.responses).sort()).toEqual(["200", "403", "422", "429"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "403", "422", "429", "500"]);
     expect(doc.paths["/api/public/v1/videos/{id}/drm-token/"].post.summary).toBeTruthy();
   });
 });

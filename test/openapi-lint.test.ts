@@ -118,8 +118,63 @@ test("every API operation documents its success body (typed `data`) and its erro
     if (ok?.[1].content?.["application/json"] && !(data?.properties || data?.anyOf)) missing.push(`${name}: untyped data`);
   }
   expect(missing).toEqual([]);
+  // Every error response names its own codes: the generic envelope (every code) would make the check above vacuous.
+  // The API's and the presigned upload's errors are all envelopes; /readyz and /metrics answer their own bodies.
+  const enveloped = (path: string) => path.startsWith("/api/public/v1/") || path.startsWith("/uploads/");
+  const generic = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, op]) =>
+      Object.entries(op.responses as Record<string, any>)
+        .filter(([status]) => Number(status) >= 400)
+        .filter(([, r]) => {
+          const schema = r.content?.["application/json"]?.schema;
+          return schema?.$ref === "#/components/schemas/ErrorEnvelope" || (enveloped(path) && !schema?.properties?.error?.properties?.code?.enum?.length);
+        })
+        .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+    ),
+  );
+  expect(generic).toEqual([]);
   const register = doc.paths["/api/public/v1/videos/"].post.responses;
   expect(Object.keys(register).sort()).toEqual(["200", "201", "401", "403", "409", "422", "429", "500", "502"]);
   expect(register["409"].content["application/json"].schema.properties.error.properties.code.enum.sort()).toEqual(["DRM_NOT_AVAILABLE", "TRANSCODE_NOT_CONFIGURED"]);
   expect(register["201"].content["application/json"].schema.properties.data.properties.video.properties.thumbnail_url).toBeDefined();
+});
+
+test("the tus operations list their own codes per status, with the key's 429 and 500; the presigned PUT is documented", () => {
+  const tus = doc.paths["/api/public/v1/videos/uploads/{id}"];
+  const codesOf = (op: any) =>
+    Object.fromEntries(Object.entries(op.responses as Record<string, any>).map(([s, r]) => [s, r.content?.["application/json"]?.schema?.properties?.error?.properties?.code?.enum ?? []]));
+  const create = codesOf(doc.paths["/api/public/v1/videos/uploads/"].post);
+  expect(create).toEqual({
+    "201": [],
+    "400": ["VALIDATION_ERROR"],
+    "401": ["INVALID_API_KEY"],
+    "403": ["PERMISSION_DENIED"],
+    "404": ["NOT_FOUND"],
+    "412": ["VALIDATION_ERROR"],
+    "413": ["VALIDATION_ERROR"],
+    "429": ["RATE_LIMITED"],
+    "500": ["INTERNAL_ERROR"],
+    "501": ["INTERNAL_ERROR"],
+  });
+  const onUpload = {
+    "400": ["VALIDATION_ERROR"],
+    "401": ["INVALID_API_KEY"],
+    "403": ["PERMISSION_DENIED"],
+    "404": ["NOT_FOUND"],
+    "412": ["VALIDATION_ERROR"],
+    "429": ["RATE_LIMITED"],
+    "500": ["INTERNAL_ERROR"],
+  };
+  expect(codesOf(tus.head)).toEqual({ "200": [], ...onUpload });
+  expect(codesOf(tus.delete)).toEqual({ "204": [], ...onUpload });
+  expect(codesOf(tus.patch)).toEqual({ "204": [], ...onUpload, "403": ["PERMISSION_DENIED", "VALIDATION_ERROR"], "409": ["VALIDATION_ERROR"], "413": ["VALIDATION_ERROR"] });
+  for (const op of [doc.paths["/api/public/v1/videos/uploads/"].post, tus.head, tus.patch, tus.delete]) expect(op.responses["429"].headers["Retry-After"]).toBeDefined();
+
+  const put = doc.paths["/uploads/{id}"]?.put;
+  expect(put).toBeDefined();
+  expect(put.security).toEqual([]);
+  expect(Object.keys(put.requestBody.content)).toEqual(["application/octet-stream"]);
+  expect(put.parameters.map((p: any) => `${p.in}:${p.name}`).sort()).toEqual(["path:id", "query:expires", "query:sig"]);
+  expect(codesOf(put)).toEqual({ "200": [], "403": ["PERMISSION_DENIED"], "404": ["NOT_FOUND"], "422": ["VALIDATION_ERROR"], "500": ["INTERNAL_ERROR"] });
+  expect(Object.keys(put.responses["200"].content["application/json"].schema.properties.data.properties).sort()).toEqual(["size_bytes", "upload_id"]);
 });

@@ -55,6 +55,20 @@ async function call(method: string, path: string, template: string, init: { json
   return { status: res.status, body: body as any };
 }
 
+/** A request outside `t.api` (tus, the presigned PUT): its status must be listed for the operation, its body match. */
+async function answer(method: string, url: string, template: string, init: RequestInit = {}) {
+  const res = await fetch(url, { method, ...init });
+  const op = doc.paths[template]?.[method.toLowerCase()];
+  expect(op, `${method} ${template} is not in the document`).toBeDefined();
+  const response = op.responses[String(res.status)];
+  expect(response, `${method} ${template} answered ${res.status}, which the document does not list`).toBeDefined();
+  const schema = response.content?.["application/json"]?.schema;
+  // HEAD answers the status and headers only.
+  if (method !== "HEAD" && schema) expectValid(schema, await res.json(), `${method} ${template} ${res.status}`);
+  else checked.push(`${method} ${template} ${res.status}`);
+  return res;
+}
+
 beforeAll(async () => {
   receiver = startWebhookReceiver();
   t = await startTestService({ env: WEBHOOK_ENV });
@@ -146,6 +160,51 @@ describe("responses match the document", () => {
     const endpointId2 = ((await t.api("/webhooks/").then((r) => r.json())) as any).data.items[0].id;
     expect((await call("DELETE", `/webhooks/${endpointId2}/`, "/webhooks/{endpoint_id}/")).status).toBe(200);
   }, 30_000);
+
+  test("the presigned PUT and the tus operations: answers and refusals as documented", async () => {
+    const auth = { authorization: `Bearer ${t.apiKey}` };
+    const slot = async () => (await call("POST", "/videos/upload-url/", "/videos/upload-url/", { json: { size_bytes: 3 } })).body.data;
+    const put = (url: string, body: string) => answer("PUT", url, "/uploads/{id}", { body });
+    const first = await slot();
+    expect((await put(first.upload_url, "abc")).status).toBe(200);
+    expect((await put(first.upload_url, "abc")).status).toBe(404);
+    expect((await put(first.upload_url.replace(/sig=\w/, "sig=z"), "abc")).status).toBe(403);
+    expect((await put((await slot()).upload_url, "")).status).toBe(422);
+
+    const TUS = `${t.base}${PREFIX}/videos/uploads/`;
+    const create = `${PREFIX}/videos/uploads/`;
+    const one = `${PREFIX}/videos/uploads/{id}`;
+    const tus = { ...auth, "tus-resumable": "1.0.0" };
+    const made = await answer("POST", TUS, create, { headers: { ...tus, "upload-length": "3" } });
+    expect(made.status).toBe(201);
+    const loc = made.headers.get("location")!;
+    expect((await answer("POST", TUS, create, { headers: { ...auth, "upload-length": "3" } })).status).toBe(412);
+    expect((await answer("POST", TUS, create, { headers: { ...tus } })).status).toBe(400);
+    expect((await answer("POST", TUS, create, { headers: { ...tus, "upload-length": String(1e15) } })).status).toBe(413);
+    expect((await answer("POST", TUS, create, { headers: { ...tus, "upload-defer-length": "1" } })).status).toBe(501);
+    expect((await answer("POST", TUS, create, { headers: { ...tus, authorization: "Bearer sk_live_nope_nope", "upload-length": "3" } })).status).toBe(401);
+    expect((await answer("POST", `${TUS}?token=forged`, create, { headers: { "tus-resumable": "1.0.0", "upload-length": "3" } })).status).toBe(403);
+    const bytes = { ...tus, "content-type": "application/offset+octet-stream" };
+    const noOffset = await answer("PATCH", loc, one, { headers: bytes, body: "abc" });
+    expect(noOffset.status).toBe(403);
+    expect((await answer("PATCH", loc, one, { headers: { ...bytes, "upload-offset": "2" }, body: "abc" })).status).toBe(409);
+    expect((await answer("PATCH", loc, one, { headers: { ...bytes, "upload-offset": "0", "content-type": "text/plain" }, body: "abc" })).status).toBe(400);
+    expect((await answer("PATCH", loc, one, { headers: { ...bytes, "upload-offset": "0" }, body: "abcd" })).status).toBe(413);
+    expect((await answer("PATCH", `${TUS}upl_missing`, one, { headers: { ...bytes, "upload-offset": "0" }, body: "abc" })).status).toBe(404);
+    expect((await answer("HEAD", loc, one, { headers: tus })).status).toBe(200);
+    expect((await answer("HEAD", `${TUS}upl_missing`, one, { headers: tus })).status).toBe(404);
+    expect((await answer("DELETE", `${loc}?token=forged`, one, { headers: { "tus-resumable": "1.0.0" } })).status).toBe(403);
+    expect((await answer("DELETE", loc, one, { headers: tus })).status).toBe(204);
+    expect((await answer("DELETE", loc, one, { headers: tus })).status).toBe(404);
+  });
+
+  test("tus answers a PATCH without Upload-Offset 403 as VALIDATION_ERROR naming the header, not PERMISSION_DENIED", async () => {
+    const tus = { authorization: `Bearer ${t.apiKey}`, "tus-resumable": "1.0.0" };
+    const made = await fetch(`${t.base}${PREFIX}/videos/uploads/`, { method: "POST", headers: { ...tus, "upload-length": "3" } });
+    const res = await fetch(made.headers.get("location")!, { method: "PATCH", headers: { ...tus, "content-type": "application/offset+octet-stream" }, body: "abc" });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as any).error).toEqual({ code: "VALIDATION_ERROR", details: { "Upload-Offset": "is required" } });
+  });
 
   test("the sample payload of every event (POST …/test/, cli trigger) matches the document", () => {
     for (const event of EVENT_NAMES) {

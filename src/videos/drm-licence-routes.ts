@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { ApiError } from "../http/api-error.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
+import { errorResponses } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import { drmLicenceChecks } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
@@ -158,16 +159,8 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
                 },
               },
             },
-            403: {
-              description: "PERMISSION_DENIED: the token is missing, invalid, expired, or another video's.",
-              content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
-            },
-            422: { description: "VALIDATION_ERROR: the body is not a licence request.", content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } },
-            429: {
-              description: "RATE_LIMITED",
-              headers: { "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } },
-              content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
-            },
+            // Each status with its own codes (not the generic envelope): test/openapi-lint.test.ts.
+            ...errorResponses(["PERMISSION_DENIED", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"]),
           },
         } as never,
       },

@@ -218,6 +218,12 @@ export function createTusUploads(deps: {
   return { server, handle, directory };
 }
 
+/** tus's "<Header> header required" (a 403 of its own) as VALIDATION_ERROR naming the header; null for any other 403. */
+function missingHeader(message: string): ApiError | null {
+  const header = /^(Upload-Offset|Content-Type) header required$/.exec(message)?.[1];
+  return header ? ApiError.validation({ [header]: "is required" }, message) : null;
+}
+
 /** A tus error as the API's envelope (its own text when tus wrote it), keeping tus's status and headers (CORS, Tus-Resumable). */
 async function enveloped(request: Request, res: Response): Promise<Response> {
   const text = request.method === "HEAD" ? "" : await res.text().catch(() => "");
@@ -229,7 +235,8 @@ async function enveloped(request: Request, res: Response): Promise<Response> {
       status === 404 || status === 410
         ? new ApiError("NOT_FOUND", message)
         : status === 403
-          ? new ApiError("PERMISSION_DENIED", message)
+          ? // tus answers a PATCH without Upload-Offset or Content-Type with 403: a malformed request, not a permission.
+            (missingHeader(message) ?? new ApiError("PERMISSION_DENIED", message))
           : status >= 500
             ? new ApiError("INTERNAL_ERROR", message)
             : ApiError.validation(
