@@ -1,6 +1,6 @@
 /**
- * The SDK as a user gets it: packages/client built (`npm run sdk:build`),
- * packed (`npm pack`), installed from the tarball into a fresh project with
+ * The SDK as a user gets it: packages/client packed (`npm pack`, whose
+ * prepack script builds dist as `npm run sdk:build` does), installed from the tarball into a fresh project with
  * `npm install --offline` (no registry), then used by Node 20 (`node`, no
  * TypeScript loader) against a running service, on a real signed delivery,
  * and type-checked by tsc in a consumer .ts file (wrong fields must fail).
@@ -40,11 +40,13 @@ async function node(script: string, args: string[]) {
   return JSON.parse(out);
 }
 
+let packLog = "";
 beforeAll(async () => {
-  const build = run(["bun", join(PKG, "scripts/build.ts")], ROOT);
-  if (build.code !== 0) throw new Error(`sdk:build failed: ${build.err}`);
+  // `npm pack` alone: its prepack script builds dist (gitignored), so a pack from a fresh checkout ships a working package.
+  rmSync(join(PKG, "dist"), { recursive: true, force: true });
   const pack = run(["npm", "pack", "--pack-destination", work], PKG);
   if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.err}`);
+  packLog = pack.out + pack.err;
   mkdirSync(consumer);
   writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
   const tarball = readdirSync(work).find((f) => f.endsWith(".tgz"))!;
@@ -61,6 +63,11 @@ afterAll(async () => {
 });
 
 describe("@vidlive/client, packed and installed", () => {
+  test("npm pack ran the prepack build (dist was removed first)", () => {
+    expect(packLog).toContain("prepack");
+    expect(packLog).toContain(`built ${join(PKG, "dist")}`);
+  });
+
   test("the tarball holds JavaScript and declarations only, and no dependencies", () => {
     const manifest = JSON.parse(readFileSync(join(consumer, "node_modules/@vidlive/client/package.json"), "utf8"));
     expect(manifest.dependencies).toBeUndefined();
@@ -73,7 +80,8 @@ describe("@vidlive/client, packed and installed", () => {
 
   test("Node imports it and calls the service: organization, videos, a new stream, a 404, a refused key", async () => {
     const out = await node("api.mjs", [t.base, t.apiKey]);
-    expect(out.node).toStartWith("v");
+    // The package's engines field says Node >= 20: the Node that ran it must be one.
+    expect(Number(/^v(\d+)\./.exec(out.node)?.[1])).toBeGreaterThanOrEqual(20);
     expect(out.events).toBe(EVENT_NAMES.length);
     expect(out.org).toBe(t.orgId);
     expect(out.videos).toBe(0);
