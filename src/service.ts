@@ -201,7 +201,7 @@ export async function createService(
       mediaRoutes(store, objects),
       ...videos.publicPlugins,
       ...live.publicPlugins,
-      webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger }),
+      webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
       settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
     ],

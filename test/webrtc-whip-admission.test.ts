@@ -29,17 +29,17 @@ afterAll(async () => {
   await t?.stop({ cleanup: true });
 });
 
-async function createStream(title: string) {
-  const res = await t.api("/livestreams/", { method: "POST", json: { title, latency: "LOW" } });
+async function createStream(title: string, service = t) {
+  const res = await service.api("/livestreams/", { method: "POST", json: { title, latency: "LOW" } });
   expect(res.status).toBe(201);
   return ((await res.json()) as any).data.stream;
 }
 
 /** A Chromium page's WHIP offer POSTed from `from`; on 201 the page takes the answer and sends media. */
-async function whipFrom(from: string, stream: { whip_url: string; stream_key: string }) {
+async function whipFrom(from: string, stream: { whip_url: string; stream_key: string }, headers: Record<string, string> = {}) {
   const page = await b.page();
   const offer = await whipOffer(page);
-  const res = await requestFrom(from, stream.whip_url, { method: "POST", headers: { authorization: `Bearer ${stream.stream_key}`, "content-type": "application/sdp" }, body: offer });
+  const res = await requestFrom(from, stream.whip_url, { method: "POST", headers: { authorization: `Bearer ${stream.stream_key}`, "content-type": "application/sdp", ...headers }, body: offer });
   if (res.status === 201) await whipAnswer(page, res.body);
   return { page, res };
 }
@@ -109,6 +109,25 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
       ff.kill();
       await ff.exited;
       await pub?.page.close();
+    }
+  }, 120_000);
+});
+
+describe.skipIf(!ready)("WHIP behind a reverse proxy (TRUST_PROXY=1)", () => {
+  test("clients behind one proxy address are counted apart by the X-Forwarded-For entry the proxy appended; a forged entry to its left is not", async () => {
+    const proxied = await startTestService({ env: { LIVE_RECONNECT_MS: "500", WEBRTC_PORT: "0", RTMP_MAX_CONNECTIONS_PER_IP: "1", TRUST_PROXY: "1" } });
+    const pubs: Array<Awaited<ReturnType<typeof whipFrom>>> = [];
+    try {
+      const [s1, s2, s3] = [await createStream("A", proxied), await createStream("B", proxied), await createStream("C", proxied)];
+      // Every POST comes from the proxy's one address; the client is the rightmost forwarded entry.
+      pubs.push(await whipFrom("127.0.0.2", s1, { "x-forwarded-for": "198.51.100.7" }));
+      pubs.push(await whipFrom("127.0.0.2", s2, { "x-forwarded-for": "198.51.100.8" }));
+      pubs.push(await whipFrom("127.0.0.2", s3, { "x-forwarded-for": "203.0.113.9, 198.51.100.7" }));
+      expect(pubs.map((p) => p.res.status)).toEqual([201, 201, 429]);
+      for (const p of pubs.slice(0, 2)) expect((await fetch(new URL(p.res.headers.location!), { method: "DELETE" })).status).toBe(200);
+    } finally {
+      await Promise.all(pubs.map((p) => p.page.close()));
+      await proxied.stop({ cleanup: true });
     }
   }, 120_000);
 });

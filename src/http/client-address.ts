@@ -1,5 +1,6 @@
 /**
- * The client's address for per-address limits (sign-in throttling). Behind a
+ * The client's address for per-address limits (sign-in throttling, the DRM
+ * licence limit, WHIP publishers, live viewer counts). Behind a
  * reverse proxy the socket's peer is the proxy, so every client would share
  * one allowance; with TRUST_PROXY=N (the proxies in front, each appending the
  * address it saw to X-Forwarded-For) the client is the Nth entry from the

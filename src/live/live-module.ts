@@ -5,6 +5,7 @@ import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
 import { ApiError } from "../http/api-error.ts";
+import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import { serveObject } from "../storage/media-routes.ts";
@@ -128,7 +129,7 @@ export function createLiveModule(deps: {
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
       const agent = request.headers.get("user-agent") ?? "";
       if (playlist && res.status === 200 && deps.onPlaylistServed && agent !== LIVE_CHECK_USER_AGENT) {
-        deps.onPlaylistServed(params.token, `${server?.requestIP(request)?.address ?? ""} ${agent}`);
+        deps.onPlaylistServed(params.token, `${clientAddress(request, server?.requestIP(request)?.address, config.trustProxy)} ${agent}`);
       }
       return res;
     },

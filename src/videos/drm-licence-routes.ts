@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { ApiError } from "../http/api-error.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
 import { errorResponses } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
@@ -59,7 +60,7 @@ function parseLicenceRequest(text: string): { kids: string[] } | { error: Record
  * requested key ids (unknown ones omitted). The token (src/videos/drm-tokens.ts) is the only
  * credential: no API key, CORS open, rate limited per token and per client address.
  */
-export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limiter: RateLimiter; logger: Logger }) {
+export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limiter: RateLimiter; logger: Logger; trustProxy: number }) {
   return new Elysia({ name: "drm-licence-routes" })
     .options(
       PATH,
@@ -81,7 +82,7 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
         const videoId = params.videoId;
         const token = new URL(request.url).searchParams.get("token");
         // Counted before anything else, so guessing tokens costs the guesser's allowance.
-        const address = server?.requestIP(request)?.address ?? "unknown";
+        const address = clientAddress(request, server?.requestIP(request)?.address, deps.trustProxy);
         const digest = token ? createHash("sha256").update(token).digest("hex").slice(0, 32) : null;
         const pending = deps.limiter.hit(drmLicenceChecks(address, digest));
         const verdict = pending instanceof Promise ? await pending : pending;

@@ -118,7 +118,7 @@ export function createVideoModule(deps: {
     publicPlugins: [
       uploadRoutes(uploads),
       tusRoutes(tus),
-      drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log }),
+      drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log, trustProxy: deps.config.trustProxy }),
       // The embeddable player page (issue 16), addressed by the media token.
       watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
     ],

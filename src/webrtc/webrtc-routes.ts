@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
 import { CORS_HEADERS, preflight, sdpAnswer, webrtcError } from "./webrtc-answers.ts";
 import { WebrtcRefusal, type WebrtcModule } from "./webrtc-module.ts";
@@ -29,7 +30,7 @@ const bearer = (request: Request) => /^Bearer\s+(\S+)$/i.exec(request.headers.ge
  * and no ICE restart (PATCH answers 405, as the RFC asks of a server without
  * them): the answer carries every candidate.
  */
-export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string; logger: Logger }) {
+export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string; logger: Logger; trustProxy: number }) {
   const { webrtc, logger } = deps;
   const sessionUrl = (token: string, kind: "whip" | "whep") => (id: string) => `${deps.baseUrl()}/live/${token}/${kind}/${id}`;
   const notFound = () => webrtcError("NOT_FOUND", "Resource not found.");
@@ -49,8 +50,9 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
         const offer = await readOffer(request);
         if (offer instanceof Response) return offer;
         try {
-          // The WHIP client's address: the RTMP per-IP limit applies to it (its relay comes from 127.0.0.1 and is not counted).
-          const client = server?.requestIP(request)?.address ?? "unknown";
+          // The WHIP client's address (behind TRUST_PROXY hops, the forwarded one): the RTMP per-IP limit applies to it
+          // (its relay comes from 127.0.0.1 and is not counted).
+          const client = clientAddress(request, server?.requestIP(request)?.address, deps.trustProxy);
           const r = await webrtc.publish(params.token, bearer(request), offer, sessionUrl(params.token, "whip"), client);
           return sdpAnswer(r.answer, r.location);
         } catch (err) {
