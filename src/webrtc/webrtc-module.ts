@@ -262,6 +262,11 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
         endPublish(session, "relay failed");
         throw err;
       }
+      // Closed while the relay started (transport gone, worker died, stop): endPublish ran without a relay to stop.
+      if (session.closed) {
+        session.push.stop();
+        throw new WebrtcRefusal("WEBRTC_UNAVAILABLE", "The WebRTC session closed while it was starting.");
+      }
       void session.push.exited.then(() => endPublish(session, "relay ended"));
       logger.info("WHIP session started", { stream_id: id, org_id: record.orgId, session: session.id, audio: !!session.audio });
       return { answer: published.answer, location: sessionUrl(session.id), sessionId: session.id, streamId: id };
