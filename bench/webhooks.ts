@@ -148,7 +148,8 @@ for (let i = 0; i < ids.length; i += 400) {
     .select({ id: webhookDeliveries.id, eventCreatedAt: webhookDeliveries.body })
     .from(webhookDeliveries)
     .where(inArray(webhookDeliveries.id, ids.slice(i, i + 400)));
-  for (const p of part) createdAt.set(p.id, Date.parse(JSON.parse(p.eventCreatedAt).created_at));
+  // Bodies are stored sealed (src/secrets/event-sealer.ts).
+  for (const p of part) createdAt.set(p.id, Date.parse(JSON.parse(service.webhooks.events.openBody(p.eventCreatedAt, p.id)).created_at));
 }
 const latencies = ids.map((id, i) => steady.at[i]! - createdAt.get(id)!);
 

@@ -6,8 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { videoData } from "../machines/video-payload.ts";
 import { loadConfig } from "../src/config.ts";
-import { webhookEndpoints } from "../src/db/schema/index.ts";
-import { randomToken } from "../src/ids.ts";
+import { randomBytes } from "node:crypto";
+import { outbox, webhookDeliveries, webhookEndpoints } from "../src/db/schema/index.ts";
+import { newId, randomToken } from "../src/ids.ts";
+import { createEventSealer } from "../src/secrets/event-sealer.ts";
+import { loadServerSecret } from "../src/secrets/server-secret.ts";
 import { createLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
 import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
@@ -196,6 +199,44 @@ describe("deliveries", () => {
     await waitFor(async () => rx.received.filter((r) => r.path === "/hooks/alive").length === 60, { timeoutMs: 3000, intervalMs: 10, what: "60 deliveries to the live endpoint" });
     // The dead one's 16 slots are stuck for the whole 300 ms timeout; the live one got everything before that.
     expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  test("an event or a delivery that cannot be opened (sealed under another secret) is set aside, and the ones after it still arrive", async () => {
+    const org = await newOrg(shared.t);
+    const rx = receiver();
+    const { id } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"] });
+    const foreign = createEventSealer(loadServerSecret("/nonexistent", randomBytes(32).toString("hex")));
+    const eventId = newId("evt");
+    const deliveryId = newId("dlv");
+    const now = Date.now();
+    await shared.t.service.database.write(async (tx) => {
+      await tx
+        .insert(outbox)
+        .values({ id: eventId, orgId: org.orgId, entityId: "vid_foreign", event: "VIDEO_UPLOADED", payload: foreign.sealPayload({ video: { id: "vid_foreign" } }, eventId), createdAt: now });
+      await tx.insert(webhookDeliveries).values({
+        id: deliveryId,
+        endpointId: id,
+        orgId: org.orgId,
+        eventId: newId("evt"),
+        event: "VIDEO_UPLOADED",
+        body: foreign.sealBody("{}", deliveryId),
+        test: false,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: now,
+        claimedBy: null,
+        leaseUntil: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+    });
+    const { ctx } = await org.upload();
+    const [got] = await rx.waitFor(1);
+    expect(JSON.parse(got!.body).data.video.id).toBe(ctx.id);
+    await waitFor(async () => (await statusOf(shared.t, deliveryId)) === "abandoned", { timeoutMs: 5000, what: "the unreadable delivery abandoned" });
+    const fromForeign = await shared.t.service.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId));
+    expect(fromForeign).toHaveLength(0);
+    expect(rx.received).toHaveLength(1);
   });
 });
 

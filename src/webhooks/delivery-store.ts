@@ -3,6 +3,7 @@ import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
 import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
+import type { Logger } from "../log.ts";
 import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
 import { chunks, renewLeases, type Claim } from "../work/lease.ts";
 
@@ -45,12 +46,20 @@ export function deliveryBody(event: string, createdAt: number, data: Record<stri
  * The dispatcher's durable state: turning outbox rows into deliveries,
  * recording attempts (many per transaction), and claiming what is due.
  */
-export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore; events?: EventSealer }) {
+export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore; events?: EventSealer; logger?: Logger }) {
   const { database, endpoints } = deps;
   const sealer = deps.events ?? plainEvents;
   /** The stored form of deliveries (bodies sealed), and rows read back with their bodies opened. */
   const storedOf = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.sealBody(d.body, d.id) });
   const opened = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.openBody(d.body, d.id) });
+  function openedPayload(row: typeof outbox.$inferSelect): Record<string, unknown> | null {
+    try {
+      return sealer.openPayload(row.payload, row.id);
+    } catch (err) {
+      deps.logger?.error("Cannot open an event's payload; it is not delivered", { event_id: row.id, org_id: row.orgId, entity_id: row.entityId, err });
+      return null;
+    }
+  }
 
   function newDelivery(endpoint: SendableEndpoint, eventId: string, event: string, body: string, now: number, test: boolean, claim: Claim | null): DeliveryRow {
     return {
@@ -91,10 +100,13 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
         const active = await endpoints.activeFor(tx, [...new Set(rows.map((r) => r.orgId))]);
         const deliveries: DeliveryRow[] = [];
         for (const row of rows) {
-          let data: Record<string, unknown> | undefined;
+          let data: Record<string, unknown> | null | undefined;
           for (const ep of active) {
             if (ep.orgId !== row.orgId || ep.createdAt > row.createdAt || !ep.events.includes(row.event)) continue;
-            const body = deliveryBody(row.event, row.createdAt, (data ??= sealer.openPayload(row.payload, row.id)), ep.fields);
+            data ??= openedPayload(row);
+            // Unreadable (sealed under another secret): marked fanned out with no delivery, so it cannot hold up the rows after it.
+            if (data === null) break;
+            const body = deliveryBody(row.event, row.createdAt, data, ep.fields);
             deliveries.push(newDelivery(ep, row.id, row.event, body, now, false, claim));
           }
         }
@@ -208,16 +220,25 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
       if (wanted.length === 0) return { rows: [], more: candidates.length === limit };
       const rows = await database.write(async (tx) => {
         const out: DeliveryRow[] = [];
+        const unreadable: string[] = [];
         for (const part of chunks(wanted.map((c) => c.id))) {
-          out.push(
-            ...(
-              await tx
-                .update(webhookDeliveries)
-                .set({ claimedBy: claim.by, leaseUntil: claim.until })
-                .where(and(inArray(webhookDeliveries.id, part), claimable(now)))
-                .returning()
-            ).map(opened),
-          );
+          const claimed = await tx
+            .update(webhookDeliveries)
+            .set({ claimedBy: claim.by, leaseUntil: claim.until })
+            .where(and(inArray(webhookDeliveries.id, part), claimable(now)))
+            .returning();
+          for (const d of claimed) {
+            try {
+              out.push(opened(d));
+            } catch (err) {
+              deps.logger?.error("Cannot open a delivery's body; it is abandoned", { delivery_id: d.id, org_id: d.orgId, endpoint_id: d.endpointId, err });
+              unreadable.push(d.id);
+            }
+          }
+        }
+        // Sealed under another secret: abandoned, so it is not claimed again ahead of every other delivery.
+        for (const part of chunks(unreadable)) {
+          await tx.update(webhookDeliveries).set({ status: "abandoned", nextAttemptAt: null, claimedBy: null, leaseUntil: null, updatedAt: now }).where(inArray(webhookDeliveries.id, part));
         }
         return out;
       });

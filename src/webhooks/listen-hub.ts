@@ -145,12 +145,21 @@ export function createListenHub(opts: ListenHubOptions) {
           .orderBy(asc(outbox.seq))
           .limit(batch);
         for (const row of rows) {
+          let data: Record<string, unknown>;
+          try {
+            data = (opts.events ?? plainEvents).openPayload(row.payload, row.id);
+          } catch (err) {
+            // Sealed under another secret: skipped (the cursors move past it), not a stop for every later event.
+            log.warn("Cannot open an event's payload for listeners", { event_id: row.id, org_id: orgId, err });
+            for (const l of group) if (row.seq > l.cursor) l.cursor = row.seq;
+            continue;
+          }
           const frame: ListenFrame = {
             id: row.id,
             seq: row.seq,
             event: row.event,
             test: row.entityId.startsWith(TEST_ENTITY_PREFIX),
-            body: deliveryBody(row.event, row.createdAt, (opts.events ?? plainEvents).openPayload(row.payload, row.id), []),
+            body: deliveryBody(row.event, row.createdAt, data, []),
           };
           const text = `id: ${row.seq}\nevent: ${row.event}\ndata: ${JSON.stringify(frame)}\n\n`;
           for (const l of group) {

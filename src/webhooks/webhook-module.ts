@@ -36,7 +36,7 @@ export function createWebhookModule(deps: {
   const endpoints = createEndpointStore({ database: deps.database, cipher, maxPerOrg: config.webhookEndpointsPerOrg });
   // Payloads and bodies carry what the spec delivers (push credentials, passwords): sealed at rest, as the runtime writes them.
   const events = createEventSealer(deps.secret);
-  const deliveries = createDeliveryStore({ database: deps.database, endpoints, events });
+  const deliveries = createDeliveryStore({ database: deps.database, endpoints, events, logger: deps.logger });
   const deliver = createDeliverer({ guard: deps.guard, timeoutMs: config.webhookTimeoutMs, ca: trustedCas(config.webhookCaFile) });
   const dispatcher = createDispatcher({
     deliveries,
