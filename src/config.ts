@@ -150,15 +150,26 @@ export function decodeSecretKey(value: string, source = "SECRET_KEY"): Buffer {
   return bytes;
 }
 
-/** A libSQL server URL must parse and name a host; `new URL` inside the client otherwise throws a bare TypeError. */
+/** A DATABASE_URL without its query (libSQL URLs may carry `?authToken=`) or user info: safe to print. */
+export function printableDatabaseUrl(url: string): string {
+  if (url.startsWith("file:")) return url.split("?")[0]!;
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+  } catch {
+    return url.split("?")[0]!;
+  }
+}
+
+/** A libSQL server URL must parse and name a host; `new URL` inside the client otherwise throws a bare TypeError. The URL is printed without its query (an auth token). */
 function checkDatabaseUrl(url: string): void {
-  if (!/^(file|libsql|https?|wss?):/.test(url)) throw new ConfigError(`DATABASE_URL must start with file:, libsql://, http(s):// or ws(s)://, got "${url}"`);
+  if (!/^(file|libsql|https?|wss?):/.test(url)) throw new ConfigError(`DATABASE_URL must start with file:, libsql://, http(s):// or ws(s)://, got "${printableDatabaseUrl(url)}"`);
   if (url.startsWith("file:")) return;
   let host = "";
   try {
     host = new URL(url).hostname;
   } catch {}
-  if (!host) throw new ConfigError(`DATABASE_URL must name a server (libsql://host:port), got "${url}"`);
+  if (!host) throw new ConfigError(`DATABASE_URL must name a server (libsql://host:port), got "${printableDatabaseUrl(url)}"`);
 }
 
 /** WEBHOOK_CA_FILE is read when the webhook module is built: checked here so a wrong path is one line, not ENOENT with a stack. */

@@ -1,5 +1,7 @@
 import { ConfigError } from "./config.ts";
 
+export { printableDatabaseUrl } from "./config.ts";
+
 /**
  * Error codes that mean the operator's environment is wrong (a path, a server
  * address, a port), not a bug: start-up reports them as one `configuration:`
@@ -45,16 +47,5 @@ export async function startupStep<T>(what: string, fn: () => T | Promise<T>): Pr
     if (!code) throw err;
     const message = err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
     throw new ConfigError(`${what}: ${message.includes(code) ? message : `${code}: ${message}`}`);
-  }
-}
-
-/** A DATABASE_URL without its query (libSQL URLs may carry `?authToken=`) or user info: safe to print. */
-export function printableDatabaseUrl(url: string): string {
-  if (url.startsWith("file:")) return url.split("?")[0]!;
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
-  } catch {
-    return url.split("?")[0]!;
   }
 }
