@@ -50,6 +50,32 @@ async function pair(): Promise<Pair> {
   };
 }
 
+/**
+ * `p.a`'s ledger on a database whose write transactions wait `ms` (on the test clock) at their first statement,
+ * as a transaction on a libSQL server waits there for the write lock (held for seconds by a writer killed mid-transaction).
+ */
+function waitingForLock(p: Pair, ms: number): WorkLedger {
+  const write: Database["write"] = (fn) =>
+    p.dbA.write((tx) => {
+      let waited = false;
+      const statements = new Proxy(tx, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target);
+          if (typeof value !== "function") return value;
+          return (...args: unknown[]) => {
+            if (!waited) {
+              waited = true;
+              p.clock.t += ms;
+            }
+            return value.apply(target, args);
+          };
+        },
+      });
+      return fn(statements);
+    });
+  return createWorkLedger({ database: { ...p.dbA, write }, holder: "holder_A", leaseMs: LEASE, now: () => p.clock.t });
+}
+
 const input = (over: Partial<EnqueueInput> = {}): EnqueueInput => ({ type: "retention", payload: {}, orgId: "org_a", entityId: "ent_1", maxAttempts: 3, ...over }) as EnqueueInput;
 const enqueue = (p: Pair, over: Partial<EnqueueInput> = {}) => p.dbA.write((tx) => p.a.enqueue(tx, input(over)));
 const rowsOf = (db: Database) => db.db.select().from(work);
@@ -111,6 +137,20 @@ describe("claims", () => {
     expect((await p.a.get(id))?.status).toBe("running");
     expect(await p.b.finish(id)).toBe(true);
     expect(await p.a.get(id)).toMatchObject({ status: "done", finishedAt: p.clock.t, leaseUntil: null });
+  });
+
+  test("a claim or a renewal that waited for the write lock leases from when it holds the row, not from before the wait", async () => {
+    const p = await pair();
+    const id = await enqueue(p);
+    const slow = waitingForLock(p, 5 * LEASE);
+    expect(await slow.claim("retention")).toMatchObject({ id, claimedBy: "holder_A", leaseUntil: p.clock.t + LEASE });
+    // Counted from before the wait, the lease had lapsed at its commit: the next claim took the row at once (a double run).
+    p.clock.t += LEASE - 1;
+    expect(await p.b.claim("retention")).toBeNull();
+    expect(await slow.renew([id])).toEqual(new Set([id]));
+    expect((await p.a.get(id))?.leaseUntil).toBe(p.clock.t + LEASE);
+    p.clock.t += LEASE - 1;
+    expect(await p.b.claim("retention")).toBeNull();
   });
 
   test("renew extends only our own running rows", async () => {

@@ -173,7 +173,11 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
           .limit(1);
         const row = rows[0];
         if (!row) return null;
-        const claimed = { status: "running", claimedBy: holder, leaseUntil: t + leaseMs, attempts: row.attempts + 1, updatedAt: t };
+        // The lease runs from now, not from `t`: on a libSQL server the transaction waited for the write lock at its first
+        // statement, after `t` was read (a writer killed mid-transaction holds it for seconds), and a lease counted from
+        // before that wait could already have lapsed when it committed: another claim took the row at once (a double run).
+        const takenAt = now();
+        const claimed = { status: "running", claimedBy: holder, leaseUntil: takenAt + leaseMs, attempts: row.attempts + 1, updatedAt: takenAt };
         await tx.update(work).set(claimed).where(eq(work.id, row.id));
         const seq = Math.max(0, ...turnRows.map((r) => r.servedSeq)) + 1;
         await tx
@@ -187,7 +191,11 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     /** Extends our leases on `ids`; answers those still ours and running. */
     async renew(ids: string[]): Promise<Set<string>> {
       if (ids.length === 0) return new Set();
-      return database.write((tx) => renewLeases(tx, work, work, ids, claim(), eq(work.status, "running")));
+      return database.write(async (tx) => {
+        // The new lease counts from after the write lock is ours (see claim): one statement first, where a server transaction waits for it.
+        await tx.run(sql`SELECT 1`);
+        return renewLeases(tx, work, work, ids, claim(), eq(work.status, "running"));
+      });
     },
 
     /** Done; false when the row was no longer ours. */
