@@ -5,7 +5,7 @@ import { hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
-import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay } from "./support/webrtc-pages.ts";
+import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, ffmpegTestPublish } from "./support/webrtc-pages.ts";
 
 /**
  * Issue 14: an RTMP publish (real ffmpeg) played by WHEP in Chromium, audio
@@ -30,21 +30,6 @@ afterAll(async () => {
   await t?.stop({ cleanup: true });
 });
 
-/** A live test picture with a tone, as an encoder for WebRTC viewers sends it: H.264 without B-frames, a keyframe a second. */
-function ffmpegPublish(url: string, seconds: number) {
-  return Bun.spawn(
-    [
-      "ffmpeg",
-      ...["-hide_banner", "-loglevel", "error", "-re"],
-      ...["-f", "lavfi", "-i", `testsrc2=size=640x360:rate=30:duration=${seconds}`],
-      ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p"],
-      ...["-c:a", "aac", "-b:a", "96k", "-f", "flv", url],
-    ],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-}
-
 describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
   test("ffmpeg → rtmp_url, Chromium plays whep_url with audio and video; a second viewer is over the limit", async () => {
     const res = await t.api("/livestreams/", { method: "POST", json: { title: "RTMP to WebRTC" } });
@@ -54,7 +39,7 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
     expect(early.status).toBe(409);
     expect(((await early.json()) as any).error.code).toBe("STREAM_NOT_LIVE");
 
-    const ff = ffmpegPublish(s.rtmp_url, 25);
+    const ff = ffmpegTestPublish(s.rtmp_url, { seconds: 25, size: "640x360", fps: 30, audioKbps: 96 });
     try {
       await streamIn(t, s.id, ["LIVE"], 20_000);
       const viewer = await b.page();

@@ -4,7 +4,7 @@ import { hasChromium } from "./support/browser.ts";
 import { requestFrom } from "./support/http-from.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
-import { startWebrtcBrowser, type WebrtcBrowser, whipAnswer, whipOffer } from "./support/webrtc-pages.ts";
+import { startWebrtcBrowser, type WebrtcBrowser, whipAnswer, whipOffer, ffmpegTestPublish } from "./support/webrtc-pages.ts";
 
 /**
  * WHIP under the RTMP connection limits (RTMP_MAX_CONNECTIONS_PER_IP=1):
@@ -44,20 +44,6 @@ async function whipFrom(from: string, stream: { whip_url: string; stream_key: st
   return { page, res };
 }
 
-function ffmpegPublish(url: string, seconds: number) {
-  return Bun.spawn(
-    [
-      "ffmpeg",
-      ...["-hide_banner", "-loglevel", "error", "-re"],
-      ...["-f", "lavfi", "-i", `testsrc2=size=320x180:rate=25:duration=${seconds}`],
-      ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "25", "-pix_fmt", "yuv420p"],
-      ...["-c:a", "aac", "-b:a", "64k", "-f", "flv", url],
-    ],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-}
-
 describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
   test("a second WHIP publisher from the same address is refused before any 201 (429 RATE_LIMITED); the first goes LIVE", async () => {
     const [s1, s2] = [await createStream("WHIP one"), await createStream("WHIP two")];
@@ -85,7 +71,7 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
 
   test("an RTMP ffmpeg publisher and a WHIP publisher both go LIVE (the relay is not counted); another local RTMP publisher is refused", async () => {
     const [rtmp, whip, extra] = [await createStream("RTMP"), await createStream("WHIP"), await createStream("RTMP extra")];
-    const ff = ffmpegPublish(rtmp.rtmp_url, 60);
+    const ff = ffmpegTestPublish(rtmp.rtmp_url, { seconds: 60, size: "320x180", fps: 25, audioKbps: 64 });
     let pub: Awaited<ReturnType<typeof whipFrom>> | undefined;
     try {
       // ffmpeg holds 127.0.0.1's only place.
@@ -97,7 +83,7 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
       expect((await getStream(t, rtmp.id)).status).toBe("LIVE");
 
       // Exempting the relay did not exempt loopback: a second local ffmpeg is closed on accept.
-      const refused = ffmpegPublish(extra.rtmp_url, 10);
+      const refused = ffmpegTestPublish(extra.rtmp_url, { seconds: 10, size: "320x180", fps: 25, audioKbps: 64 });
       const code = await Promise.race([refused.exited, Bun.sleep(20_000).then(() => "still running")]);
       if (code === "still running") refused.kill();
       expect(code).not.toBe(0);

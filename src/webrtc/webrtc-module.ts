@@ -5,6 +5,7 @@ import type { LiveModule } from "../live/live-module.ts";
 import { randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { WebrtcAvailability } from "./availability.ts";
+import type { WebrtcErrorCode } from "./webrtc-answers.ts";
 import { RELAY_TOKEN_PARAM, type Seat } from "../../media/rtmp/rtmp-server.ts";
 import { relayBroadcast, type RtmpRelay } from "./flv-to-rtp.ts";
 import { createMediaServer, type MediaServer } from "./media-server.ts";
@@ -16,16 +17,8 @@ import { acceptPlayOffer, type MediaSource } from "./whep-session.ts";
 /** A publish or play refused: the route answers it in the envelope. */
 export class WebrtcRefusal extends Error {
   constructor(
-    readonly code:
-      | "INVALID_STREAM_KEY"
-      | "NOT_FOUND"
-      | "NO_SLOTS_AVAILABLE"
-      | "RATE_LIMITED"
-      | "STREAM_NOT_ACCEPTING"
-      | "STREAM_NOT_LIVE"
-      | "VALIDATION_ERROR"
-      | "VIEWER_LIMIT_REACHED"
-      | "WEBRTC_UNAVAILABLE",
+    /** The codes a session can be refused with (the route's own: a wrong media type or method). */
+    readonly code: Exclude<WebrtcErrorCode, "UNSUPPORTED_MEDIA_TYPE" | "METHOD_NOT_ALLOWED">,
     message: string,
   ) {
     super(message);

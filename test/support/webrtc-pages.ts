@@ -167,3 +167,21 @@ export async function untilPlaying(page: Page, timeoutMs = 20_000): Promise<{ fi
   }
   throw new Error(`WHEP viewer did not play within ${timeoutMs} ms: ${JSON.stringify(last)}`);
 }
+
+/**
+ * A live test picture with a tone pushed by ffmpeg, as an encoder for WebRTC viewers sends it: H.264 without
+ * B-frames (zerolatency), a keyframe a second, AAC.
+ */
+export function ffmpegTestPublish(url: string, o: { seconds: number; size: string; fps: number; audioKbps: number }) {
+  return Bun.spawn(
+    [
+      "ffmpeg",
+      ...["-hide_banner", "-loglevel", "error", "-re"],
+      ...["-f", "lavfi", "-i", `testsrc2=size=${o.size}:rate=${o.fps}:duration=${o.seconds}`],
+      ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${o.seconds}`],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", String(o.fps), "-pix_fmt", "yuv420p"],
+      ...["-c:a", "aac", "-b:a", `${o.audioKbps}k`, "-f", "flv", url],
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
+}
