@@ -224,12 +224,16 @@ export interface QueryInput<F extends Record<string, QueryField<any>>> {
   parse(url: string): QueryOutput<F>;
 }
 
+const NO_QUERY: Readonly<Record<string, never>> = Object.freeze(Object.create(null));
+
 export function queryInput<F extends Record<string, QueryField<any>>>(fields: F): QueryInput<F> {
   const schema = t.Object(Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, t.Optional(f.schema)])), { additionalProperties: true });
   return {
     schema,
     parse(url) {
       const q = url.indexOf("?");
+      // No query string (most list reads): nothing to check, and no per-request objects.
+      if (q < 0) return NO_QUERY as QueryOutput<F>;
       const details: Record<string, string> = Object.create(null);
       const raw = new Map<string, string>();
       if (q >= 0) {

@@ -90,7 +90,7 @@ export function okJson(dataJson: string, message = "OK"): Response {
 const bodies = new Map<string, string>();
 let bodiesAt = "";
 const MAX_BODIES = 64;
-const MEMO_FROM = 4096;
+const MEMO_FROM = 1024;
 
 /** A page's `data` (`{items, next_cursor}`, as `paginate` answers it) from serialized items. */
 export function pageJson(items: string[], nextCursor: string | null): string {
