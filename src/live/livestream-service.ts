@@ -97,9 +97,9 @@ export function createLivestreamService(deps: {
       return result.record;
     },
 
-    async get(orgId: string, id: string): Promise<ActorRecord<StreamContext> | null> {
-      const record = await runtime.get("livestream", id, orgId);
-      return record ? withRecordingState(record) : null;
+    get(orgId: string, id: string): Promise<ActorRecord<StreamContext> | null> {
+      // Only a stream whose recording is still transcoding needs a look at its video (one promise fewer on every other read).
+      return runtime.get("livestream", id, orgId).then((record) => (record?.context.recording?.transcoding ? withRecordingState(record) : record));
     },
     async list(orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }): Promise<ActorRecord<StreamContext>[]> {
       const records = await runtime.list("livestream", orgId, page);
