@@ -10,7 +10,7 @@ import { createRetentionHandler, scheduleRetention } from "./retention/retention
 import { createWorkLedger, type WorkLedger } from "./work/work-ledger.ts";
 import { workPolicies } from "./work/work-policies.ts";
 import { createWorkRunner, type WorkPolicies, type WorkRunner } from "./work/work-runner.ts";
-import type { Config } from "./config.ts";
+import { type Config, printableDatabaseUrl } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
 import { canonicalRequest } from "./http/canonical-request.ts";
@@ -40,7 +40,7 @@ import { subscribedEvents } from "./webhooks/subscribed-events.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
-import { printableDatabaseUrl, startupStep } from "./startup-errors.ts";
+import { startupStep } from "./startup-errors.ts";
 
 export interface Service {
   config: Config;

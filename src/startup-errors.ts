@@ -1,7 +1,5 @@
 import { ConfigError } from "./config.ts";
 
-export { printableDatabaseUrl } from "./config.ts";
-
 /**
  * Error codes that mean the operator's environment is wrong (a path, a server
  * address, a port), not a bug: start-up reports them as one `configuration:`
