@@ -112,8 +112,8 @@ describe("cli listen / cli trigger", () => {
       expect(all.hits.map((h) => h.event)).toEqual(["VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED"]);
       for (const h of all.hits) {
         expect(h.path).toBe("/hooks");
-        expect(checkWebhook(a.secret, h.signature, h.body).valid).toBe(true);
-        expect(checkWebhook(b.secret, h.signature, h.body).valid).toBe(false);
+        expect(checkWebhook({ body: h.body, headers: h.signature, secret: a.secret }).valid).toBe(true);
+        expect(checkWebhook({ body: h.body, headers: h.signature, secret: b.secret }).valid).toBe(false);
         expect(JSON.parse(h.body).event).toBe(h.event);
       }
       expect(all.hits[0]!.delivery).toBe(triggered.id);
@@ -123,7 +123,7 @@ describe("cli listen / cli trigger", () => {
       expect(Object.keys(JSON.parse(all.hits[1]!.body))).toEqual(["event", "created_at", "data"]);
       // --events: the trigger was dropped, the livestream kept.
       expect(filtered.hits.map((h) => h.event)).toEqual(["LIVESTREAM_SCHEDULED"]);
-      expect(checkWebhook(b.secret, filtered.hits[0]!.signature, filtered.hits[0]!.body).valid).toBe(true);
+      expect(checkWebhook({ body: filtered.hits[0]!.body, headers: filtered.hits[0]!.signature, secret: b.secret }).valid).toBe(true);
       // One line per event: event, id, forward status.
       expect(a.lines.some((l) => l.includes("VIDEO_TRANSCODING_COMPLETED") && l.includes(triggered.id) && l.includes("(test)") && l.includes("→ 204"))).toBe(true);
 

@@ -120,10 +120,11 @@ describe("@vidlive/client, packed and installed", () => {
     writeFileSync(input, JSON.stringify({ real: { body: delivery!.body, headers: Object.fromEntries(delivery!.headers), secret }, cases }));
     const out = await node("verify.mjs", [input]);
     expect([out.valid, out.validFromNodeHeaders, out.tampered, out.wrongSecret]).toEqual([true, true, false, false]);
+    expect(out.positional).toEqual(["TypeError", "TypeError"]);
     expect(out.parsed.event).toBe("LIVESTREAM_SCHEDULED");
     expect(out.parsed.data.stream.title).toBe("Signed");
     const service = cases.map((c) => {
-      const r = checkWebhook(c.secret, c.header, c.body, { nowSeconds: c.now });
+      const r = checkWebhook({ body: c.body, headers: c.header, secret: c.secret, nowSeconds: c.now });
       return r.valid ? "valid" : r.reason;
     });
     expect(out.cases).toEqual(service);

@@ -44,7 +44,7 @@ describe("crash safety", () => {
       expect(got[1]!.headers.get("x-service-delivery")).toBe(inFlight!.headers.get("x-service-delivery"));
       expect(got[1]!.body).toBe(inFlight!.body);
       expect(JSON.parse(got[1]!.body).data.video.id).toBe(ctx.id);
-      expect(verifyWebhook(secret, got[1]!.headers.get("x-service-signature"), got[1]!.body)).toBe(true);
+      expect(verifyWebhook({ body: got[1]!.body, headers: got[1]!.headers, secret })).toBe(true);
       const api: TestService["api"] = (path, init = {}) => again.api(path, { ...init, key: org.apiKey });
       const items = await waitFor(
         async () => {

@@ -49,8 +49,8 @@ describe("deliveries", () => {
     const [, ts, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature)!;
     expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(5);
     expect(v1).toBe(createHmac("sha256", secret).update(`${ts}.${got!.body}`).digest("hex"));
-    expect(verifyWebhook(secret, signature, got!.body)).toBe(true);
-    expect(verifyWebhook(secret, signature, got!.body.replace("TRANSCODING", "COMPLETED"))).toBe(false);
+    expect(verifyWebhook({ body: got!.body, headers: signature, secret })).toBe(true);
+    expect(verifyWebhook({ body: got!.body.replace("TRANSCODING", "COMPLETED"), headers: signature, secret })).toBe(false);
 
     const items = await org.waitDeliveries(id, (list) => list[0]?.status === "DELIVERED");
     expect(items).toEqual([
@@ -88,7 +88,7 @@ describe("deliveries", () => {
     const got = await rx.waitFor(3);
     expect(new Set(got.map((r) => r.headers.get("x-service-delivery"))).size).toBe(1);
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
-    for (const r of got) expect(verifyWebhook(secret, r.headers.get("x-service-signature"), r.body)).toBe(true);
+    for (const r of got) expect(verifyWebhook({ body: r.body, headers: r.headers, secret })).toBe(true);
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(170); // 0.2 s - 10% jitter
     const [delivery] = await org.waitDeliveries(id, (list) => list[0]?.status === "DELIVERED");
     expect(delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual([
@@ -162,7 +162,7 @@ describe("deliveries", () => {
     const [got] = rx.received;
     expect(got!.headers.get("x-service-delivery")).toBe(body.data.delivery.id);
     expect(got!.headers.get("x-service-event")).toBe("VIDEO_TRANSCODING_COMPLETED");
-    expect(verifyWebhook(secret, got!.headers.get("x-service-signature"), got!.body)).toBe(true);
+    expect(verifyWebhook({ body: got!.body, headers: got!.headers, secret })).toBe(true);
     const envelope = JSON.parse(got!.body);
     expect(envelope.event).toBe("VIDEO_TRANSCODING_COMPLETED");
     expect(envelope.data).toEqual({ video: { id: expect.stringMatching(/^vid_/), status: "COMPLETED" }, renditions: [{ quality: "360p" }, { quality: "720p" }] });

@@ -22,6 +22,7 @@ export {
   type RawBody,
   SIGNATURE_HEADER,
   type VerifyOptions,
+  type VerifyWebhookInput,
   type WebhookCheck,
   type WebhookHeaders,
   verifyWebhook,

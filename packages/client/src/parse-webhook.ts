@@ -1,6 +1,6 @@
 /** Verify, then parse: a delivery's body as the typed event union. */
 import type { WebhookEvent } from "./events.js";
-import { checkWebhook, type RawBody, type VerifyOptions, type WebhookHeaders } from "./verify-webhook.js";
+import { checkWebhook, type VerifyWebhookInput } from "./verify-webhook.js";
 
 export class WebhookVerificationError extends Error {
   override name = "WebhookVerificationError";
@@ -9,10 +9,11 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-/** Verifies, then parses: the typed event (a union by `event`), or throws `WebhookVerificationError`. */
-export function parseWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): WebhookEvent {
-  const check = checkWebhook(rawBody, headers, secret, opts);
+/** Verifies (`{ body, headers, secret }`, as `verifyWebhook`), then parses: the typed event (a union by `event`), or throws `WebhookVerificationError`. */
+export function parseWebhook(input: VerifyWebhookInput): WebhookEvent {
+  const check = checkWebhook(input);
   if (!check.valid) throw new WebhookVerificationError(check.reason);
-  const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody);
+  const { body } = input;
+  const text = typeof body === "string" ? body : new TextDecoder().decode(body);
   return JSON.parse(text) as WebhookEvent;
 }

@@ -6,7 +6,9 @@
  * comparison (node:crypto `timingSafeEqual`), `t` within `toleranceSeconds`.
  *
  * The one implementation of the check: the service's `vidlive/verify-webhook`
- * (src/webhooks/verify-webhook.ts) wraps it. Needs only node:crypto (Bun,
+ * (src/webhooks/verify-webhook.ts) re-exports these very functions. One
+ * argument, an object (`{ body, headers, secret }`): the three are strings
+ * more often than not, and an object is the one form a mix-up cannot take. Needs only node:crypto (Bun,
  * Node, Deno), so a receiver may also copy this file as is; `parseWebhook`
  * lives in parse-webhook.ts for that reason (it needs the event types).
  */
@@ -45,8 +47,34 @@ function bytesOf(body: RawBody): Uint8Array {
   return body instanceof Uint8Array ? body : new Uint8Array(body);
 }
 
+/**
+ * What a check needs, by name: one object, so the body, the headers and the
+ * secret cannot be passed in the wrong order (they are all strings).
+ */
+export interface VerifyWebhookInput extends VerifyOptions {
+  /** The request body exactly as received (never re-serialised JSON): string, `Uint8Array`/`Buffer` or `ArrayBuffer`. */
+  body: RawBody;
+  /** The request's headers (Fetch `Headers`, Node's `req.headers`, a plain object), or the `X-Service-Signature` value itself. */
+  headers: WebhookHeaders;
+  /** The endpoint's `signing_secret` (`whsec_…`), or the one `cli listen` printed. */
+  secret: string;
+}
+
+/** A call in the old positional form, or without a secret, is a programming error: said at once, never a silent `false`. */
+function inputOf(input: VerifyWebhookInput, name: string): VerifyWebhookInput {
+  if (typeof input !== "object" || input === null || !("body" in input) || !("headers" in input) || !("secret" in input))
+    throw new TypeError(`${name} takes one object: ${name}({ body, headers, secret })`);
+  if (typeof input.secret !== "string" || input.secret === "") throw new TypeError(`${name}: secret must be a non-empty string (the endpoint's signing_secret)`);
+  return input;
+}
+
 /** Like `verifyWebhook`, but says why a delivery was refused. */
-export function checkWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): WebhookCheck {
+export function checkWebhook(input: VerifyWebhookInput): WebhookCheck {
+  const { body, headers, secret, ...opts } = inputOf(input, "checkWebhook");
+  return check(body, headers, secret, opts);
+}
+
+function check(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions): WebhookCheck {
   const header = signatureOf(headers);
   if (!header) return { valid: false, reason: "missing" };
   let t: string | undefined;
@@ -76,9 +104,14 @@ export function checkWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: 
 
 /**
  * True when the delivery's `X-Service-Signature` (found in `headers`) is a
- * valid signature of `rawBody` under `secret`, made within `toleranceSeconds`
- * (default 300) of now. Pass the raw bytes as received: never re-serialised JSON.
+ * valid signature of `body` under `secret`, made within `toleranceSeconds`
+ * (default 300) of now:
+ *
+ *   verifyWebhook({ body: raw, headers: request.headers, secret: process.env.WEBHOOK_SECRET! })
+ *
+ * Pass the raw bytes as received: never re-serialised JSON.
  */
-export function verifyWebhook(rawBody: RawBody, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): boolean {
-  return checkWebhook(rawBody, headers, secret, opts).valid;
+export function verifyWebhook(input: VerifyWebhookInput): boolean {
+  const { body, headers, secret, ...opts } = inputOf(input, "verifyWebhook");
+  return check(body, headers, secret, opts).valid;
 }

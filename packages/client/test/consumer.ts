@@ -31,8 +31,12 @@ export async function stream(): Promise<string | undefined> {
 }
 
 export function onDelivery(raw: string, headers: Headers, secret: string): string | null {
-  if (!verifyWebhook(raw, headers, secret, { toleranceSeconds: 60 })) return null;
-  const event: WebhookEvent = parseWebhook(raw, headers, secret);
+  if (!verifyWebhook({ body: raw, headers, secret, toleranceSeconds: 60 })) return null;
+  // @ts-expect-error: one object, never positional arguments (either order)
+  verifyWebhook(secret, headers.get("x-service-signature"), raw);
+  // @ts-expect-error: the secret is required
+  verifyWebhook({ body: raw, headers });
+  const event: WebhookEvent = parseWebhook({ body: raw, headers, secret });
   if (event.event === "VIDEO_TRANSCODING_COMPLETED") return event.data.video.url;
   if (event.event === "LIVESTREAM_STARTED") return event.data.stream.hls_url;
   // @ts-expect-error: not an event name
