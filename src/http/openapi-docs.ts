@@ -124,7 +124,7 @@ export function successEnvelope(data: TSchema) {
  * codes one status can carry. The 401 body has no `meta` (every key failure
  * gets the same bytes), so `meta` is not required.
  */
-export function errorEnvelope(codes: ErrorCode[]) {
+export function errorEnvelope(codes: readonly string[]) {
   return {
     type: "object",
     required: ["success", "message", "error"],
@@ -171,7 +171,23 @@ export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   return out;
 }
 
+/** `verbResource`: camelCase, a verb then the resource (src/http/README.md "Operation ids"). */
+const OPERATION_ID = /^[a-z]+(?:[A-Z][a-z0-9]*)+$/;
+
+/** An operation id, checked when the route is declared (uniqueness across the document: test/openapi-lint.test.ts). */
+export function operationId(id: string): string {
+  if (!OPERATION_ID.test(id)) throw new Error(`operationId "${id}" must be camelCase, a verb then the resource (src/http/README.md "Operation ids")`);
+  return id;
+}
+
 export interface DocOptions {
+  /**
+   * The operation's name in generated clients (`createVideo`, `listLivestreams`):
+   * a verb and the resource, camelCase, as src/http/README.md "Operation ids"
+   * says. Required, so a new route cannot fall back to Elysia's path-derived
+   * name (`postApiPublicV1Videos`).
+   */
+  operationId: string;
   tags: string[];
   summary: string;
   description: string;
@@ -203,6 +219,7 @@ export function doc(opts: DocOptions) {
   };
   // The OpenAPI response objects are plain JSON here; Elysia types them more narrowly than needed.
   return {
+    operationId: operationId(opts.operationId),
     tags: opts.tags,
     summary: opts.summary,
     description: opts.description,

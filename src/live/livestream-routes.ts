@@ -84,6 +84,7 @@ export function livestreamRoutes(deps: {
       {
         permission: "livestreams.create",
         detail: doc({
+          operationId: "createLivestream",
           body: createStreamInput.schema,
           tags,
           summary: "Create a live stream, ready now",
@@ -106,6 +107,7 @@ export function livestreamRoutes(deps: {
       {
         permission: "livestreams.create",
         detail: doc({
+          operationId: "scheduleLivestream",
           body: scheduleStreamInput.schema,
           tags,
           summary: "Book a live stream for later",
@@ -140,6 +142,7 @@ export function livestreamRoutes(deps: {
         permission: "livestreams.read",
         query: streamListQuery.schema,
         detail: doc({
+          operationId: "listLivestreams",
           tags,
           summary: "List live streams",
           description:
@@ -163,6 +166,7 @@ export function livestreamRoutes(deps: {
         permission: "livestreams.read",
         params: idParams,
         detail: doc({
+          operationId: "getLivestream",
           tags,
           summary: "Get a live stream",
           description: "The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.",
@@ -183,6 +187,7 @@ export function livestreamRoutes(deps: {
         permission: "livestreams.end",
         params: idParams,
         detail: doc({
+          operationId: "endLivestream",
           tags,
           summary: "End a live stream",
           description: "Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.",
@@ -211,6 +216,7 @@ export function livestreamRoutes(deps: {
         permission: "livestreams.delete",
         params: idParams,
         detail: doc({
+          operationId: "deleteLivestream",
           tags,
           summary: "Delete a live stream",
           description: "Ends it first if on air. Its recording stays in the library as a video.",

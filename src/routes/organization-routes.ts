@@ -36,6 +36,7 @@ export function organizationRoutes(deps: {
     .get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts(), deps.webrtc?.() ?? false)), {
       permission: "organization.read",
       detail: doc({
+        operationId: "getOrganization",
         summary: "The calling organization",
         description: "Returns the organization the API key belongs to, with its features, limits and permissions.",
         tags: ["Organization"],

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../http/api-error.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
-import { errorResponses } from "../http/openapi-docs.ts";
+import { errorResponses, operationId } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import { drmLicenceChecks } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
@@ -111,6 +111,7 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
         // The body is read here (size-capped), not by the API's JSON parser: players may send any content type.
         parse: "none",
         detail: {
+          operationId: operationId("requestDrmLicense"),
           tags: ["DRM"],
           summary: "ClearKey licence",
           description:

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ErrorCode } from "../http/api-error.ts";
-import { errorEnvelope } from "../http/openapi-docs.ts";
+import { errorEnvelope, operationId } from "../http/openapi-docs.ts";
 import { TUS_PATH } from "../http/tus-requests.ts";
 import type { TusUploads } from "./tus-uploads.ts";
 
@@ -42,7 +42,13 @@ const COMMON_REFUSALS: Record<string, Refusal> = {
  * and headers with no JSON body, and its refusals keep tus's statuses (409,
  * 412, 413, …), which the spec's code → status table does not list.
  */
-function tusDoc(opts: { summary: string; description: string; success: { status: number; description: string; headers: Record<string, string> }; refusals: Record<string, Refusal> }) {
+function tusDoc(opts: {
+  operationId: string;
+  summary: string;
+  description: string;
+  success: { status: number; description: string; headers: Record<string, string> };
+  refusals: Record<string, Refusal>;
+}) {
   const headers = Object.fromEntries(Object.entries(opts.success.headers).map(([name, description]) => [name, { description, schema: { type: "string" } }]));
   const responses: Record<string, unknown> = { [opts.success.status]: { description: opts.success.description, headers } };
   const refusals = Object.entries({ ...COMMON_REFUSALS, ...opts.refusals }).sort(([a], [b]) => Number(a) - Number(b));
@@ -54,7 +60,7 @@ function tusDoc(opts: { summary: string; description: string; success: { status:
     };
   }
   // Elysia types the OpenAPI objects more narrowly than these plain JSON ones.
-  return { tags, summary: opts.summary, description: opts.description, responses } as any;
+  return { operationId: operationId(opts.operationId), tags, summary: opts.summary, description: opts.description, responses } as any;
 }
 
 /** The answers every method on an existing upload shares: its id, the token, the request's own headers. */
@@ -77,6 +83,7 @@ export function tusRoutes(tus: TusUploads) {
     .post(`${TUS_PATH}/`, handle, {
       parse: "none",
       detail: tusDoc({
+        operationId: "createTusUpload",
         summary: "Create a resumable upload (tus)",
         description:
           "The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`) with POST /videos/, as for a presigned upload. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).",
@@ -107,6 +114,7 @@ export function tusRoutes(tus: TusUploads) {
     .route("HEAD", `${TUS_PATH}/:id`, handle, {
       parse: "none",
       detail: tusDoc({
+        operationId: "getTusUploadOffset",
         summary: "Offset of a resumable upload (tus)",
         description: "How many bytes the service holds: resume the PATCH from `Upload-Offset`. A finished upload answers its full length. Another organization's id is 404 as a missing one.",
         refusals: ON_UPLOAD,
@@ -119,6 +127,7 @@ export function tusRoutes(tus: TusUploads) {
     .patch(`${TUS_PATH}/:id`, handle, {
       parse: "none",
       detail: tusDoc({
+        operationId: "appendTusUpload",
         summary: "Append to a resumable upload (tus)",
         description:
           "The body is the bytes from `Upload-Offset` on (`Content-Type: application/offset+octet-stream`; another type is 400). 409 when `Upload-Offset` is not the service's offset (HEAD first). The last byte completes the upload: its `source_url` can then be registered.",
@@ -142,6 +151,7 @@ export function tusRoutes(tus: TusUploads) {
     .delete(`${TUS_PATH}/:id`, handle, {
       parse: "none",
       detail: tusDoc({
+        operationId: "deleteTusUpload",
         summary: "Abandon a resumable upload (tus)",
         description: "Deletes an unfinished upload and its bytes (termination extension).",
         refusals: ON_UPLOAD,

@@ -2,7 +2,8 @@ import { Elysia, type Static, t } from "elysia";
 import { DomainError } from "../errors.ts";
 import { domainErrorResponse } from "../http/domain-error-map.ts";
 import { jsonResponse, success } from "../http/envelope.ts";
-import { type Equals, errorResponses, strictObject, successEnvelope } from "../http/openapi-docs.ts";
+import { type Equals, errorResponses, operationId, strictObject, successEnvelope } from "../http/openapi-docs.ts";
+import { queryInteger } from "../http/input.ts";
 import type { UploadStore } from "./upload-store.ts";
 
 /**
@@ -30,6 +31,7 @@ const _receivedMatches: Equals<Static<typeof UploadReceivedSchema>, ReturnType<t
 const CORS_HEADERS = { "Access-Control-Allow-Origin": { description: "`*`: the signed URL is the credential.", schema: { type: "string" } } };
 /** Its OpenAPI operation: no API key (`security: []`), the signature in the query, the file as the body. */
 const putDoc = {
+  operationId: operationId("uploadFile"),
   tags: ["Videos"],
   summary: "Upload a file to a presigned URL",
   description:
@@ -43,7 +45,7 @@ const putDoc = {
 } as never;
 const uploadParams = t.Object({ id: t.String({ description: "The upload id (`upl_…`)." }) });
 const uploadQuery = t.Object({
-  expires: t.Optional(t.String({ description: "Expiry, Unix seconds, as given in `upload_url`." })),
+  expires: t.Optional(queryInteger({ description: "Expiry, Unix seconds, as given in `upload_url`." })),
   sig: t.Optional(t.String({ description: 'The signature, as given in `upload_url`. A wrong or expired one is 403 PERMISSION_DENIED (`details: ["upload.signature"]`).' })),
 });
 

@@ -39,6 +39,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       {
         permission: "videos.create",
         detail: doc({
+          operationId: "createVideo",
           body: registerVideoInput.schema,
           tags,
           summary: "Register a video",
@@ -62,6 +63,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       {
         permission: "videos.create",
         detail: doc({
+          operationId: "createUploadUrl",
           body: uploadUrlInput.schema,
           bodyRequired: false,
           tags,
@@ -102,6 +104,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         permission: "videos.read",
         query: videoListQuery.schema,
         detail: doc({
+          operationId: "listVideos",
           tags,
           summary: "List videos",
           description:
@@ -124,6 +127,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         permission: "videos.read",
         params: idParams,
         detail: doc({
+          operationId: "getVideo",
           tags,
           summary: "Get a video",
           description:
@@ -147,6 +151,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         permission: "videos.read",
         params: idParams,
         detail: doc({
+          operationId: "createDrmToken",
           tags,
           summary: "Mint a DRM licence token",
           description:
@@ -167,6 +172,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         permission: "videos.delete",
         params: idParams,
         detail: doc({
+          operationId: "deleteVideo",
           tags,
           summary: "Delete a video",
           description: "Cancels a running transcode and deletes the video's files.",

@@ -3,6 +3,7 @@ import { FullStreamEventDataSchema, SmallStreamEventDataSchema } from "../live/l
 import { isoTime, jsonSchema, strictObject } from "../http/openapi-docs.ts";
 import { VideoEventDataSchema } from "../videos/video-resource-schema.ts";
 import { EVENT_NAMES, type EventName } from "./event-names.ts";
+import { sampleEventData } from "./sample-events.ts";
 
 /**
  * The `data` of each event, from the schemas pinned to the payload builders
@@ -38,7 +39,22 @@ const SIGNATURE_HEADERS = {
   },
 };
 
-/** OpenAPI 3.1 `webhooks`: one POST per event name, with its body and signature headers. */
+/** Where the examples' URLs point: a documentation host, so the document does not depend on PORT or BASE_URL. */
+const EXAMPLE_BASE_URL = "https://video.example.com";
+const EXAMPLE_TIME = new Date("2030-01-31T18:00:00.000Z");
+
+/**
+ * A delivery of `event` as the service sends it: the sample that
+ * `POST /webhooks/{id}/test/` sends (the machines' own payloads), with fixed
+ * ids. Its own example per event: the `data` schema is shared between
+ * events, so an example generated from the schema would show one status
+ * (TRANSCODING) for every video event.
+ */
+export function eventExample(event: EventName) {
+  return { event, created_at: EXAMPLE_TIME.toISOString(), data: sampleEventData(event, { baseUrl: EXAMPLE_BASE_URL, now: EXAMPLE_TIME, fixed: true }) };
+}
+
+/** OpenAPI 3.1 `webhooks`: one POST per event name, with its body, an example delivery and the signature headers. */
 export function webhookEventsDoc(): Record<string, unknown> {
   return Object.fromEntries(
     EVENT_NAMES.map((event) => [
@@ -55,7 +71,7 @@ export function webhookEventsDoc(): Record<string, unknown> {
           tags: ["Webhook events"],
           security: [],
           parameters: Object.entries(SIGNATURE_HEADERS).map(([name, h]) => ({ name, in: "header", ...h })),
-          requestBody: { required: true, content: { "application/json": { schema: jsonSchema(eventBodySchema(event)) } } },
+          requestBody: { required: true, content: { "application/json": { schema: jsonSchema(eventBodySchema(event)), example: eventExample(event) } } },
           responses: { "200": { description: "Any 2xx acknowledges; anything else (or no answer in 10 s) is retried." } },
         },
       },

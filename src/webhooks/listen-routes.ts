@@ -5,7 +5,7 @@ import type { EventSealer } from "../secrets/event-sealer.ts";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { success } from "../http/envelope.ts";
-import { bodyInput, enumListParam, field, queryInput, type QueryField } from "../http/input.ts";
+import { bodyInput, enumListParam, field, queryInput, queryInteger, type QueryField } from "../http/input.ts";
 import { doc, strictObject } from "../http/openapi-docs.ts";
 import { newId } from "../ids.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
@@ -15,7 +15,7 @@ import { sampleEventData, type SampleOptions } from "./sample-events.ts";
 const tags = ["Webhooks"];
 
 const afterParam: QueryField<number> = {
-  schema: t.String({ description: "Resume after this `seq` (the SSE `id` of the last event received); `Last-Event-ID` does the same." }),
+  schema: queryInteger({ description: "Resume after this `seq` (the SSE `id` of the last event received); `Last-Event-ID` does the same.", minimum: 0 }),
   check: (v) => (/^[0-9]{1,15}$/.test(v) ? { ok: true, value: Number(v) } : { ok: false, error: "must be a non-negative integer (an event's seq)" }),
 };
 const listenQuery = queryInput({ events: enumListParam(EVENT_NAMES, "events"), after: afterParam });
@@ -60,6 +60,7 @@ export function listenRoutes(deps: { hub: ListenHub; database: Database; samples
         query: listenQuery.schema,
         detail: (() => {
           const d = doc({
+            operationId: "listenWebhookEvents",
             tags,
             summary: "Listen to the organization's events (Server-Sent Events)",
             description:
@@ -88,6 +89,7 @@ export function listenRoutes(deps: { hub: ListenHub; database: Database; samples
       {
         permission: "webhooks.manage",
         detail: doc({
+          operationId: "triggerWebhookEvent",
           tags,
           summary: "Trigger a test event for listeners",
           description:

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createActor, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
 import { livestreamMachine, type StreamEvent } from "../../machines/livestream-machine.ts";
@@ -12,6 +12,43 @@ export interface SampleOptions {
   baseUrl: string;
   rtmpUrlBase?: string;
   now?: Date;
+  /**
+   * Ids, tokens and keys from a fixed seed instead of fresh random ones: the
+   * OpenAPI document's examples (event-schemas.ts) are the same bytes on
+   * every build, so the committed SDK document stays comparable.
+   */
+  fixed?: boolean;
+}
+
+/** Where a sample's ids, tokens and hex strings come from. */
+interface SampleRandom {
+  id(prefix: "vid" | "ls"): string;
+  token(chars: number): string;
+  hex(bytes: number): string;
+  transcoderId(): string;
+}
+
+const RANDOM: SampleRandom = {
+  id: (prefix) => newId(prefix),
+  token: (chars) => randomToken(chars),
+  hex: (bytes) => randomBytes(bytes).toString("hex"),
+  transcoderId: () => `native-sample-${process.pid}-1`,
+};
+
+/** Deterministic stand-ins of the same shapes (sha256 of a counter). */
+function fixedRandom(): SampleRandom {
+  let n = 0;
+  const digest = () => createHash("sha256").update(`vidlive-sample-${n++}`).digest();
+  const token = (chars: number) => digest().toString("base64url").replace(/[-_]/g, "").slice(0, chars);
+  return {
+    id: (prefix) => `${prefix}_${token(20)}`,
+    token,
+    hex: (bytes) =>
+      digest()
+        .toString("hex")
+        .slice(0, bytes * 2),
+    transcoderId: () => "native-sample-1",
+  };
 }
 
 /**
@@ -20,8 +57,6 @@ export interface SampleOptions {
  * before any transcode started (so no `transcoder_id`, as in the real event).
  */
 export const SAMPLE_FAILURE = { code: "SOURCE_NOT_FOUND", message: "The source answered HTTP 404." } as const;
-
-const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
 /**
  * Runs a machine from `input` through `events`, as the pipeline drives it,
@@ -38,9 +73,9 @@ function emittedBy<TEvent>(machine: AnyStateMachine, input: unknown, events: TEv
   return out;
 }
 
-function sampleVideo(now: Date): VideoContext {
+function sampleVideo(now: Date, random: SampleRandom): VideoContext {
   return {
-    id: newId("vid"),
+    id: random.id("vid"),
     orgId: "org_sample",
     title: "Sample video",
     kind: "UPLOAD",
@@ -58,8 +93,8 @@ function sampleVideo(now: Date): VideoContext {
 }
 
 /** What the transcode stage reports for a 42 s 720p source: two rungs, the top one downloadable (Matroska). */
-function sampleOutcome(baseUrl: string): TranscodeOutcome {
-  const media = `${baseUrl}/media/${hex(20)}`;
+function sampleOutcome(baseUrl: string, random: SampleRandom): TranscodeOutcome {
+  const media = `${baseUrl}/media/${random.hex(20)}`;
   const [hls, download, original] = [5_242_880, 3_145_728, 7_340_032];
   return {
     url: `${media}/master.m3u8`,
@@ -73,23 +108,27 @@ function sampleOutcome(baseUrl: string): TranscodeOutcome {
   };
 }
 
-function videoEvents(event: EventName, opts: SampleOptions, now: Date): DomainEvent[] {
-  const started: VideoEvent = { type: "TRANSCODING_STARTED", transcoderId: `native-sample-${process.pid}-1` };
+function videoEvents(event: EventName, opts: SampleOptions, now: Date, random: SampleRandom): DomainEvent[] {
+  const started: VideoEvent = { type: "TRANSCODING_STARTED", transcoderId: random.transcoderId() };
   switch (event) {
     case "VIDEO_UPLOADED":
-      return emittedBy(videoMachine, sampleVideo(now), []);
+      return emittedBy(videoMachine, sampleVideo(now, random), []);
     case "VIDEO_TRANSCODING_STARTED":
-      return emittedBy(videoMachine, sampleVideo(now), [started]);
+      return emittedBy(videoMachine, sampleVideo(now, random), [started]);
     case "VIDEO_TRANSCODING_COMPLETED":
-      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now), [started, { type: "PROGRESS", percent: 50 }, { type: "TRANSCODING_COMPLETED", outcome: sampleOutcome(opts.baseUrl) }]);
+      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now, random), [
+        started,
+        { type: "PROGRESS", percent: 50 },
+        { type: "TRANSCODING_COMPLETED", outcome: sampleOutcome(opts.baseUrl, random) },
+      ]);
     default: // VIDEO_TRANSCODING_FAILED
-      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now), [{ type: "TRANSCODING_FAILED", error: { ...SAMPLE_FAILURE } }]);
+      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now, random), [{ type: "TRANSCODING_FAILED", error: { ...SAMPLE_FAILURE } }]);
   }
 }
 
-function sampleStream(opts: SampleOptions, now: Date, booked: boolean): StreamContext {
-  const id = newId("ls");
-  const streamKey = randomToken(32);
+function sampleStream(opts: SampleOptions, now: Date, booked: boolean, random: SampleRandom): StreamContext {
+  const id = random.id("ls");
+  const streamKey = random.token(32);
   const rtmpBase = opts.rtmpUrlBase ?? `rtmp://${new URL(opts.baseUrl).hostname}:1935/live`;
   return {
     id,
@@ -99,8 +138,8 @@ function sampleStream(opts: SampleOptions, now: Date, booked: boolean): StreamCo
     drm: false,
     tags: { sample: true },
     streamKey,
-    rtmpUrl: `${rtmpBase}/${streamKey}?sig=${hex(16)}`,
-    hlsUrl: `${opts.baseUrl}/live/${hex(20)}/index.m3u8`,
+    rtmpUrl: `${rtmpBase}/${streamKey}?sig=${random.hex(16)}`,
+    hlsUrl: `${opts.baseUrl}/live/${random.hex(20)}/index.m3u8`,
     createdAt: new Date(now.getTime() - 60 * 60_000).toISOString(),
     scheduledAt: booked ? new Date(now.getTime() + 60 * 60_000).toISOString() : null,
     startedAt: null,
@@ -113,13 +152,13 @@ function sampleStream(opts: SampleOptions, now: Date, booked: boolean): StreamCo
   };
 }
 
-function streamEvents(event: EventName, opts: SampleOptions, now: Date): DomainEvent[] {
-  if (event === "LIVESTREAM_SCHEDULED") return emittedBy(livestreamMachine, sampleStream(opts, now, true), []);
+function streamEvents(event: EventName, opts: SampleOptions, now: Date, random: SampleRandom): DomainEvent[] {
+  if (event === "LIVESTREAM_SCHEDULED") return emittedBy(livestreamMachine, sampleStream(opts, now, true, random), []);
   const started: StreamEvent = { type: "MEDIA_OBSERVED", at: new Date(now.getTime() - 30 * 60_000).toISOString() };
-  if (event === "LIVESTREAM_STARTED") return emittedBy(livestreamMachine, sampleStream(opts, now, false), [started]);
+  if (event === "LIVESTREAM_STARTED") return emittedBy(livestreamMachine, sampleStream(opts, now, false, random), [started]);
   // The encoder stopped for good: the pipeline's end, with the recording entering the library.
-  const recording: RecordingInfo = { asset_id: newId("vid"), transcoding: true, duration_seconds: 1800, resolution: "1280x720", width: 1280, height: 720 };
-  return emittedBy(livestreamMachine, sampleStream(opts, now, false), [started, { type: "PIPELINE_ENDED", at: now.toISOString(), durationSeconds: 1800, transcodingInSecs: null, recording }]);
+  const recording: RecordingInfo = { asset_id: random.id("vid"), transcoding: true, duration_seconds: 1800, resolution: "1280x720", width: 1280, height: 720 };
+  return emittedBy(livestreamMachine, sampleStream(opts, now, false, random), [started, { type: "PIPELINE_ENDED", at: now.toISOString(), durationSeconds: 1800, transcodingInSecs: null, recording }]);
 }
 
 /**
@@ -130,7 +169,8 @@ function streamEvents(event: EventName, opts: SampleOptions, now: Date): DomainE
  */
 export function sampleEventData(event: EventName, opts: SampleOptions): Record<string, unknown> {
   const now = opts.now ?? new Date();
-  const emitted = event.startsWith("VIDEO_") ? videoEvents(event, opts, now) : streamEvents(event, opts, now);
+  const random = opts.fixed ? fixedRandom() : RANDOM;
+  const emitted = event.startsWith("VIDEO_") ? videoEvents(event, opts, now, random) : streamEvents(event, opts, now, random);
   const found = emitted.find((e) => e.event === event);
   if (!found) throw new Error(`No sample for ${event}: the machine did not emit it`);
   return found.data;

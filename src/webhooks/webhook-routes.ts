@@ -100,6 +100,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       {
         permission: "webhooks.manage",
         detail: doc({
+          operationId: "createWebhook",
           body: endpointBody,
           data: EndpointCreatedSchema,
           ok: 201,
@@ -129,6 +130,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         permission: "webhooks.manage",
         query: pageQuery.schema,
         detail: doc({
+          operationId: "listWebhooks",
           data: EndpointListSchema,
           errors: ["VALIDATION_ERROR"],
           tags,
@@ -141,6 +143,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       permission: "webhooks.manage",
       params: endpointParams,
       detail: doc({
+        operationId: "getWebhook",
         data: EndpointAnswerSchema,
         errors: ["NOT_FOUND", "VALIDATION_ERROR"],
         tags,
@@ -160,6 +163,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         permission: "webhooks.manage",
         params: endpointParams,
         detail: doc({
+          operationId: "deleteWebhook",
           data: EndpointDeletedSchema,
           errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
@@ -187,6 +191,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         params: endpointParams,
         query: pageQuery.schema,
         detail: doc({
+          operationId: "listWebhookDeliveries",
           data: DeliveryListSchema,
           errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
@@ -210,6 +215,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         permission: "webhooks.manage",
         params: deliveryParams,
         detail: doc({
+          operationId: "retryWebhookDelivery",
           data: DeliveryAnswerSchema,
           errors: ["NOT_FOUND", "VALIDATION_ERROR"],
           tags,
@@ -234,6 +240,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
         permission: "webhooks.manage",
         params: endpointParams,
         detail: doc({
+          operationId: "testWebhook",
           body: testInput.schema,
           data: DeliveryAnswerSchema,
           ok: 201,

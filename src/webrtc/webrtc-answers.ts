@@ -26,7 +26,8 @@ export type WebrtcErrorCode =
   | "WEBRTC_UNAVAILABLE"
   | "METHOD_NOT_ALLOWED";
 
-const STATUS: Record<WebrtcErrorCode, number> = {
+/** The status of each code (documented per operation in webrtc-docs.ts). */
+export const WEBRTC_ERROR_STATUS: Record<WebrtcErrorCode, number> = {
   INVALID_STREAM_KEY: 401,
   NOT_FOUND: 404,
   NO_SLOTS_AVAILABLE: 503,
@@ -45,7 +46,7 @@ export function webrtcError(code: WebrtcErrorCode, message: string, headers: Rec
   if (code === "INVALID_STREAM_KEY") extra["www-authenticate"] = 'Bearer realm="whip"';
   // The spec's 429 RATE_LIMITED and 503 NO_SLOTS_AVAILABLE carry Retry-After, as this server's other 503s do.
   if (code === "VIEWER_LIMIT_REACHED" || code === "WEBRTC_UNAVAILABLE" || code === "RATE_LIMITED" || code === "NO_SLOTS_AVAILABLE") extra["retry-after"] ??= "30";
-  return jsonResponse({ success: false, message, error: { code }, meta: meta() }, STATUS[code], extra);
+  return jsonResponse({ success: false, message, error: { code }, meta: meta() }, WEBRTC_ERROR_STATUS[code], extra);
 }
 
 /** 201 with the SDP answer and the session's URL. */

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
 import { CORS_HEADERS, preflight, sdpAnswer, webrtcError } from "./webrtc-answers.ts";
+import { WHEP_DOC, WHEP_END_DOC, WHIP_DOC, WHIP_END_DOC } from "./webrtc-docs.ts";
 import { WebrtcRefusal, type WebrtcModule } from "./webrtc-module.ts";
 
 /** An SDP offer is a few KB; 64 KiB leaves room for many candidates and still bounds what we read. */
@@ -59,9 +60,11 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
           return refusal(err, logger);
         }
       },
-      raw,
+      { parse: "none", detail: WHIP_DOC },
     )
-    .delete("/live/:token/whip/:session", ({ params }) => (webrtc.endPublish(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), hide)
+    .delete("/live/:token/whip/:session", ({ params }) => (webrtc.endPublish(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), {
+      detail: WHIP_END_DOC,
+    })
     .patch("/live/:token/whip/:session", () => noPatch(), raw)
     .post(
       "/live/:token/whep",
@@ -76,8 +79,10 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
           return refusal(err, logger);
         }
       },
-      raw,
+      { parse: "none", detail: WHEP_DOC },
     )
-    .delete("/live/:token/whep/:session", ({ params }) => (webrtc.endPlay(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), hide)
+    .delete("/live/:token/whep/:session", ({ params }) => (webrtc.endPlay(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), {
+      detail: WHEP_END_DOC,
+    })
     .patch("/live/:token/whep/:session", () => noPatch(), raw);
 }

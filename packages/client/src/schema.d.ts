@@ -76,7 +76,7 @@ export interface paths {
          * Upload a file to a presigned URL
          * @description The `upload_url` of POST /videos/upload-url/ (`method: PUT`), used exactly as given: `?expires=&sig=` is the credential, so no API key. The body is the file's bytes (any `Content-Type`), at most the slot's `max_bytes`. Single use: a second PUT to the same URL is 404. Then register `source_url` with POST /videos/. CORS: any origin, OPTIONS preflight answered, so a browser page can PUT directly.
          */
-        put: operations["putUploadsById"];
+        put: operations["uploadFile"];
         post?: never;
         delete?: never;
         options?: never;
@@ -97,7 +97,7 @@ export interface paths {
          * Create a resumable upload (tus)
          * @description The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`) with POST /videos/, as for a presigned upload. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).
          */
-        post: operations["postApiPublicV1VideosUploads"];
+        post: operations["createTusUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -118,18 +118,18 @@ export interface paths {
          * Abandon a resumable upload (tus)
          * @description Deletes an unfinished upload and its bytes (termination extension).
          */
-        delete: operations["deleteApiPublicV1VideosUploadsById"];
+        delete: operations["deleteTusUpload"];
         options?: never;
         /**
          * Offset of a resumable upload (tus)
          * @description How many bytes the service holds: resume the PATCH from `Upload-Offset`. A finished upload answers its full length. Another organization's id is 404 as a missing one.
          */
-        head: operations["headApiPublicV1VideosUploadsById"];
+        head: operations["getTusUploadOffset"];
         /**
          * Append to a resumable upload (tus)
          * @description The body is the bytes from `Upload-Offset` on (`Content-Type: application/offset+octet-stream`; another type is 400). 409 when `Upload-Offset` is not the service's offset (HEAD first). The last byte completes the upload: its `source_url` can then be registered.
          */
-        patch: operations["patchApiPublicV1VideosUploadsById"];
+        patch: operations["appendTusUpload"];
         trace?: never;
     };
     "/drm/clearkey/{videoId}/license": {
@@ -145,8 +145,88 @@ export interface paths {
          * ClearKey licence
          * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
          */
-        post: operations["postDrmClearkeyByVideoIdLicense"];
+        post: operations["requestDrmLicense"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/{token}/whip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish over WebRTC (WHIP)
+         * @description WHIP ingest (RFC 9725) at a stream's `whip_url`: POST an SDP offer (`Content-Type: application/sdp`, H.264 and Opus) with `Authorization: Bearer <stream_key>`; the answer is 201 with the SDP answer and `Location`, the session to DELETE when done. The broadcast then goes on as an RTMP one does (LIVESTREAM_STARTED, `hls_url`, WHEP viewers, the recording). OBS 30+: Settings → Stream → Service WHIP, Server = `whip_url`, Bearer Token = `stream_key`. Refusals are the API envelope: 401 INVALID_STREAM_KEY (with `WWW-Authenticate`), 409 STREAM_NOT_ACCEPTING (booked, ended, or another encoder is publishing), 429 RATE_LIMITED (ingest connections per address, RTMP and WHIP together), 503 NO_SLOTS_AVAILABLE or WEBRTC_UNAVAILABLE (with `Retry-After`). Needs `npm run setup:webrtc` on the server (`GET /organization/` `features.webrtc`).
+         */
+        post: operations["createWhipSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/{token}/whip/{session}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop publishing over WebRTC (WHIP)
+         * @description DELETE the `Location` of a WHIP session: the publisher leaves, as an RTMP encoder that disconnects (the stream ends after its reconnect window). An unknown session is 404.
+         */
+        delete: operations["deleteWhipSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/{token}/whep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play over WebRTC (WHEP)
+         * @description WHEP playback at a stream's `whep_url` (sub-second latency), whether the stream is published by WHIP or RTMP: POST an SDP offer (`Content-Type: application/sdp`, recvonly audio and video), no key (the URL's token is the credential, as for `hls_url`). 201 with the SDP answer and `Location`, the session to DELETE when done. 409 STREAM_NOT_LIVE while nothing is published (`hls_url` answers 404 then too); 503 VIEWER_LIMIT_REACHED past `WEBRTC_MAX_VIEWERS_PER_STREAM` (`hls_url` has no limit) or WEBRTC_UNAVAILABLE, with `Retry-After`.
+         */
+        post: operations["createWhepSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/{token}/whep/{session}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop playing over WebRTC (WHEP)
+         * @description DELETE the `Location` of a WHEP session: frees the viewer's place. An unknown session is 404.
+         */
+        delete: operations["deleteWhepSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -163,7 +243,7 @@ export interface paths {
          * The calling organization
          * @description Returns the organization the API key belongs to, with its features, limits and permissions.
          */
-        get: operations["getApiPublicV1Organization"];
+        get: operations["getOrganization"];
         put?: never;
         post?: never;
         delete?: never;
@@ -183,13 +263,13 @@ export interface paths {
          * List videos
          * @description Newest first. `limit` (1-100, default 20) and `cursor` (from `next_cursor`). Filters: `status` (TRANSCODING, COMPLETED or ERROR; several separated by commas) and `kind` (UPLOAD or LIVESTREAM_RECORDING). Any other query parameter, a repeated one or a bad value is 422 naming it.
          */
-        get: operations["getApiPublicV1Videos"];
+        get: operations["listVideos"];
         put?: never;
         /**
          * Register a video
          * @description Registers a video from an http(s) `source_url` and queues a transcode (VIDEO_UPLOADED fires). Idempotent on `source_url` per organization: a second call returns the existing asset with 200 and queues nothing. Unknown fields are refused (422 naming each); `null` on an optional field is the same as leaving it out. `subtitles: true` transcribes the speech (machine-made WebVTT `transcript_url`, a subtitle rendition in the HLS master, a machine summary `summary_url`); 422 with `details.subtitles` when the server has no speech-to-text engine. Errors: 409 TRANSCODE_NOT_CONFIGURED, 409 DRM_NOT_AVAILABLE, 422 VALIDATION_ERROR, 429 RATE_LIMITED (20/min per organization), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
          */
-        post: operations["postApiPublicV1Videos"];
+        post: operations["createVideo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -209,7 +289,7 @@ export interface paths {
          * Presign an upload
          * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.
          */
-        post: operations["postApiPublicV1VideosUpload-url"];
+        post: operations["createUploadUrl"];
         delete?: never;
         options?: never;
         head?: never;
@@ -227,14 +307,14 @@ export interface paths {
          * Get a video
          * @description The event `data` shape (video, renditions, error, storage, stream) plus `video.progress` (0-100) while transcoding. A completed DRM video's `drm_license_url` carries a token minted for this answer (valid `DRM_TOKEN_TTL_MS`, 24 h by default).
          */
-        get: operations["getApiPublicV1VideosById"];
+        get: operations["getVideo"];
         put?: never;
         post?: never;
         /**
          * Delete a video
          * @description Cancels a running transcode and deletes the video's files.
          */
-        delete: operations["deleteApiPublicV1VideosById"];
+        delete: operations["deleteVideo"];
         options?: never;
         head?: never;
         patch?: never;
@@ -253,7 +333,7 @@ export interface paths {
          * Mint a DRM licence token
          * @description A fresh `drm_license_url` for a video registered with `drm_enabled: true`: the ClearKey licence endpoint (POST /drm/clearkey/{id}/license) with a signed token in `?token=`, valid until `expires_at` (`DRM_TOKEN_TTL_MS`, 24 h by default). Tokens are not stored and cannot be revoked; each call mints a new one. Another organization's video is 404 as a missing one; a video without DRM is 409 DRM_NOT_AVAILABLE (`details.drm_enabled`). No body.
          */
-        post: operations["postApiPublicV1VideosByIdDrm-token"];
+        post: operations["createDrmToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -271,13 +351,13 @@ export interface paths {
          * List live streams
          * @description Newest first; `limit` (1-100, default 20) and `cursor`. Filter: `status` (SCHEDULED, READY_TO_STREAM, LIVE, ENDED or ERROR; several separated by commas). Any other query parameter, a repeated one or a bad value is 422 naming it.
          */
-        get: operations["getApiPublicV1Livestreams"];
+        get: operations["listLivestreams"];
         put?: never;
         /**
          * Create a live stream, ready now
          * @description Takes a slot and answers the full stream shape with `rtmp_url` (status READY_TO_STREAM); LIVESTREAM_SCHEDULED fires. 503 NO_SLOTS_AVAILABLE when the pool is exhausted, 409 DRM_NOT_AVAILABLE, 429 over 10/min per organization.
          */
-        post: operations["postApiPublicV1Livestreams"];
+        post: operations["createLivestream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -297,7 +377,7 @@ export interface paths {
          * Book a live stream for later
          * @description SCHEDULED until shortly before `scheduled_at`, then READY_TO_STREAM (a slot is taken then). LIVESTREAM_SCHEDULED fires now. Counts in the same 10/min per-organization limit as POST /livestreams/.
          */
-        post: operations["postApiPublicV1LivestreamsSchedule"];
+        post: operations["scheduleLivestream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -315,14 +395,14 @@ export interface paths {
          * Get a live stream
          * @description The full shape (2.7) plus `recording`, `latency`, `drm`, `duration_seconds` and `playback_url` once the recording is playable.
          */
-        get: operations["getApiPublicV1LivestreamsById"];
+        get: operations["getLivestream"];
         put?: never;
         post?: never;
         /**
          * Delete a live stream
          * @description Ends it first if on air. Its recording stays in the library as a video.
          */
-        delete: operations["deleteApiPublicV1LivestreamsById"];
+        delete: operations["deleteLivestream"];
         options?: never;
         head?: never;
         patch?: never;
@@ -341,7 +421,7 @@ export interface paths {
          * End a live stream
          * @description Disconnects the publisher; LIVESTREAM_ENDED fires with the full shape, then LIVESTREAM_RECORDING_READY when a recording exists. Ending an ended stream is a no-op.
          */
-        post: operations["postApiPublicV1LivestreamsByIdEnd"];
+        post: operations["endLivestream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -359,7 +439,7 @@ export interface paths {
          * Listen to the organization's events (Server-Sent Events)
          * @description For `npm run cli -- listen --forward-to URL`: a `text/event-stream` of this organization's events as they are committed, whichever process wrote them. Each event: `id` (its `seq`, for `Last-Event-ID` or `?after=`), `event` (the event name) and `data`, a JSON object `{id, seq, event, test, body}` where `body` is the exact string a webhook delivery POSTs (no `fields` filter). A `: ping` comment every 15 s. Without `after` the stream starts with the next event. `events` keeps only those names. At most 5 listeners per organization (429 RATE_LIMITED past it).
          */
-        get: operations["getApiPublicV1WebhooksListen"];
+        get: operations["listenWebhookEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -381,7 +461,7 @@ export interface paths {
          * Trigger a test event for listeners
          * @description For `npm run cli -- trigger EVENT`: a realistic sample of `event` (the payload the real pipeline builds) is written to this organization's event stream with `test: true`, so every `cli listen` receives it. It is not delivered to registered endpoints: use `POST /webhooks/{endpoint_id}/test/` for those.
          */
-        post: operations["postApiPublicV1WebhooksTrigger"];
+        post: operations["triggerWebhookEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -399,13 +479,13 @@ export interface paths {
          * List webhook endpoints
          * @description Newest first, `data.items` and `data.next_cursor`; `limit` (1-100, default 20) and `cursor`; any other query parameter is 422 naming it. Signing secrets are never listed.
          */
-        get: operations["getApiPublicV1Webhooks"];
+        get: operations["listWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint
          * @description Answers 201 with `data.endpoint` (`id`, `url`, `events`, `fields`, `description`, `created_at`) and `data.signing_secret`, shown this once only. 422 VALIDATION_ERROR with `error.details.<field>` for an http or private URL, an empty or unknown event list, a malformed dot-path (or one with a `__proto__`, `constructor` or `prototype` segment) or a description over 200 characters; `error.details.endpoints` when the organization already has its maximum of endpoints (20 by default). Each delivery is an HTTPS POST of `{event, created_at, data}` with headers `X-Service-Event`, `X-Service-Delivery` (unique per delivery, reused by every retry), `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with signing_secret>` and `Content-Type: application/json`. Any 2xx acknowledges; anything else, or no answer within 10 s, is retried after about 1 min, 5 min, 25 min, 2 h, 10 h and 10 h (±10%), then abandoned. Redirects are not followed. The `fields` filter is applied once, when the delivery is built, so a retry sends the same bytes.
          */
-        post: operations["postApiPublicV1Webhooks"];
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -423,14 +503,14 @@ export interface paths {
          * Get a webhook endpoint
          * @description The endpoint record, without its signing secret. 404 NOT_FOUND for an unknown id or another organization's.
          */
-        get: operations["getApiPublicV1WebhooksByEndpoint_id"];
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * Remove a webhook endpoint
          * @description Stops future deliveries and drops every delivery queued for retry, including one whose retry is already scheduled. Answers `data.id`, `data.deleted` and `data.dropped_deliveries`. 404 NOT_FOUND for an unknown id or another organization's.
          */
-        delete: operations["deleteApiPublicV1WebhooksByEndpoint_id"];
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         patch?: never;
@@ -447,7 +527,7 @@ export interface paths {
          * List recent deliveries of an endpoint
          * @description Newest first, `data.items` and `data.next_cursor`. Each delivery: `id` (the `X-Service-Delivery` header), `event`, `status` (`PENDING`, `DELIVERED` or `ABANDONED`), `test`, `created_at`, `next_attempt_at` (while pending) and `attempts`, each with `started_at`, `status_code` (null without an answer), `duration_ms`, `error` and `manual`. Deliveries are kept 30 days.
          */
-        get: operations["getApiPublicV1WebhooksByEndpoint_idDeliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -469,7 +549,7 @@ export interface paths {
          * Re-send a delivery now
          * @description Makes one attempt at once with the same `X-Service-Delivery` id and the same body bytes (a new signature timestamp), whatever the delivery's status. Success marks it `DELIVERED`; a failure leaves its status and retry schedule as they were. Answers `data.delivery` and `data.attempt` (null if the attempt has not finished within the request).
          */
-        post: operations["postApiPublicV1WebhooksByEndpoint_idDeliveriesByDelivery_idRetry"];
+        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -489,7 +569,7 @@ export interface paths {
          * Send a test event
          * @description Builds a realistic sample payload of `event` (`VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`) and delivers it to this endpoint through the normal path: signed, trimmed by `fields`, retried on failure, listed among the deliveries with `test: true`. Answers 201 with `data.delivery` and `data.attempt` (the first attempt, null if it has not finished within the request).
          */
-        post: operations["postApiPublicV1WebhooksByEndpoint_idTest"];
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1117,10 +1197,10 @@ export interface operations {
             };
         };
     };
-    putUploadsById: {
+    uploadFile: {
         parameters: {
             query?: {
-                expires?: string;
+                expires?: number;
                 sig?: string;
             };
             header?: never;
@@ -1271,7 +1351,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1VideosUploads: {
+    createTusUpload: {
         parameters: {
             query?: {
                 token?: string;
@@ -1537,7 +1617,7 @@ export interface operations {
             };
         };
     };
-    deleteApiPublicV1VideosUploadsById: {
+    deleteTusUpload: {
         parameters: {
             query?: {
                 token?: string;
@@ -1747,7 +1827,7 @@ export interface operations {
             };
         };
     };
-    headApiPublicV1VideosUploadsById: {
+    getTusUploadOffset: {
         parameters: {
             query?: {
                 token?: string;
@@ -1961,7 +2041,7 @@ export interface operations {
             };
         };
     };
-    patchApiPublicV1VideosUploadsById: {
+    appendTusUpload: {
         parameters: {
             query?: {
                 token?: string;
@@ -2226,7 +2306,7 @@ export interface operations {
             };
         };
     };
-    postDrmClearkeyByVideoIdLicense: {
+    requestDrmLicense: {
         parameters: {
             query?: never;
             header?: never;
@@ -2382,7 +2462,481 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1Organization: {
+    createWhipSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        /** @description The SDP offer. */
+        requestBody: {
+            content: {
+                "application/sdp": string;
+            };
+        };
+        responses: {
+            /** @description The SDP answer (every ICE candidate in it: no trickle ICE). */
+            201: {
+                headers: {
+                    /** @description The session's URL: DELETE it to stop. */
+                    Location?: string;
+                    /** @description The session's entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/sdp": string;
+                };
+            };
+            /** @description INVALID_STREAM_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_STREAM_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description STREAM_NOT_ACCEPTING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "STREAM_NOT_ACCEPTING";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description WEBRTC_UNAVAILABLE, NO_SLOTS_AVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "WEBRTC_UNAVAILABLE" | "NO_SLOTS_AVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteWhipSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is closed (no body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createWhepSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        /** @description The SDP offer. */
+        requestBody: {
+            content: {
+                "application/sdp": string;
+            };
+        };
+        responses: {
+            /** @description The SDP answer (every ICE candidate in it: no trickle ICE). */
+            201: {
+                headers: {
+                    /** @description The session's URL: DELETE it to stop. */
+                    Location?: string;
+                    /** @description The session's entity tag. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/sdp": string;
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description STREAM_NOT_LIVE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "STREAM_NOT_LIVE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description WEBRTC_UNAVAILABLE, VIEWER_LIMIT_REACHED */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "WEBRTC_UNAVAILABLE" | "VIEWER_LIMIT_REACHED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteWhepSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is closed (no body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOrganization: {
         parameters: {
             query?: never;
             header?: never;
@@ -2523,10 +3077,10 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1Videos: {
+    listVideos: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 status?: string;
                 kind?: "UPLOAD" | "LIVESTREAM_RECORDING";
@@ -2697,7 +3251,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1Videos: {
+    createVideo: {
         parameters: {
             query?: never;
             header?: never;
@@ -3098,7 +3652,7 @@ export interface operations {
             };
         };
     };
-    "postApiPublicV1VideosUpload-url": {
+    createUploadUrl: {
         parameters: {
             query?: never;
             header?: never;
@@ -3272,7 +3826,7 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1VideosById: {
+    getVideo: {
         parameters: {
             query?: never;
             header?: never;
@@ -3465,7 +4019,7 @@ export interface operations {
             };
         };
     };
-    deleteApiPublicV1VideosById: {
+    deleteVideo: {
         parameters: {
             query?: never;
             header?: never;
@@ -3662,7 +4216,7 @@ export interface operations {
             };
         };
     };
-    "postApiPublicV1VideosByIdDrm-token": {
+    createDrmToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -3881,10 +4435,10 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1Livestreams: {
+    listLivestreams: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 status?: string;
             };
@@ -4054,7 +4608,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1Livestreams: {
+    createLivestream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4291,7 +4845,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1LivestreamsSchedule: {
+    scheduleLivestream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4506,7 +5060,7 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1LivestreamsById: {
+    getLivestream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4701,7 +5255,7 @@ export interface operations {
             };
         };
     };
-    deleteApiPublicV1LivestreamsById: {
+    deleteLivestream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4898,7 +5452,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1LivestreamsByIdEnd: {
+    endLivestream: {
         parameters: {
             query?: never;
             header?: never;
@@ -5093,11 +5647,11 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1WebhooksListen: {
+    listenWebhookEvents: {
         parameters: {
             query?: {
                 events?: string;
-                after?: string;
+                after?: number;
             };
             header?: never;
             path?: never;
@@ -5248,7 +5802,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1WebhooksTrigger: {
+    triggerWebhookEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -5428,10 +5982,10 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1Webhooks: {
+    listWebhooks: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
             };
             header?: never;
@@ -5600,7 +6154,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1Webhooks: {
+    createWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5797,7 +6351,7 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1WebhooksByEndpoint_id: {
+    getWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -5992,7 +6546,7 @@ export interface operations {
             };
         };
     };
-    deleteApiPublicV1WebhooksByEndpoint_id: {
+    deleteWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -6191,10 +6745,10 @@ export interface operations {
             };
         };
     };
-    getApiPublicV1WebhooksByEndpoint_idDeliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
             };
             header?: never;
@@ -6391,7 +6945,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1WebhooksByEndpoint_idDeliveriesByDelivery_idRetry: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: never;
@@ -6594,7 +7148,7 @@ export interface operations {
             };
         };
     };
-    postApiPublicV1WebhooksByEndpoint_idTest: {
+    testWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -6822,6 +7376,36 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "VIDEO_UPLOADED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "video": {
+                 *           "id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample video",
+                 *           "status": "TRANSCODING",
+                 *           "kind": "UPLOAD",
+                 *           "duration_seconds": null,
+                 *           "size_bytes": null,
+                 *           "url": null,
+                 *           "drm": false,
+                 *           "drm_content_id": null,
+                 *           "drm_license_url": null,
+                 *           "download_url": null,
+                 *           "download_size_bytes": null,
+                 *           "download_quality": null,
+                 *           "download_password": null,
+                 *           "transcript_url": null,
+                 *           "summary_url": null
+                 *         },
+                 *         "renditions": [],
+                 *         "error": null,
+                 *         "storage": null,
+                 *         "stream": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "VIDEO_UPLOADED";
@@ -6860,6 +7444,37 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "VIDEO_TRANSCODING_STARTED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "video": {
+                 *           "id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample video",
+                 *           "status": "TRANSCODING",
+                 *           "kind": "UPLOAD",
+                 *           "duration_seconds": null,
+                 *           "size_bytes": null,
+                 *           "url": null,
+                 *           "drm": false,
+                 *           "drm_content_id": null,
+                 *           "drm_license_url": null,
+                 *           "download_url": null,
+                 *           "download_size_bytes": null,
+                 *           "download_quality": null,
+                 *           "download_password": null,
+                 *           "transcript_url": null,
+                 *           "summary_url": null,
+                 *           "transcoder_id": "native-sample-1"
+                 *         },
+                 *         "renditions": [],
+                 *         "error": null,
+                 *         "storage": null,
+                 *         "stream": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "VIDEO_TRANSCODING_STARTED";
@@ -6898,6 +7513,57 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "VIDEO_TRANSCODING_COMPLETED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "video": {
+                 *           "id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample video",
+                 *           "status": "COMPLETED",
+                 *           "kind": "UPLOAD",
+                 *           "duration_seconds": 42,
+                 *           "size_bytes": "7340032",
+                 *           "url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/master.m3u8",
+                 *           "drm": false,
+                 *           "drm_content_id": null,
+                 *           "drm_license_url": null,
+                 *           "download_url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/downloads/720p.mkv",
+                 *           "download_size_bytes": "3145728",
+                 *           "download_quality": "720p",
+                 *           "download_password": null,
+                 *           "transcript_url": null,
+                 *           "summary_url": null,
+                 *           "transcoder_id": "native-sample-1"
+                 *         },
+                 *         "renditions": [
+                 *           {
+                 *             "quality": "360p",
+                 *             "url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/360p/index.m3u8",
+                 *             "download_url": null,
+                 *             "download_size_bytes": null,
+                 *             "download_password": null
+                 *           },
+                 *           {
+                 *             "quality": "720p",
+                 *             "url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/720p/index.m3u8",
+                 *             "download_url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/downloads/720p.mkv",
+                 *             "download_size_bytes": "3145728",
+                 *             "download_password": null
+                 *           }
+                 *         ],
+                 *         "error": null,
+                 *         "storage": {
+                 *           "total_bytes": "15728640",
+                 *           "hls_bytes": "5242880",
+                 *           "download_bytes": "3145728",
+                 *           "original_bytes": "7340032"
+                 *         },
+                 *         "stream": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "VIDEO_TRANSCODING_COMPLETED";
@@ -6936,6 +7602,39 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "VIDEO_TRANSCODING_FAILED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "video": {
+                 *           "id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample video",
+                 *           "status": "ERROR",
+                 *           "kind": "UPLOAD",
+                 *           "duration_seconds": null,
+                 *           "size_bytes": null,
+                 *           "url": null,
+                 *           "drm": false,
+                 *           "drm_content_id": null,
+                 *           "drm_license_url": null,
+                 *           "download_url": null,
+                 *           "download_size_bytes": null,
+                 *           "download_quality": null,
+                 *           "download_password": null,
+                 *           "transcript_url": null,
+                 *           "summary_url": null
+                 *         },
+                 *         "renditions": [],
+                 *         "error": {
+                 *           "code": "SOURCE_NOT_FOUND",
+                 *           "message": "The source answered HTTP 404."
+                 *         },
+                 *         "storage": null,
+                 *         "stream": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "VIDEO_TRANSCODING_FAILED";
@@ -6974,6 +7673,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_SCHEDULED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream": {
+                 *           "id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "public_id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample live stream",
+                 *           "status": "SCHEDULED",
+                 *           "rtmp_url": "rtmp://video.example.com:1935/live/QMmdFfEUK4liz0DxKsP04JhkSeB9Tv1O?sig=dcff8438a75398c065aabfd29f86c24f",
+                 *           "stream_key": "QMmdFfEUK4liz0DxKsP04JhkSeB9Tv1O",
+                 *           "hls_url": "https://video.example.com/live/b97517e2e0c559d8f92f75c295d3507464134df8/index.m3u8",
+                 *           "playback_url": null,
+                 *           "scheduled_at": "2030-01-31T19:00:00.000Z",
+                 *           "started_at": null,
+                 *           "ended_at": null,
+                 *           "tags": {
+                 *             "sample": true
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "LIVESTREAM_SCHEDULED";
@@ -7014,6 +7737,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_STARTED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream": {
+                 *           "id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "public_id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample live stream",
+                 *           "status": "LIVE",
+                 *           "rtmp_url": "rtmp://video.example.com:1935/live/QMmdFfEUK4liz0DxKsP04JhkSeB9Tv1O?sig=dcff8438a75398c065aabfd29f86c24f",
+                 *           "stream_key": "QMmdFfEUK4liz0DxKsP04JhkSeB9Tv1O",
+                 *           "hls_url": "https://video.example.com/live/b97517e2e0c559d8f92f75c295d3507464134df8/index.m3u8",
+                 *           "playback_url": null,
+                 *           "scheduled_at": null,
+                 *           "started_at": "2030-01-31T17:30:00.000Z",
+                 *           "ended_at": null,
+                 *           "tags": {
+                 *             "sample": true
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "LIVESTREAM_STARTED";
@@ -7054,6 +7801,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_ENDED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream": {
+                 *           "id": "ls_QMmdFfEUK4liz0DxKsP0",
+                 *           "title": "Sample live stream",
+                 *           "status": "ENDED",
+                 *           "stream_key": "3PEOKdTmMBlqrSn4bCTxm6AAimLE5nDy",
+                 *           "duration_seconds": 1800,
+                 *           "transcoding_in_secs": null,
+                 *           "latency": "NORMAL",
+                 *           "drm": false,
+                 *           "scheduled_at": null,
+                 *           "started_at": "2030-01-31T17:30:00.000Z",
+                 *           "ended_at": "2030-01-31T18:00:00.000Z"
+                 *         },
+                 *         "recording": {
+                 *           "asset_id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "transcoding": true,
+                 *           "duration_seconds": 1800,
+                 *           "resolution": "1280x720",
+                 *           "width": 1280,
+                 *           "height": 720
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "LIVESTREAM_ENDED";
@@ -7097,6 +7873,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_RECORDING_READY",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream": {
+                 *           "id": "ls_QMmdFfEUK4liz0DxKsP0",
+                 *           "title": "Sample live stream",
+                 *           "status": "ENDED",
+                 *           "stream_key": "3PEOKdTmMBlqrSn4bCTxm6AAimLE5nDy",
+                 *           "duration_seconds": 1800,
+                 *           "transcoding_in_secs": null,
+                 *           "latency": "NORMAL",
+                 *           "drm": false,
+                 *           "scheduled_at": null,
+                 *           "started_at": "2030-01-31T17:30:00.000Z",
+                 *           "ended_at": "2030-01-31T18:00:00.000Z"
+                 *         },
+                 *         "recording": {
+                 *           "asset_id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "transcoding": true,
+                 *           "duration_seconds": 1800,
+                 *           "resolution": "1280x720",
+                 *           "width": 1280,
+                 *           "height": 720
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     event: "LIVESTREAM_RECORDING_READY";
