@@ -132,6 +132,55 @@ describe("resumable uploads with the API key", () => {
     expect(done.video.duration_seconds).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
+  test("tus-js-client resumes from a new process: every answer carries X-Source-Url (HEAD included), and the upload URL itself registers", async () => {
+    const node = async (...args: string[]) => {
+      const p = Bun.spawn(["node", join(import.meta.dir, "support/tus-client.mjs"), ...args], { stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      return JSON.parse(out.trim().split("\n").at(-1)!);
+    };
+    const file = join(FIXTURES, "av-360p-2s.mp4");
+    const first = await node("start", endpoint(), t.apiKey, file);
+    expect(first.url).toStartWith(`${t.base}/api/public/v1/videos/uploads/upl_`);
+    const id = first.url.split("/").pop();
+    expect((await offsetOf(first.url)).offset).toBe(64 * 1024);
+
+    // A HEAD alone (what a resuming client sends first) names the source_url.
+    const head = await tus(first.url, { method: "HEAD" });
+    expect(head.headers.get("x-source-url")).toBe(`${t.base}/uploads/${id}`);
+
+    const second = await node("resume", first.url, t.apiKey, file);
+    expect(second.sawSourceUrl[0]).toBe("HEAD");
+    expect(second.sawSourceUrl).toContain("PATCH");
+    expect(second.sourceUrl).toBe(`${t.base}/uploads/${id}`);
+    expect(Buffer.compare(readFileSync(join(t.dataDir, "uploads", id)), FILE)).toBe(0);
+
+    // The README's recipe: register the source_url the resumed client got.
+    const reg = await t.api("/videos/", { method: "POST", json: { source_url: second.sourceUrl, title: "Resumed" } });
+    expect(reg.status).toBe(201);
+    const videoId = ((await reg.json()) as any).data.video.id;
+    // The tus URL itself names the same upload: the same video (idempotent on the upload), with or without ?token=.
+    for (const url of [second.url, `${second.url}?token=x`]) {
+      const again = await t.api("/videos/", { method: "POST", json: { source_url: url } });
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as any).data.video.id).toBe(videoId);
+    }
+    expect((await waitStatus(videoId, ["COMPLETED", "ERROR"])).video.status).toBe("COMPLETED");
+  }, 180_000);
+
+  test("the tus upload URL registers a finished upload by itself, and never another organization's", async () => {
+    const created = await create(FILE.byteLength);
+    const location = created.headers.get("location")!;
+    expect((await patch(location, 0, FILE)).status).toBe(204);
+    const other = await t.service.orgs.createOrg("tus-url-other");
+    const foreign = await t.api("/videos/", { method: "POST", key: other.apiKey, json: { source_url: location } });
+    expect(foreign.status).toBe(422);
+    const reg = await t.api("/videos/", { method: "POST", json: { source_url: location } });
+    expect(reg.status).toBe(201);
+    expect(((await reg.json()) as any).data.video.source_url).toBe(created.headers.get("x-source-url"));
+  }, 60_000);
+
   test("a wrong key is 401 in the envelope; another organization's upload id is 404", async () => {
     const bad = await create(10, "sk_live_nope_nope");
     expect(bad.status).toBe(401);

@@ -86,7 +86,7 @@ export function tusRoutes(tus: TusUploads) {
         operationId: "createTusUpload",
         summary: "Create a resumable upload (tus)",
         description:
-          "The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`) with POST /videos/, as for a presigned upload. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).",
+          "The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`, on every answer about the upload: this one, HEAD and PATCH) with POST /videos/, as for a presigned upload; the upload's own URL (`Location`) is accepted as `source_url` too, so a client resuming from another process needs nothing more than the URL it resumed. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).",
         refusals: {
           "400": R(`VALIDATION_ERROR: \`Upload-Length\` missing or 0, invalid \`Upload-Metadata\`, or ${BAD_HEADER}.`, "VALIDATION_ERROR"),
           "403": R('PERMISSION_DENIED: the `token` is invalid or expired (`details: ["upload.token"]`).', "PERMISSION_DENIED"),
@@ -118,7 +118,11 @@ export function tusRoutes(tus: TusUploads) {
         summary: "Offset of a resumable upload (tus)",
         description: "How many bytes the service holds: resume the PATCH from `Upload-Offset`. A finished upload answers its full length. Another organization's id is 404 as a missing one.",
         refusals: ON_UPLOAD,
-        success: { status: 200, description: "No body.", headers: { "Upload-Offset": "Bytes received.", "Upload-Length": "The announced size.", "Tus-Resumable": "`1.0.0`" } },
+        success: {
+          status: 200,
+          description: "No body.",
+          headers: { "Upload-Offset": "Bytes received.", "Upload-Length": "The announced size.", "X-Source-Url": "The `source_url` to register once complete.", "Tus-Resumable": "`1.0.0`" },
+        },
       }),
       params,
       query,
@@ -142,7 +146,11 @@ export function tusRoutes(tus: TusUploads) {
           "409": R("VALIDATION_ERROR: `Upload-Offset` is not the service's offset (HEAD first; `details.Upload-Offset`).", "VALIDATION_ERROR"),
           "413": R("VALIDATION_ERROR: the body goes past `Upload-Length` (`details.Upload-Length`).", "VALIDATION_ERROR"),
         },
-        success: { status: 204, description: "Appended (no body).", headers: { "Upload-Offset": "The new offset.", "Tus-Resumable": "`1.0.0`" } },
+        success: {
+          status: 204,
+          description: "Appended (no body).",
+          headers: { "Upload-Offset": "The new offset.", "X-Source-Url": "The `source_url` to register once complete.", "Tus-Resumable": "`1.0.0`" },
+        },
       }),
       params,
       query,

@@ -51,7 +51,8 @@ export const tusDirectory = (dataDir: string) => join(dataDir, "uploads", "tus")
  * byte is in, the file moves to the upload's own place (`uploads/<id>`: this
  * disk, or the bucket with STORAGE=s3) and the slot becomes `complete`, exactly
  * as a presigned PUT leaves it: the client registers `{BASE_URL}/uploads/<id>`
- * with POST /videos/ (`X-Source-Url` on the creation answer).
+ * with POST /videos/ (`X-Source-Url` on every answer about the upload:
+ * creation, HEAD, PATCH), or the tus URL itself (upload-store.ts).
  *
  * Who may: the API key (its organization's uploads; another's id is 404), or
  * the presigned token of one slot (`?token=`, tus-token.ts) that creates that
@@ -184,12 +185,15 @@ export function createTusUploads(deps: {
       if (done) return done;
     }
     const res = await server.handleWeb(request);
-    if (request.method === "POST" && res.status === 201) {
-      const id = idOfUrl(res.headers.get("location") ?? "/");
-      if (id) res.headers.set("X-Source-Url", `${deps.baseUrl()}/uploads/${id}`);
-    }
-    return res.status >= 400 ? enveloped(request, res) : res;
+    if (res.status >= 400) return enveloped(request, res);
+    // Every answer about an upload names its source_url (creation, HEAD, PATCH): a client that resumes in a new process
+    // (its first answer is a HEAD) learns it as the one that created the upload did.
+    const id = request.method === "POST" ? idOfUrl(res.headers.get("location") ?? "/") : request.method === "DELETE" ? undefined : idOfUrl(request.url);
+    if (id) res.headers.set("X-Source-Url", sourceUrl(id));
+    return res;
   }
+
+  const sourceUrl = (id: string) => `${deps.baseUrl()}/uploads/${id}`;
 
   async function finishedHead(request: Request): Promise<Response | null> {
     const id = idOfUrl(request.url);
@@ -209,6 +213,7 @@ export function createTusUploads(deps: {
       "Upload-Offset": size,
       "Upload-Length": size,
       "Cache-Control": "no-store",
+      "X-Source-Url": sourceUrl(id),
       "Access-Control-Allow-Origin": "*",
       "Access-Control-Expose-Headers": EXPOSED.join(", "),
     });

@@ -9,6 +9,9 @@ import { TUS_PATH } from "../http/tus-requests.ts";
 import { UploadEmpty, UploadNotPending, UploadNotRegistrable, UploadTooLarge, UploadUrlRefused } from "./errors.ts";
 import { tusToken } from "./tus-token.ts";
 
+const UPLOAD_PATH = /^\/uploads\/(upl_[0-9A-Za-z]+)$/;
+const TUS_UPLOAD_PATH = new RegExp(`^${TUS_PATH}/(upl_[0-9A-Za-z]+)$`);
+
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
 /**
@@ -93,11 +96,17 @@ export function createUploadStore(deps: { database: Database; secret: ServerSecr
       return size;
     },
 
-    /** `${base}/uploads/<id>` is how a finished upload is registered. */
+    /**
+     * The upload a `source_url` names: `${base}/uploads/<id>` (what upload-url
+     * and `X-Source-Url` give), or the tus upload's own URL
+     * `${base}/api/public/v1/videos/uploads/<id>` (a tus client's `upload.url`,
+     * `?token=` or not), so a client resuming in a new process needs nothing
+     * it did not keep already.
+     */
     idFromSourceUrl(url: URL): string | null {
       const base = new URL(deps.baseUrl());
       if (url.origin !== base.origin) return null;
-      const m = /^\/uploads\/(upl_[0-9A-Za-z]+)$/.exec(url.pathname);
+      const m = UPLOAD_PATH.exec(url.pathname) ?? TUS_UPLOAD_PATH.exec(url.pathname);
       return m ? m[1]! : null;
     },
 

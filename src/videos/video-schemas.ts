@@ -22,7 +22,16 @@ function checkSourceUrl(v: unknown): Checked<string> {
 }
 
 export const registerVideoInput = bodyInput({
-  source_url: field(t.String({ minLength: 1, maxLength: 2048, format: "uri", description: "http(s) URL the service fetches the source from. Idempotency key per organization." }), checkSourceUrl),
+  source_url: field(
+    t.String({
+      minLength: 1,
+      maxLength: 2048,
+      format: "uri",
+      description:
+        "http(s) URL the service fetches the source from, or a finished upload of this organization: the `source_url` of POST /videos/upload-url/ (`X-Source-Url` of a tus upload) or the tus upload's own URL. Idempotency key per organization.",
+    }),
+    checkSourceUrl,
+  ),
   title: optional(string({ min: 1, max: 200, description: "Defaults to the last path segment of `source_url`." })),
   drm_enabled: optional(boolean("Package the renditions with DRM (needs the organization's DRM feature). Default false.")),
   subtitles: optional(boolean("Ask for a transcript (speech to text). Default false.")),

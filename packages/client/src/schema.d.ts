@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Create a resumable upload (tus)
-         * @description The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`) with POST /videos/, as for a presigned upload. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).
+         * @description The tus 1.0 protocol (extensions creation, creation-with-upload, termination): POST with `Upload-Length`, then PATCH the bytes to `Location` (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), HEAD `Location` to learn the offset after a cut and resume from there. Authenticated by the API key, or by `?token=` from POST /videos/upload-url/ (its `tus_url`; single use, for browsers). Once complete, register `X-Source-Url` (`{BASE_URL}/uploads/{id}`, on every answer about the upload: this one, HEAD and PATCH) with POST /videos/, as for a presigned upload; the upload's own URL (`Location`) is accepted as `source_url` too, so a client resuming from another process needs nothing more than the URL it resumed. `Upload-Length` over `max_bytes` is 413; at most `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads per organization (429); creating with the key counts in the upload-url rate limit (60/min per organization). Unfinished uploads are deleted once idle past their expiry (1 h after the last PATCH). Errors are the envelope with tus's status (400, 409, 412, 413 carry VALIDATION_ERROR).
          */
         post: operations["createTusUpload"];
         delete?: never;
@@ -1849,6 +1849,8 @@ export interface operations {
                     "Upload-Offset"?: string;
                     /** @description The announced size. */
                     "Upload-Length"?: string;
+                    /** @description The `source_url` to register once complete. */
+                    "X-Source-Url"?: string;
                     /** @description `1.0.0` */
                     "Tus-Resumable"?: string;
                     [name: string]: unknown;
@@ -2062,6 +2064,8 @@ export interface operations {
                 headers: {
                     /** @description The new offset. */
                     "Upload-Offset"?: string;
+                    /** @description The `source_url` to register once complete. */
+                    "X-Source-Url"?: string;
                     /** @description `1.0.0` */
                     "Tus-Resumable"?: string;
                     [name: string]: unknown;
@@ -3263,7 +3267,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description http(s) URL the service fetches the source from. Idempotency key per organization.
+                     * @description http(s) URL the service fetches the source from, or a finished upload of this organization: the `source_url` of POST /videos/upload-url/ (`X-Source-Url` of a tus upload) or the tus upload's own URL. Idempotency key per organization.
                      */
                     source_url: string;
                     /** @description Defaults to the last path segment of `source_url`. */
