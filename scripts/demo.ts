@@ -10,6 +10,7 @@
  */
 import { statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { clientServiceUrl, serviceOrigin } from "../src/service-address.ts";
 
 const HELP = `Usage: npm run demo [-- --api-key KEY] [--api-url URL] [--file PATH] [--title TITLE]
 
@@ -18,7 +19,8 @@ waits until it is transcoded, and prints its HLS, watch and download URLs.
 
   --api-key KEY   the organization's API key (default: $VIDLIVE_API_KEY);
                   \`npm start\` prints it on its first start
-  --api-url URL   the service's origin (default: $VIDLIVE_API_URL or http://localhost:8080)
+  --api-url URL   the service's address, with or without /api/public/v1 (default: $VIDLIVE_API_URL,
+                  else the address \`npm start\` recorded in $DATA_DIR or ./data, else http://localhost:8080)
   --file PATH     the video to upload (default: fixtures/av-720p-3s.mp4, 3 s, 720p)
   --title TITLE   the video's title (default: "Demo video")
   --help          this text`;
@@ -53,7 +55,8 @@ function parseOptions(argv: string[], env: Record<string, string | undefined>): 
   }
   // A missing key is reported after the service answered (main): "start the service" comes first.
   const apiKey = flags.get("--api-key") ?? env.VIDLIVE_API_KEY ?? "";
-  const apiUrl = (flags.get("--api-url") ?? env.VIDLIVE_API_URL ?? "http://localhost:8080").replace(/\/+$/, "");
+  const given = flags.get("--api-url");
+  const apiUrl = given === undefined ? clientServiceUrl(env) : serviceOrigin(given);
   if (!/^https?:\/\//.test(apiUrl)) throw new DemoError(`--api-url must start with http:// or https://, got "${apiUrl}"`);
   return { apiKey, apiUrl, file: resolve(flags.get("--file") ?? DEFAULT_FILE), title: flags.get("--title") ?? "Demo video" };
 }

@@ -6,6 +6,7 @@ export interface Config {
   port: number;
   hostname: string;
   rtmpPort: number;
+  /** RTMP_HOST: the host name in `rtmp_url`; default BASE_URL's host name. */
   rtmpHost: string;
   dataDir: string;
   baseUrl: string;
@@ -185,6 +186,15 @@ function checkCaFile(file: string | undefined): void {
   if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError(`WEBHOOK_CA_FILE must hold a PEM certificate (-----BEGIN CERTIFICATE-----): ${file}`);
 }
 
+/** BASE_URL's host name (checked to be a URL: a bad one is one configuration line, not a TypeError). */
+function hostOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).hostname;
+  } catch {
+    throw new ConfigError(`BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = portNumber(env, "PORT", 8080);
   const rtmpPort = portNumber(env, "RTMP_PORT", 1935);
@@ -211,15 +221,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (env.SECRET_KEY) decodeSecretKey(env.SECRET_KEY);
   checkCaFile(env.WEBHOOK_CA_FILE || undefined);
   if (env.BASE_URL && !/^https?:\/\/[^/\s]+/.test(env.BASE_URL)) throw new ConfigError(`BASE_URL must be an http(s) URL, got "${env.BASE_URL}"`);
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, "");
+  // The host encoders reach: RTMP_HOST, else BASE_URL's (the service's public name), so `rtmp_url` is right behind one name.
+  const rtmpHost = env.RTMP_HOST || hostOf(baseUrl);
   const rateLimitStore = (env.RATE_LIMIT_STORE || (databaseUrl.startsWith("file:") ? "memory" : "database")) as Config["rateLimitStore"];
   if (!["memory", "database"].includes(rateLimitStore)) throw new ConfigError(`RATE_LIMIT_STORE must be memory or database, got "${rateLimitStore}"`);
   return {
     port,
     hostname: env.HOST || "0.0.0.0",
     rtmpPort,
-    rtmpHost: env.RTMP_HOST || "localhost",
+    rtmpHost,
     dataDir,
-    baseUrl: (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+    baseUrl,
     databaseUrl,
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     mediaBackend: backend,

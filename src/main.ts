@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { createService } from "./service.ts";
 import { bootstrapDefaultOrg } from "./orgs/bootstrap.ts";
+import { recordServiceUrl } from "./service-address.ts";
 
 // `npm start -- ARGS`: the server takes its settings from the environment only. Checked before anything
 // is read or created, so `--help` or a stray flag never starts the service or makes ./data (issue 16).
@@ -11,6 +12,7 @@ if (args.includes("--help") || args.includes("-h")) {
       "Usage: npm start",
       "",
       "  Starts vidlive: the HTTP API (PORT, default 8080) and RTMP ingest (RTMP_PORT, default 1935).",
+      "  Its address (BASE_URL, or http://localhost:PORT) goes to DATA_DIR/service-url: npm run demo and the CLI use it.",
       "  Settings come from environment variables (DATA_DIR, DATABASE_URL, BASE_URL, STORAGE, SECRET_KEY, …);",
       '  every one, with its default, is in README.md, section "Configuration".',
       "",
@@ -58,6 +60,12 @@ config = (() => {
 const service = await createService(config).catch(refuse);
 const boot = await bootstrapDefaultOrg(service.orgs);
 await service.listen().catch(refuse);
+// The address the demo and the CLI use from another terminal when theirs names none (src/service-address.ts).
+try {
+  recordServiceUrl(config.dataDir, config.baseUrl);
+} catch (err) {
+  service.logger.warn("Cannot record the service's address for the CLI and the demo", { err });
+}
 if (boot) {
   // Printed once, on the first start with an empty database: the key is stored only as a hash.
   // On stderr, apart from the JSON logs on stdout (a log collector never stores it), with the next step.
@@ -67,6 +75,7 @@ if (boot) {
       `Default organization ${boot.orgId} created. API key (shown once): ${boot.apiKey}`,
       "Next, in another terminal in this folder:",
       `  export VIDLIVE_API_KEY=${boot.apiKey}`,
+      `  export VIDLIVE_API_URL=${config.baseUrl}`,
       "  npm run demo",
       "",
     ].join("\n"),

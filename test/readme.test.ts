@@ -116,8 +116,8 @@ async function runShell(code: string, timeoutMs: number) {
   const file = join(work, ".readme-block.sh");
   writeFileSync(file, wrap(code));
   // Its own process group: a server a block leaves in the background (`&`) is stopped with it.
-  // VIDLIVE_API_URL: the README's way to point `npm run demo` (and the CLI) at a service not on :8080.
-  const proc = Bun.spawn(["setsid", "bash", file], { cwd: work, env: { ...cleanEnv, VIDLIVE_API_URL: base }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  // Nothing but the README's own lines points the demo and the CLI at the service (its setup block exports VIDLIVE_API_URL).
+  const proc = Bun.spawn(["setsid", "bash", file], { cwd: work, env: cleanEnv, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const out = { stdout: "", stderr: "" };
   const readers = (["stdout", "stderr"] as const).map(async (name) => {
     for await (const chunk of proc[name]) out[name] += new TextDecoder().decode(chunk);
@@ -288,10 +288,10 @@ const checks: Record<string, Check> = {
     timeoutMs: 30_000,
     async after(r) {
       expect(r.exitCode).toBe(0);
-      // The CLI builds the link from its own BASE_URL (the terminal has no PORT): the README's :8080, here the test's port.
+      // The terminal sets no PORT or BASE_URL: the link names the running service (its recorded address), not :8080.
       const link = /owner_setup_url: (\S+)/.exec(r.stdout)?.[1] ?? "";
-      expect(link).toStartWith("http://localhost:8080/settings/setup/");
-      const page = await fetch(link.replace("http://localhost:8080", base));
+      expect(link).toStartWith(`${base}/settings/setup/`);
+      const page = await fetch(link);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('type="password"');
     },

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { ConfigError, loadConfig } from "../config.ts";
+import { operatorBaseUrl } from "../service-address.ts";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { DomainError } from "../errors.ts";
 import { createOrgStore } from "../orgs/org-store.ts";
@@ -66,6 +67,8 @@ async function run(argv: string[]): Promise<number> {
     env: process.env,
     async database() {
       const config = loadConfig();
+      // Links the CLI prints (setup links) name the running service's address, not a default its terminal cannot know.
+      config.baseUrl = operatorBaseUrl(config, process.env);
       // A typo in DATA_DIR must not create a second, empty service database beside the real one.
       const path = filePath(config.databaseUrl);
       if (path !== undefined && !existsSync(path)) throw new ConfigError(`no database at ${path}; start the server once or set DATA_DIR`);

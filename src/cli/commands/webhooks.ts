@@ -2,6 +2,7 @@ import { randomToken } from "../../ids.ts";
 import { EVENT_NAMES, isEventName } from "../../webhooks/event-names.ts";
 import { CliUsageError, one, opt, type CliContext, type Command } from "../command.ts";
 import { ListenRefused, runListen } from "../listen-client.ts";
+import { clientServiceUrl, serviceOrigin } from "../../service-address.ts";
 
 const httpUrl = (v: string) => {
   try {
@@ -17,13 +18,19 @@ const eventList = (v: string) => {
 };
 
 const apiFlags = [
-  { name: "api-url", value: "URL", check: httpUrl, help: "the service (default $VIDLIVE_API_URL or http://localhost:8080)" },
+  {
+    name: "api-url",
+    value: "URL",
+    check: httpUrl,
+    help: "the service, with or without /api/public/v1 (default $VIDLIVE_API_URL, else the address npm start recorded in DATA_DIR, else http://localhost:8080)",
+  },
   { name: "api-key", value: "KEY", help: "the organization's API key (default $VIDLIVE_API_KEY)" },
 ];
 
 /** Where the service is and the key to use: flags, then VIDLIVE_API_URL / VIDLIVE_API_KEY. */
 function api(ctx: CliContext): { apiUrl: string; apiKey: string } {
-  const apiUrl = opt(ctx, "api-url") ?? ctx.env.VIDLIVE_API_URL ?? "http://localhost:8080";
+  const given = opt(ctx, "api-url");
+  const apiUrl = given === undefined ? clientServiceUrl(ctx.env) : serviceOrigin(given);
   const wrong = httpUrl(apiUrl);
   if (wrong) throw new CliUsageError(`VIDLIVE_API_URL ${wrong}`);
   const apiKey = opt(ctx, "api-key") ?? ctx.env.VIDLIVE_API_KEY;
