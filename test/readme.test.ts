@@ -360,9 +360,12 @@ test("every relative link and image of the README points to a file of the reposi
   expect(inPage.filter((a) => !anchors.has(a))).toEqual([]);
 });
 
-test("the configuration table names every variable src/config.ts reads", () => {
-  const config = readFileSync(join(ROOT, "src/config.ts"), "utf8");
-  const vars = new Set([...config.matchAll(/env, "([A-Z0-9_]+)"|env\.([A-Z0-9_]+)/g)].map((m) => m[1] ?? m[2]!));
+test("the configuration table names every variable the service reads (src/config.ts and any other src/ file, e.g. MEDIASOUP_WORKER_BIN)", () => {
+  const files = [...new Bun.Glob("src/**/*.ts").scanSync(ROOT)].filter((f) => !f.endsWith(".test.ts"));
+  const text = files.map((f) => readFileSync(join(ROOT, f), "utf8")).join("\n");
+  // VIDLIVE_* are the client programs' own (demo, CLI: VIDLIVE_API_URL, VIDLIVE_API_KEY) and tests' (VIDLIVE_FAULT): not the server's settings.
+  const vars = new Set([...text.matchAll(/env, "([A-Z0-9_]+)"|env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1] ?? m[2]!).filter((v) => !v.startsWith("VIDLIVE_")));
+  expect(vars).toContain("MEDIASOUP_WORKER_BIN");
   const section = README.slice(README.indexOf("## Configuration"), README.indexOf("\n## ", README.indexOf("## Configuration") + 5));
   expect([...vars].filter((v) => !v.startsWith("AWS_") && !section.includes(`\`${v}\``))).toEqual([]);
 });
