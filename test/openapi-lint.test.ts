@@ -23,11 +23,11 @@ beforeAll(async () => {
   t = await startTestService({ env: { BASE_URL: "" } });
   doc = await (await fetch(`${t.base}/openapi/json`)).json();
   writeFileSync(file, JSON.stringify(doc, null, 2));
-});
+}, 120_000);
 afterAll(async () => {
-  await t.stop({ cleanup: true });
+  await t?.stop({ cleanup: true });
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 test("redocly lint with the recommended rules: exit 0, 0 errors", () => {
   const run = Bun.spawnSync([join(ROOT, "node_modules/.bin/redocly"), "lint", "--extends", "recommended", "--config", join(ROOT, "redocly.yaml"), "--format", "summary", file], {
