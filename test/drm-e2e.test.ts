@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
@@ -15,6 +15,8 @@ import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * A DRM video end to end on the native backend: POST /videos/ with

@@ -258,4 +258,4 @@ test("a stream booked by a process that then died becomes READY_TO_STREAM on tim
     await e?.stop({ cleanup: false });
     rmSync(dataDir, { recursive: true, force: true });
   }
-}, 40_000);
+}, 120_000);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ffprobeJson, closeMediaTools } from "../media/test-support/media-tools.ts";
@@ -10,6 +10,8 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
+
+setDefaultTimeout(120_000);
 
 let t: TestService;
 const files = startFileServer();

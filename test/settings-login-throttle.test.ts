@@ -5,9 +5,11 @@
  * clients behind one proxy are limited separately. Plain HTTP form posts, as
  * a browser's same-origin POST (Origin header) sends them.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { LOGIN_LIMIT_PER_ADDRESS } from "../src/settings/auth-pages.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const services: TestService[] = [];
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { EVENT_NAMES, type EventName } from "../src/webhooks/event-names.ts";
@@ -7,6 +7,8 @@ import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Test events (POST /webhooks/{id}/test/) against real ones: every event of
