@@ -35,7 +35,7 @@ beforeAll(async () => {
   // One after the other: this test is about limits, not about processes migrating together.
   for (let i = 0; i < 2; i++) children.push(await spawnService(env(), org));
   database = await createDatabase({ url: sqld.url });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));
