@@ -167,7 +167,7 @@ describe("bodies: every POST route", () => {
         }),
         { numRuns: RUNS },
       );
-    }, 120_000);
+    }, 600_000);
   }
 });
 
@@ -218,7 +218,7 @@ describe("query strings and path ids: every GET and DELETE route", () => {
         }),
         { numRuns: RUNS },
       );
-    }, 120_000);
+    }, 600_000);
   }
 });
 
