@@ -1,7 +1,9 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { streamInput, videoInput } from "../machines/test-contexts.ts";
 import { outboxEvents } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 let t: TestService | undefined;
 afterEach(async () => {

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * `cli listen` / `cli trigger` (issue 16 point 3) end to end: a real service on
@@ -160,7 +162,7 @@ describe("cli listen / cli trigger", () => {
     const refused = await cli("listen", "--forward-to", "http://127.0.0.1:9/hooks", "--api-url", base, "--api-key", "sk_live_nope_nope");
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("INVALID_API_KEY");
-  }, 30_000);
+  }, 120_000);
 
   test("at most 5 listeners per organization", async () => {
     // An organization of its own: the other tests' listeners do not count against it.
@@ -179,7 +181,7 @@ describe("cli listen / cli trigger", () => {
     } finally {
       for (const r of open) await r.body?.cancel();
     }
-  }, 30_000);
+  }, 120_000);
 
   test("the README's receiver, run as written, gets the events `cli listen` forwards", async () => {
     const readme = readFileSync(join(import.meta.dir, "../README.md"), "utf8");
@@ -212,5 +214,5 @@ describe("cli listen / cli trigger", () => {
       await child.exited;
       rmSync(file, { force: true });
     }
-  }, 30_000);
+  }, 120_000);
 });

@@ -1,9 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMANDS } from "../src/cli/commands/index.ts";
 import { waitFor } from "./support/events.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 16 point 7: help on every command, refusals of what the CLI does not
@@ -190,7 +192,7 @@ describe("configuration errors are one line and exit 2, CLI and server", () => {
       expect(lines(r.err)).toEqual([expect.stringContaining(message(env))]);
       expect(r.err).not.toContain("s3cr3t");
       expect(r.err).not.toContain("    at ");
-    }, 30_000);
+    }, 120_000);
   }
 
   test("the server on a port already in use: one line, exit 2", async () => {
@@ -203,7 +205,7 @@ describe("configuration errors are one line and exit 2, CLI and server", () => {
     } finally {
       busy.stop(true);
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("npm start takes no arguments", () => {
@@ -241,7 +243,7 @@ describe("npm start takes no arguments", () => {
     expect(proc.exitCode).toBe(0);
     expect(proc.stdout.toString()).toContain("Usage: npm start");
     expect(existsSync(dataDir)).toBe(false);
-  }, 30_000);
+  }, 120_000);
 });
 
 test("the server's default-key banner is on stderr; stdout carries only JSON log lines", async () => {
@@ -264,4 +266,4 @@ test("the server's default-key banner is on stderr; stdout carries only JSON log
   }
   expect(text.out).not.toContain("sk_live_");
   for (const line of lines(text.out)) expect(() => JSON.parse(line)).not.toThrow();
-}, 40_000);
+}, 120_000);

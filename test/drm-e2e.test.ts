@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
@@ -15,6 +15,8 @@ import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * A DRM video end to end on the native backend: POST /videos/ with
@@ -49,7 +51,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
       const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
       return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
     },
-    { timeoutMs: 60_000, what: "DRM video done" },
+    { timeoutMs: 240_000, what: "DRM video done" },
   );
   expect(got.error).toBeNull();
 
@@ -111,7 +113,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
     if (rep.contentType === "video") expect(clear.reduce((n, s) => n + s.hashes.length, 0)).toBe(await countVideoFrames(source));
     expectLocked(await decodeSegments(dashDir, rep, undefined), clear, rep.contentType);
   }
-}, 90_000);
+}, 300_000);
 
 test("a live stream created with drm_enabled: its live HLS is clear, its recording is packaged with DRM and licensed", async () => {
   const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Protected live", drm_enabled: true } })).json()) as any).data.stream;
@@ -123,20 +125,20 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
       const r = await fetch(s.hls_url);
       return r.ok ? r.text() : undefined;
     },
-    { timeoutMs: 10_000, what: "live playlist" },
+    { timeoutMs: 40_000, what: "live playlist" },
   );
   // The live HLS stays clear (decisions: only the recording is protected): no key tag in its playlist.
   expect(playlist).not.toContain("#EXT-X-KEY");
-  await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 10_000, what: "LIVE" });
+  await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 40_000, what: "LIVE" });
   expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
   await pub.finished.catch(() => undefined);
-  const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 15_000, what: "recording" });
+  const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 60_000, what: "recording" });
   const rec = await waitFor(
     async () => {
       const body = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
       return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
     },
-    { timeoutMs: 60_000, what: "recording transcoded" },
+    { timeoutMs: 240_000, what: "recording transcoded" },
   );
   expect(rec.error).toBeNull();
   expect(rec.video).toMatchObject({ kind: "LIVESTREAM_RECORDING", drm: true });
@@ -147,7 +149,7 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   expect(lic.keys.map((k: any) => k.kid)).toEqual([kid]);
   const mpd = await (await fetch(rec.video.url)).text();
   expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(rec.video.drm_content_id));
-}, 90_000);
+}, 300_000);
 
 /** Init + the first media segment of a representation, fetched over HTTP into `dir` (the layout the MPD names). */
 async function fetchFirstSegment(mpdUrl: string, mpd: string, rep: MpdRepresentation, dir: string): Promise<void> {
@@ -177,7 +179,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
         const body = (await (await b.api(`/videos/${id}/`)).json()) as any;
         return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
       },
-      { timeoutMs: 60_000, what: "DRM video done (s3)" },
+      { timeoutMs: 240_000, what: "DRM video done (s3)" },
     );
     expect(done.error).toBeNull();
     const mediaKey = a.service.store.mediaKey(id);
@@ -213,4 +215,4 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     await sqld.stop();
     await s3.stop();
   }
-}, 120_000);
+}, 300_000);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import LibsqlDatabase from "libsql";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +8,8 @@ import { createDrmTokens } from "../src/videos/drm-tokens.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * The service side of DRM (issue 11) without a transcode: the organization's

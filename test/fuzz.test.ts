@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
 import fc from "fast-check";
 import { actors, uploads, webhookDeliveries, webhookEndpoints } from "../src/db/schema/index.ts";
 import { bodyFor, idFor, queryKeys, queryString } from "./support/fuzz-arbitraries.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // Property-based fuzzing of every API route against the real service: any body,
 // query string or path id gets the envelope (or the short 401), never a 5xx,
@@ -165,7 +167,7 @@ describe("bodies: every POST route", () => {
         }),
         { numRuns: RUNS },
       );
-    }, 120_000);
+    }, 600_000);
   }
 });
 
@@ -216,7 +218,7 @@ describe("query strings and path ids: every GET and DELETE route", () => {
         }),
         { numRuns: RUNS },
       );
-    }, 120_000);
+    }, 600_000);
   }
 });
 

@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "node:net";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // Routing must not depend on the Host header. Elysia reads the path from the
 // first "/" at index 11 or later, so `Host: abc` made valid routes 404 and

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { bodyFor, queryString } from "./support/fuzz-arbitraries.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // Isolation as a property: whatever organization A sends (hostile tags,
 // webhook fields such as `constructor.prototype.cursor`, test events that run

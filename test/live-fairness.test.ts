@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // Live slots are shared: one organization may hold at most LIVE_SLOTS_PER_ORG (default 10) of them.
 let t: TestService;
@@ -89,7 +91,7 @@ describe("live slots per organization", () => {
     expect((await post("/livestreams/", { title: "theirs" }, otherKey)).status).toBe(201);
     for (const s of await allStreams()) if (s.status === "READY_TO_STREAM") await post(`/livestreams/${s.id}/end/`, {});
     for (const s of await allStreams(otherKey)) if (s.status === "READY_TO_STREAM") await post(`/livestreams/${s.id}/end/`, {}, otherKey);
-  }, 30_000);
+  }, 120_000);
 
   test("slots are counted from an index, not a scan of every actor", async () => {
     const plan = (await t.service.database.db.all(

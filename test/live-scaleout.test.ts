@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 10, point 5, on real engines: sqld and an s3rver bucket, two service
@@ -24,7 +26,7 @@ const keysUnder = (prefix: string) => cluster.keysUnder(prefix);
 
 beforeAll(async () => {
   cluster = await startCluster({ name: "live-scaleout", env: { LIVE_FILES_RETENTION_MS: String(FILES_RETENTION_MS) } });
-}, 30_000);
+}, 120_000);
 
 afterAll(() => cluster?.stop());
 

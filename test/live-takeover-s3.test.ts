@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 10, point 2 for live recordings: with STORAGE=s3 the ingesting
@@ -22,7 +24,7 @@ const keysUnder = (prefix: string) => cluster.keysUnder(prefix);
 
 beforeAll(async () => {
   cluster = await startCluster({ name: "live-takeover", env: ENV });
-}, 30_000);
+}, 120_000);
 
 afterAll(() => cluster?.stop());
 

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags, RawClient } from "../media/rtmp/test-support.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
+
+setDefaultTimeout(120_000);
 
 let t: TestService;
 const FULL_KEYS = ["ended_at", "hls_url", "id", "playback_url", "public_id", "rtmp_url", "scheduled_at", "started_at", "status", "stream_key", "tags", "title"];
@@ -125,7 +127,7 @@ describe("refusals and failures", () => {
     const late = publish({ url: s.rtmp_url, tags });
     await expect(late.started).rejects.toThrow();
     expect((await getStream(s.id)).status).toBe("ENDED");
-  }, 30_000);
+  }, 120_000);
 
   test("a killed publisher ends the stream after the reconnect window and keeps the recording", async () => {
     const s = (await createStream({ title: "Killed" })).body.data.stream;
@@ -138,7 +140,7 @@ describe("refusals and failures", () => {
     expect(ended.recording.asset_id).toMatch(/^vid_/);
     const events = (await outboxEvents(t.service, s.id)).map((e) => e.event);
     expect(events).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
-  }, 30_000);
+  }, 120_000);
 
   test("garbage on the RTMP port closes that connection only", async () => {
     const port = t.service.live.rtmp!.port;
@@ -150,7 +152,7 @@ describe("refusals and failures", () => {
     const pub = publish({ url: s.rtmp_url, tags: (await fixtureTags()).slice(0, 30) });
     await pub.started;
     await pub.finished;
-  }, 20_000);
+  }, 120_000);
 
   test("drm_enabled is refused with DRM_NOT_AVAILABLE; validation names the field", async () => {
     const drm = await createStream({ title: "x", drm_enabled: true });
@@ -247,7 +249,7 @@ test("the idle rule: a ready stream nobody publishes to ends with no recording a
   } finally {
     await svc.stop();
   }
-}, 20_000);
+}, 120_000);
 
 test.skipIf(!Bun.which("ffmpeg"))(
   "native ffmpeg -re pushing to rtmp_url goes LIVE and ends with a recording",
@@ -260,5 +262,5 @@ test.skipIf(!Bun.which("ffmpeg"))(
     const ended = await streamStatus(s.id, ["ENDED"], 15_000);
     expect(ended.recording).toMatchObject({ resolution: "640x360", transcoding: true });
   },
-  40_000,
+  120_000,
 );

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { createLogger } from "../src/log.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURES = join(import.meta.dir, "../fixtures");
 const lines: string[] = [];

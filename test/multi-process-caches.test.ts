@@ -62,5 +62,5 @@ test.each(["sqld", "file"])(
       await server?.stop();
     }
   },
-  40_000,
+  120_000,
 );

@@ -6,12 +6,14 @@
  * API operation a typed success body and its error codes.
  * Before issue 16 the same lint reported 15 errors (14 trailing slashes, empty `servers`).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EVENT_NAMES } from "../src/webhooks/event-names.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const ROOT = join(import.meta.dir, "..");
 let t: TestService;

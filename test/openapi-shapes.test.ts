@@ -6,7 +6,7 @@
  * The schemas are `additionalProperties: false`, so a field the code sends
  * but the document does not list fails here (and in tsc, through `Equals`).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { join } from "node:path";
@@ -16,6 +16,8 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURE = join(import.meta.dir, "../fixtures/av-720p-3s.mp4");
 const PREFIX = "/api/public/v1";
@@ -122,7 +124,7 @@ describe("responses match the document", () => {
     expect(completed.body.data.renditions.length).toBeGreaterThan(0);
     expect((await call("GET", "/videos/?limit=5", "/videos/")).body.data.items.length).toBe(1);
     expect((await call("POST", `/videos/${videoId}/drm-token/`, "/videos/{id}/drm-token/")).status).toBe(409);
-  }, 40_000);
+  }, 120_000);
 
   test("live streams: create, schedule, get, list, end, delete", async () => {
     const created = await call("POST", "/livestreams/", "/livestreams/", { json: { title: "Shapes live" } });
@@ -159,7 +161,7 @@ describe("responses match the document", () => {
     for (const e of ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]) expect(seen).toContain(e);
     const endpointId2 = ((await t.api("/webhooks/").then((r) => r.json())) as any).data.items[0].id;
     expect((await call("DELETE", `/webhooks/${endpointId2}/`, "/webhooks/{endpoint_id}/")).status).toBe(200);
-  }, 30_000);
+  }, 120_000);
 
   test("the presigned PUT and the tus operations: answers and refusals as documented", async () => {
     const auth = { authorization: `Bearer ${t.apiKey}` };

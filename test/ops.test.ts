@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
@@ -7,6 +7,8 @@ import { waitFor } from "./support/events.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURES = join(import.meta.dir, "../fixtures");
 const lines: string[] = [];
@@ -246,7 +248,7 @@ describe("live", () => {
     expect(find(samples, "vidlive_http_requests_total", { route: "/live/:token/:file", status: "200" })?.value).toBeGreaterThanOrEqual(3);
     expect((await t.api(`/livestreams/${stream.id}/end/`, { method: "POST" })).status).toBe(200);
     await pub.finished.catch(() => undefined);
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("METRICS_TOKEN and readiness on a database that goes away", () => {
@@ -275,5 +277,5 @@ describe("METRICS_TOKEN and readiness on a database that goes away", () => {
       await s.stop().catch(() => undefined);
       await sqld.stop().catch(() => undefined);
     }
-  }, 30_000);
+  }, 120_000);
 });

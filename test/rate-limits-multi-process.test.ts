@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,8 @@ import type { Limits } from "../src/orgs/org-settings.ts";
 import { createOrgStore } from "../src/orgs/org-store.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
 import { type Sqld, startSqld } from "./support/sqld.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Spec section 8: "more servers using one key do not add allowance". Three
@@ -33,7 +35,7 @@ beforeAll(async () => {
   // One after the other: this test is about limits, not about processes migrating together.
   for (let i = 0; i < 2; i++) children.push(await spawnService(env(), org));
   database = await createDatabase({ url: sqld.url });
-}, 30_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));

@@ -1,5 +1,7 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // A two-second window stands in for the minute so Retry-After can be waited out in a test.
 const env = { RATE_LIMIT_WINDOW_MS: "2000" };

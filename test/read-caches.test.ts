@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import Database from "libsql";
 import { join } from "node:path";
 import { videoInput } from "../machines/test-contexts.ts";
 import { newId } from "../src/ids.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // The hot read path keeps answers while the database is unchanged (src/db/read-cache.ts), actor
 // records per row version, and list items serialized per record (src/http/view-cache.ts). What a

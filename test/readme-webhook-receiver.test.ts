@@ -1,7 +1,9 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signatureHeader } from "../src/webhooks/sign.ts";
+
+setDefaultTimeout(120_000);
 
 // The receiver of README "Receiving webhooks", run as written.
 const readme = readFileSync(join(import.meta.dir, "../README.md"), "utf8");

@@ -4,7 +4,7 @@
  * RTMP_PUBLISH_DEADLINE_MS), and the ingest bitrate cap (LIVE_MAX_BITRATE_KBPS)
  * on a real broadcast and its recording file.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { RtmpConnectionClosedError } from "../media/rtmp/errors.ts";
@@ -13,6 +13,8 @@ import { fixtureTags, looped, padWithFiller, Trickler } from "../media/rtmp/test
 import { createLogger } from "../src/log.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 let t: TestService;
 const logs: Array<Record<string, any>> = [];

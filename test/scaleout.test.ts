@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +8,8 @@ import { startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import type { Child } from "./support/service-process.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 10's proof on real engines: a real libSQL server (sqld) and a real

@@ -5,7 +5,7 @@
  * TypeScript loader) against a running service, on a real signed delivery,
  * and type-checked by tsc in a consumer .ts file (wrong fields must fail).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,8 @@ import { checkWebhook } from "../src/webhooks/verify-webhook.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 const ROOT = join(import.meta.dir, "..");
 const PKG = join(ROOT, "packages/client");

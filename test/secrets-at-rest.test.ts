@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import LibsqlDatabase from "libsql";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +9,8 @@ import { waitFor } from "./support/events.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 let t: TestService | undefined;
 let rx: WebhookReceiver | undefined;

@@ -3,12 +3,14 @@
  * in Debian's Chromium: the owner's setup link from the CLI, sign-in and
  * sign-out, the session cookie's flags, login throttling, cross-site POSTs.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { LOGIN_LIMIT_PER_ACCOUNT } from "../src/settings/auth-pages.ts";
 import { peopleFor } from "../src/settings/session-guard.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { cli, fillSignIn, settingsScreen, useSetupLink } from "./support/settings-browser.ts";
 import { startTestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 

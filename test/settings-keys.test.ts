@@ -5,10 +5,12 @@
  * API_KEY_EXISTS explained), on the same records as the CLI; members are
  * refused API keys and Members with a 403 page.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { cli, settingsScreen, useSetupLink } from "./support/settings-browser.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 

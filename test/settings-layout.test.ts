@@ -27,7 +27,7 @@ describe.skipIf(!hasChromium)("settings: layout and mechanics", () => {
     })()`);
     expect(selected).toEqual({ id: "rtmp-url", text: created.data.stream.rtmp_url });
     await page.context().close();
-  }, 30_000);
+  }, 120_000);
 });
 
 describe.skipIf(!hasChromium)("settings: phone width and keyboard", () => {

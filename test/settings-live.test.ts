@@ -1,8 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { withOffset } from "../src/settings/live-pages.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { getStream } from "./support/streams.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -90,5 +92,5 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     await viewer.goto(`${screen.t.base}/settings/live`);
     expect(await viewer.getByRole("button", { name: "Create stream" }).count()).toBe(0);
     await viewer.context().close();
-  }, 30_000);
+  }, 120_000);
 });

@@ -5,9 +5,11 @@
  * clients behind one proxy are limited separately. Plain HTTP form posts, as
  * a browser's same-origin POST (Origin header) sends them.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { LOGIN_LIMIT_PER_ADDRESS } from "../src/settings/auth-pages.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const services: TestService[] = [];
 afterAll(async () => {
@@ -40,7 +42,7 @@ describe("settings sign-in throttling per address", () => {
     const page = await refused.text();
     expect(page).toContain("Too many attempts");
     expect(page).toContain("Too many sign-in attempts");
-  }, 60_000);
+  }, 240_000);
 
   test("TRUST_PROXY=1: two clients behind one proxy are limited separately; entries left of the proxy's are not trusted", async () => {
     const t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000", TRUST_PROXY: "1" } });
@@ -52,5 +54,5 @@ describe("settings sign-in throttling per address", () => {
     expect((await attempt(t, "next@example.com", { "x-forwarded-for": "198.51.100.9, 203.0.113.5" })).status).toBe(429);
     // Another client through the same proxy is not locked out.
     expect((await attempt(t, "other@example.com", { "x-forwarded-for": "203.0.113.6" })).status).toBe(401);
-  }, 60_000);
+  }, 240_000);
 });

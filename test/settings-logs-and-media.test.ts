@@ -4,11 +4,13 @@
  * receiver, an unreachable one), and a COMPLETED video's renditions,
  * downloads (each link fetched) and, with pocketsphinx, transcript and summary.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { findPocketsphinx } from "../media/stt/pocketsphinx.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 const SPEECH = new URL("../fixtures/speech-en-10s.mp4", import.meta.url).pathname;

@@ -5,11 +5,13 @@
  * invalid choice is refused with a message and changes nothing; a developer
  * sees no form and a forged POST is 403. Limits stay the operator's.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { hasPackager } from "../media/drm/index.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 

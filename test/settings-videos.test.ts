@@ -64,5 +64,5 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     const missing = await viewer.goto(`${screen.t.base}/settings/videos/vid_missing`);
     expect(missing!.status()).toBe(404);
     await viewer.context().close();
-  }, 30_000);
+  }, 120_000);
 });

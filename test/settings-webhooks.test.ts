@@ -1,8 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -68,7 +70,7 @@ describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", ()
     const api = (await (await screen.t.api("/webhooks/")).json()) as any;
     expect(api.data.items).toEqual([]);
     await page.context().close();
-  }, 30_000);
+  }, 120_000);
 
   test("a viewer reads but cannot change; another organization's endpoint is a 404 page, as a missing one", async () => {
     const created = (await (await screen.t.api("/webhooks/", { method: "POST", json: { url: `${receiver.url}/viewer`, events: ["VIDEO_UPLOADED"] } })).json()) as any;
@@ -97,5 +99,5 @@ describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", ()
     expect(missing!.status()).toBe(404);
     expect(await stranger.locator("main").innerText()).toContain("Nothing here");
     await stranger.context().close();
-  }, 30_000);
+  }, 120_000);
 });

@@ -109,4 +109,4 @@ test("three writer processes on sqld: migrations once, every claim once, every t
     for (const p of procs) p.kill("SIGKILL");
     await server.stop();
   }
-}, 30_000);
+}, 300_000);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
@@ -14,6 +14,8 @@ import { parsePlaylist } from "./support/media-check.ts";
 import { startS3rver, type S3Server } from "./support/s3rver.ts";
 import { startSqld, type Sqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * STORAGE=s3 end to end on a real S3-compatible server (s3rver) and a real

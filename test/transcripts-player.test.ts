@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,8 @@ import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium, type PlayerHarness, startPlayer } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -109,14 +111,14 @@ describe.skipIf(!hasChromium)("hls.js in Chromium: subtitle renditions", () => {
     for (const cue of r.cues ?? []) expect(FIXTURE_CUES).toContain(cue);
     // X-TIMESTAMP-MAP maps cue time 0 to the first PTS: the first cue starts at the media's 0.
     expect(r.cueTimes?.find((c) => c.text === FIXTURE_CUES[0])?.start).toBeCloseTo(0, 1);
-  }, 30_000);
+  }, 120_000);
 
   test("harness: a master without the SUBTITLES group lists no subtitle track", async () => {
     writeFileSync(join(dir, "plain.m3u8"), "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x180\nv/index.m3u8\n");
     const r = await player.playHls({ manifestUrl: player.fileUrl("plain.m3u8") });
     expect(r.currentTime).toBeGreaterThan(2);
     expect(r.subtitleTracks).toEqual([]);
-  }, 30_000);
+  }, 120_000);
 
   test("harness: a missing master rejects with hls.js's fatal error (manifestLoadError, 404)", async () => {
     const r = await player.tryHls({ manifestUrl: player.fileUrl("nope.m3u8") });
@@ -231,5 +233,5 @@ describe.skipIf(e2eMissing.length > 0)("transcripts: the service's subtitle rend
       expect(Math.abs(cue.start - same.start)).toBeLessThan(0.1);
       expect(Math.abs(cue.end - same.end)).toBeLessThan(0.1);
     }
-  }, 40_000);
+  }, 120_000);
 });

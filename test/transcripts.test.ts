@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 12 end to end on the native backend with Debian's pocketsphinx: a
@@ -276,7 +278,7 @@ test("no speech-to-text engine: features.transcripts null; subtitles: true → 4
   } finally {
     await svc.stop();
   }
-}, 30_000);
+}, 120_000);
 
 test.skipIf(!ready)(
   "an engine that fails: the video still completes, without a transcript (urls null)",

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { existsSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +10,8 @@ import { until, waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Resumable uploads (tus 1.0) at /api/public/v1/videos/uploads/, over raw

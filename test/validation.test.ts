@@ -1,10 +1,12 @@
 import { newId } from "../src/ids.ts";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
 import { actors, uploads } from "../src/db/schema/index.ts";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 // Strict input at the HTTP edge: unknown fields, nulls, tags, nesting depth,
 // scheduled_at, the upload-url body, percent-encoding and list filters.

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { asc, eq } from "drizzle-orm";
 import { work, outbox } from "../src/db/schema/index.ts";
 import { waitFor } from "./support/events.ts";
 import { startHostileOrigin } from "./support/hostile-origin.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Sources and transcode workers are shared fairly: fetching is its own stage
@@ -92,7 +94,7 @@ describe("fetching a source is its own stage", () => {
       const [row] = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
       expect(row!.attempts).toBe(1);
     }
-  }, 30_000);
+  }, 120_000);
 
   test("one organization's slow sources take at most its share of the fetch pool; another organization's source is fetched and transcoded", async () => {
     const keyA = await newOrg("slow-sources");

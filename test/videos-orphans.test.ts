@@ -1,10 +1,12 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { hasNativeFfmpeg, reapOrphans } from "../media/transcoder/index.ts";
 import { waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
+
+setDefaultTimeout(120_000);
 
 /** No ffmpeg/ffprobe child outlives a killed service process. */
 

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,8 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const files = startFileServer();
 afterAll(() => files.stop());

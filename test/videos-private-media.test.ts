@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import LibsqlDatabase from "libsql";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +9,8 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * What is stored and served stays private: originals are never under /media/,

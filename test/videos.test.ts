@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { existsSync } from "node:fs";
 import { work } from "../src/db/schema/index.ts";
@@ -7,6 +7,8 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 const files = startFileServer({ stallPaths: ["/stall.mp4"] });
 let t: TestService;

@@ -4,13 +4,15 @@
  * another origin, breaks no CSP rule, and plays inside an iframe of a page on
  * another origin; an unknown token or a deleted video is a 404 page.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 import { hasPackager } from "../media/transcoder/index.ts";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +9,8 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, statusOf, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+
+setDefaultTimeout(120_000);
 
 const shared = sharedWebhookService();
 const { receiver } = shared;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,6 +17,8 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, statusOf, uploadInput, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+
+setDefaultTimeout(120_000);
 
 const shared = sharedWebhookService();
 const { receiver } = shared;

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { webhookEndpoints } from "../src/db/schema/index.ts";
 import { randomToken } from "../src/ids.ts";
 import { ALL_PERMISSIONS, defaultOrgSettings } from "../src/orgs/org-settings.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+
+setDefaultTimeout(120_000);
 
 const shared = sharedWebhookService();
 const { receiver } = shared;

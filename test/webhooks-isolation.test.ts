@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { inArray } from "drizzle-orm";
 import { webhookAttempts, webhookDeliveries } from "../src/db/schema/index.ts";
 import { filterFields } from "../src/webhooks/fields-filter.ts";
@@ -6,6 +6,8 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 8: no organization can hurt another through the webhooks. The service

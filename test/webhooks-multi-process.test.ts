@@ -118,7 +118,7 @@ test("two service processes on one database: each delivery is sent by exactly on
           .where(inArray(webhookDeliveries.endpointId, endpointIds));
         return rows.length === expected && rows.every((r) => r.status === "delivered") && rows;
       },
-      { timeoutMs: 20_000, intervalMs: 50, what: `${expected} deliveries delivered` },
+      { timeoutMs: 80_000, intervalMs: 50, what: `${expected} deliveries delivered` },
     );
     await Bun.sleep(1000); // room for a late duplicate to show up
 
@@ -146,4 +146,4 @@ test("two service processes on one database: each delivery is sent by exactly on
     rx.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}, 60_000);
+}, 240_000);

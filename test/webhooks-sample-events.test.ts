@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { EVENT_NAMES, type EventName } from "../src/webhooks/event-names.ts";
@@ -7,6 +7,8 @@ import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Test events (POST /webhooks/{id}/test/) against real ones: every event of
@@ -68,7 +70,7 @@ async function realEvents(): Promise<Map<string, any>> {
   const pub = publish({ url: live.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "realtime" });
   await pub.started;
   await pub.finished; // the encoder stops; after the reconnect window the pipeline ends the stream
-  await waitFor(async () => (await outboxEvents(t.service, live.id)).length >= 4, { timeoutMs: 30_000, what: "the broadcast's four events" });
+  await waitFor(async () => (await outboxEvents(t.service, live.id)).length >= 4, { timeoutMs: 120_000, what: "the broadcast's four events" });
   keep(await outboxEvents(t.service, live.id));
 
   expect((await videoDone(uploaded.data.asset.public_id)).video.status).toBe("COMPLETED");
@@ -104,4 +106,4 @@ test("every test event has exactly the keys of the real event of that name, and 
   }
   // The failure sample is what the pipeline really sends for a source that answers 404: same code, same message.
   expect(samples.get("VIDEO_TRANSCODING_FAILED").error).toEqual(real.get("VIDEO_TRANSCODING_FAILED").error);
-}, 180_000);
+}, 300_000);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createLogger } from "../src/log.ts";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { hasChromium } from "./support/browser.ts";
@@ -6,6 +6,8 @@ import { waitFor } from "./support/events.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, ffmpegTestPublish } from "./support/webrtc-pages.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 14: an RTMP publish (real ffmpeg) played by WHEP in Chromium, audio

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { hasChromium } from "./support/browser.ts";
 import { requestFrom } from "./support/http-from.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, type WebrtcBrowser, whipAnswer, whipOffer, ffmpegTestPublish } from "./support/webrtc-pages.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * WHIP under the RTMP connection limits (RTMP_MAX_CONNECTIONS_PER_IP=1):

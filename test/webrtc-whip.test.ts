@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../src/log.ts";
@@ -9,6 +9,8 @@ import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, whipPublish } from "./support/webrtc-pages.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Issue 14: a browser publishes by WHIP and another plays by WHEP; the
@@ -71,7 +73,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect(notSdp.status).toBe(415);
     expect((await getStream(t, s.id)).status).toBe("READY_TO_STREAM");
     await page.close();
-  }, 30_000);
+  }, 120_000);
 
   test("WHIP publish → LIVE with HLS, WHEP viewer plays, DELETE ends it, the recording completes", async () => {
     const s = await createStream({ title: "Browser", latency: "LOW" });
@@ -143,7 +145,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect(JSON.parse(late.body)).toMatchObject({ success: false, error: { code: "STREAM_NOT_ACCEPTING" } });
     expect(t.service.rtc.publishing(booked.id) || t.service.rtc.publishing(ended.id)).toBe(false);
     await page.close();
-  }, 30_000);
+  }, 120_000);
 
   test("POST /end/ on a WHIP-published stream ends the WHIP session too", async () => {
     const s = await createStream({ title: "Ended by the API" });
@@ -155,7 +157,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     // The finalizer kicks the RTMP publisher (our relay); its exit closes the WebRTC session.
     await waitFor(async () => !t.service.rtc.publishing(s.id), { timeoutMs: 10_000, what: "WHIP session closed" });
     await pub.close();
-  }, 40_000);
+  }, 120_000);
 });
 
 test("without the mediasoup worker: WHIP and WHEP answer 503 WEBRTC_UNAVAILABLE in the envelope, the API still works", async () => {
@@ -179,4 +181,4 @@ test("without the mediasoup worker: WHIP and WHEP answer 503 WEBRTC_UNAVAILABLE 
   } finally {
     await svc.stop({ cleanup: true });
   }
-}, 20_000);
+}, 120_000);

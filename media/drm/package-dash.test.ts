@@ -1,5 +1,5 @@
 /** The real Shaka Packager binary on fixture MP4s, checked with ffmpeg. */
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -11,6 +11,8 @@ import { mpdProtection, mpdRepresentations } from "./mpd.ts";
 import { buildPackagerArgs, packageDash, type DashInput } from "./package-dash.ts";
 import { findPackager, packagerBinary } from "./packager-binary.ts";
 import { countVideoFrames, decodeSegments, expectLocked } from "./test-support/dash-checks.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURES = path.resolve(import.meta.dir, "../../fixtures");
 const DRM = { keyId: "0123456789abcdef0123456789abcdef", key: "fedcba9876543210fedcba9876543210" };
@@ -79,7 +81,7 @@ describe("packageDash", () => {
       }
       expectLocked(await decodeSegments(outDir, rep, undefined), clear, rep.contentType);
     }
-  }, 30_000);
+  }, 120_000);
 
   test("each rendition's own MPD names only that rendition, with the same protection", async () => {
     const outDir = path.join(tempDir(), "dash");
@@ -94,7 +96,7 @@ describe("packageDash", () => {
       expect(mpdProtection(mpd).schemes).toContain(COMMON_SYSTEM_SCHEME);
     }
     expect(mpdRepresentations(fs.readFileSync(path.join(outDir, "small.mpd"), "utf8")).map((r) => r.contentType)).toEqual(["video", "audio"]);
-  }, 30_000);
+  }, 120_000);
 
   test("the key goes on stdin, never in the argv", () => {
     const args = buildPackagerArgs({ inputs: INPUTS, outDir: "/tmp/x/dash", segmentSeconds: 4 });

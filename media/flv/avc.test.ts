@@ -1,9 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { AvcFormatError, avcCodecString, containsIdr, parseAvcDecoderConfig, parseFlvVideoTag, splitAvccNalUnits, UnsupportedVideoCodecError } from "./avc.ts";
 import { readFlvTags } from "./flv-reader.ts";
 import { parseSps } from "./sps.ts";
 import { closeMediaTools, ffprobePackets } from "./test-helpers.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 afterAll(closeMediaTools);

@@ -1,9 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FlvFormatError, parseFlvHeader, readFlvFile, readFlvTags, type FlvTag } from "./flv-reader.ts";
 import { closeMediaTools, ffprobePacketCounts } from "./test-helpers.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 afterAll(closeMediaTools);

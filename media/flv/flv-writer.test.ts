@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,8 @@ import { readFlvTags } from "./flv-reader.ts";
 import { createFlvWriter, encodeFlvTag, FlvWriterError } from "./flv-writer.ts";
 import { stripSetDataFrame } from "./script-data.ts";
 import { closeMediaTools, ffprobePackets } from "./test-helpers.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 afterAll(closeMediaTools);

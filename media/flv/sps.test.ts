@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,8 @@ import { closeMediaTools, ffprobeJson, runFfmpeg } from "../test-support/media-t
 import { parseAvcDecoderConfig, parseFlvVideoTag } from "./avc.ts";
 import { readFlvTags } from "./flv-reader.ts";
 import { parseSps, SpsParseError } from "./sps.ts";
+
+setDefaultTimeout(120_000);
 
 afterAll(closeMediaTools);
 

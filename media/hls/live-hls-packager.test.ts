@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,8 @@ import type { FlvTag } from "../flv/flv-tag.ts";
 import { closeMediaTools, ffprobeJson, runFfmpeg } from "../test-support/media-tools.ts";
 import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsPackagerOptions, type LiveHlsSegmentInfo } from "./live-hls-packager.ts";
 import { parseMediaPlaylist, type MediaPlaylist } from "./media-playlist.ts";
+
+setDefaultTimeout(120_000);
 
 const FIXTURE = join(import.meta.dir, "../../fixtures/live-360p-6s.flv");
 const tags = [...readFlvTags(new Uint8Array(await Bun.file(FIXTURE).arrayBuffer()))];

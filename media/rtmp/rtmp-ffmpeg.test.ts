@@ -2,9 +2,11 @@
  * Interop with a real encoder: Debian's native ffmpeg pushing the fixture.
  * Skipped only when ffmpeg is not installed.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { decodeAmf0 } from "./amf0.ts";
 import { countByType, FIXTURE_PATH, fixtureTags, startTestServer, waitFor, withTimeout, type TestServer } from "./test-support.ts";
+
+setDefaultTimeout(120_000);
 
 const ffmpeg = Bun.which("ffmpeg");
 const tags = await fixtureTags();
@@ -45,7 +47,7 @@ describe.skipIf(!ffmpeg)("native ffmpeg as the encoder", () => {
     // ffmpeg rewrites metadata values (duration...), but it must be a plain onMetaData script body.
     const data = sink.messages.find((m) => m.type === "data")!;
     expect(decodeAmf0(data.payload)[0]).toBe("onMetaData");
-  }, 30_000);
+  }, 120_000);
 
   test("a refused ffmpeg exits with an error and no media is accepted", async () => {
     s = await startTestServer();

@@ -1,7 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import * as path from "node:path";
 import { createTranscriber, sttUnavailableReason } from "./create-transcriber.ts";
 import { findPocketsphinx } from "./pocketsphinx.ts";
+
+setDefaultTimeout(120_000);
 
 /** Runs createTranscriber in a child whose PATH holds only bun: no pocketsphinx, no ffmpeg. */
 async function inBareChild(modelPath?: string): Promise<{ name: string | null; reason: string }> {

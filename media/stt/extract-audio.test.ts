@@ -1,8 +1,10 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { extractSpeechAudio } from "./extract-audio.ts";
+
+setDefaultTimeout(120_000);
 
 const fixtures = path.join(import.meta.dir, "../../fixtures");
 const dir = mkdtempSync(path.join(tmpdir(), "stt-wav-"));
@@ -33,7 +35,7 @@ describe("extractSpeechAudio", () => {
     const out = path.join(dir, "wasm", "a.wav");
     expect(await extractSpeechAudio(path.join(fixtures, "speech-en-10s.mp4"), out, { backend: "wasm" })).toEqual({ backend: "wasm" });
     expectSpeechWav(out, 10);
-  }, 30_000);
+  }, 120_000);
 
   test.skipIf(!hasFfmpeg)("a video without audio: NO_AUDIO; broken input: AUDIO_EXTRACTION_FAILED", async () => {
     await expect(extractSpeechAudio(path.join(fixtures, "video-only-2s.mp4"), path.join(dir, "x.wav"))).rejects.toMatchObject({ name: "SttError", code: "NO_AUDIO" });

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -6,6 +6,8 @@ import { hasVoice, speak, speakAll, speechTexts, type Voice } from "../../fixtur
 import { extractSpeechAudio } from "./extract-audio.ts";
 import { createPocketsphinxTranscriber, findPocketsphinx, parsePocketsphinxOutput } from "./pocketsphinx.ts";
 import { normalizeWords } from "./word-accuracy.ts";
+
+setDefaultTimeout(120_000);
 
 const ps = findPocketsphinx();
 const dir = mkdtempSync(path.join(tmpdir(), "stt-ps-"));
@@ -63,7 +65,7 @@ describe.skipIf(!ps)("pocketsphinx on the speech corpus", () => {
           await extractSpeechAudio(raw, wav);
           await expectSpeechRecognised(wav, t.text);
         },
-        30_000,
+        120_000,
       );
     }
   }
@@ -72,7 +74,7 @@ describe.skipIf(!ps)("pocketsphinx on the speech corpus", () => {
     const wav = path.join(dir, "clip.wav");
     await extractSpeechAudio(path.join(import.meta.dir, "../../fixtures/speech-en-10s.mp4"), wav);
     await expectSpeechRecognised(wav, speechTexts().find((t) => t.name === "travel")?.text ?? "");
-  }, 30_000);
+  }, 120_000);
 
   test("a 40 s clip is cut at pauses and decoded by two processes: times stay the source's, in order", async () => {
     if (!ps || !hasVoice("espeak-ng")) return;
@@ -96,7 +98,7 @@ describe.skipIf(!ps)("pocketsphinx on the speech corpus", () => {
     // Both see speech across the whole clip (the second piece's words are offset, not restarted at 0).
     expect(two.at(-1)?.start ?? 0).toBeGreaterThan(seconds * 0.7);
     expect(two.some((w) => w.start < 5)).toBe(true);
-  }, 30_000);
+  }, 120_000);
 
   test("abort kills the run", async () => {
     if (!ps) return;

@@ -1,6 +1,8 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DEFAULT_MPEGTS, segmentWebVtt } from "./segment-webvtt.ts";
 import { buildWebVtt, parseWebVtt } from "./webvtt.ts";
+
+setDefaultTimeout(120_000);
 
 const words = Array.from({ length: 60 }, (_, i) => ({ text: `w${i}`, start: i * 0.4, end: i * 0.4 + 0.35 }));
 

@@ -1,9 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { extractSpeechAudio } from "./extract-audio.ts";
 import { createWhisperTranscriber, findWhisperModel, loadSherpa, spreadWords } from "./whisper.ts";
+
+setDefaultTimeout(120_000);
 
 const dir = mkdtempSync(path.join(tmpdir(), "stt-whisper-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

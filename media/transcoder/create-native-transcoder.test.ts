@@ -1,8 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createNativeTranscoder } from "./create-native-transcoder.ts";
 import { hasNativeFfmpeg } from "./has-native-ffmpeg.ts";
 import { SHORT_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import { TranscodeError } from "./transcode-error.ts";
+
+setDefaultTimeout(120_000);
 
 async function ffmpegProcessesFor(dir: string): Promise<number> {
   const ps = Bun.spawn(["ps", "-eo", "args"], { stdout: "pipe" });
@@ -39,7 +41,7 @@ describe.skipIf(!hasNativeFfmpeg())("native backend process control", () => {
       await t.close();
       removeDir(outDir);
     }
-  }, 30_000);
+  }, 120_000);
 
   test("ffmpeg failures surface as FFMPEG_FAILED with the log tail", async () => {
     const t = createNativeTranscoder({ preset: "no-such-preset" });

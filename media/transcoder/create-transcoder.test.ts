@@ -1,6 +1,8 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createTranscoder, resolveBackend } from "./create-transcoder.ts";
 import { hasNativeFfmpeg } from "./has-native-ffmpeg.ts";
+
+setDefaultTimeout(120_000);
 
 describe("createTranscoder", () => {
   test("auto prefers native when ffmpeg is installed", () => {

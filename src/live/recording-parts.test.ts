@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,8 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveUrls } from "./live-urls.ts";
 import { assembleParts, createPartUploader, partKey } from "./recording-parts.ts";
 import { probeRecording } from "./recording-probe.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * The FLV's parts with STORAGE=s3, on a real s3rver bucket: the uploader

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,8 @@ import { startS3rver, type S3Server } from "../../test/support/s3rver.ts";
 import { createLocalObjectStore } from "./local-object-store.ts";
 import type { ObjectStore } from "./object-store.ts";
 import { createS3ObjectStore } from "./s3-object-store.ts";
+
+setDefaultTimeout(120_000);
 
 /** Reads a body (Blob or stream) to text. */
 const text = (b: Blob | ReadableStream<Uint8Array>) => new Response(b).text();

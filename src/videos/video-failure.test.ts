@@ -1,7 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { TranscodeError } from "../../media/transcoder/index.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
 import { asWorkError, sanitizeFailureMessage, videoFailure } from "./video-failure.ts";
+
+setDefaultTimeout(120_000);
 
 describe("failure messages carry no server paths", () => {
   test("absolute paths become base names; URLs and ratios stay", () => {

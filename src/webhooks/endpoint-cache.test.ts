@@ -1,4 +1,4 @@
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { until } from "../../test/support/events.ts";
 import { startSqld, type Sqld } from "../../test/support/sqld.ts";
@@ -6,6 +6,8 @@ import { createDatabase, type Database } from "../db/create-database.ts";
 import { createSecretCipher } from "../secrets/secret-cipher.ts";
 import { createEndpointCache } from "./endpoint-cache.ts";
 import { createEndpointStore, type SendableEndpoint } from "./endpoint-store.ts";
+
+setDefaultTimeout(120_000);
 
 let server: Sqld | undefined;
 const opened: Database[] = [];

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,8 @@ import { outbox } from "../db/schema/index.ts";
 import { silentLogger } from "../log.ts";
 import { createService, type Service } from "../service.ts";
 import { subscribedEvents } from "./subscribed-events.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Events nobody subscribes to are written already fanned out (no second write

@@ -4,13 +4,15 @@
  * Debian's ffmpeg, and a WebRtcTransport consuming it. Skips (with the reason)
  * only where the worker is not built; `.ci/run` builds it, so in CI it runs.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { types } from "mediasoup";
 import { startTestService } from "../../test/support/test-service.ts";
 import { webrtcAvailability } from "./availability.ts";
+
+setDefaultTimeout(120_000);
 
 const availability = webrtcAvailability();
 const hasFfmpeg = Bun.which("ffmpeg") !== null;
@@ -152,5 +154,5 @@ describe.skipIf(!availability.available || !hasFfmpeg)("mediasoup worker under B
     expect(packets).toBeGreaterThanOrEqual(50);
     expect(bytes).toBeGreaterThan(packets * 100);
     expect(producer.score.length).toBeGreaterThan(0);
-  }, 30_000);
+  }, 120_000);
 });

@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { work } from "../db/schema/index.ts";
 import { createWorkLedger, type EnqueueInput, type WorkLedger } from "./work-ledger.ts";
+
+setDefaultTimeout(120_000);
 
 /**
  * Two holders on one database file, each with its own database connection (as
@@ -102,7 +104,7 @@ describe("claims", () => {
     expect(new Set([...first, ...second])).toEqual(ids);
     const rows = (await rowsOf(p.dbA)).filter((r) => ids.has(r.id));
     for (const r of rows) expect(r).toMatchObject({ status: "running", attempts: 1, claimedBy: first.includes(r.id) ? "race_1" : "race_2" });
-  }, 20_000);
+  }, 120_000);
 
   test("a non-holder's finish, retry, fail, defer and advance change nothing", async () => {
     const p = await pair();

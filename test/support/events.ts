@@ -11,7 +11,7 @@ export async function outboxEvents(service: Service, entityId: string): Promise<
 
 /** Polls until `check` returns a value (not undefined/false) or the time is up. */
 /** Polls `read` until `ok` holds of its value, and answers that value; fails with the last value read after `ms`. */
-export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
   let last: T | undefined;
   const hit = await waitFor(
     async () => {

@@ -17,7 +17,7 @@ export async function startS3rver(bucket = "vidlive"): Promise<S3Server> {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "s3rver-child.ts"), dir, bucket], { stdout: "pipe", stderr: "pipe" });
   const reader = proc.stdout.getReader();
   let text = "";
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000; // a loaded 2-core machine
   while (!text.includes("\n")) {
     const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => null)]);
     if (!chunk || chunk.done) {

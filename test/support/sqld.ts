@@ -32,7 +32,7 @@ export async function startSqld(): Promise<Sqld> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome"], { stdout: "ignore", stderr: "pipe" });
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000; // a loaded 2-core machine; a taken port ends the process at once
     let ready = false;
     while (Date.now() < deadline && proc.exitCode === null) {
       const ok = await fetch(`http://127.0.0.1:${port}/health`).then(

@@ -2,12 +2,14 @@
  * The pool's promises: one job per worker, FIFO queue, kill-and-replace on
  * timeout or abort; a job borrows idle workers for its per-rendition runs.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createWasmTranscoder } from "../create-wasm-transcoder.ts";
 import { SHORT_LADDER, fixture, removeDir, tempOutDir } from "../test-support/fixtures.ts";
 import { TranscodeError } from "../transcode-error.ts";
 import type { Transcoder, TranscodeJob } from "../types.ts";
 import { createWasmWorkerPool, type WasmLease } from "./wasm-worker-pool.ts";
+
+setDefaultTimeout(120_000);
 
 const dirs: string[] = [];
 const open: Transcoder[] = [];
@@ -45,7 +47,7 @@ describe("wasm worker pool", () => {
     expect(events.some((e) => e.event === "wasm.worker_terminated" && String(e.reason).includes("TIMEOUT"))).toBe(true);
     const next = await t.transcode(job(), { timeoutMs: 60_000 });
     expect(next.renditions.map((r) => r.quality)).toEqual(["144p"]);
-  }, 30_000);
+  }, 120_000);
 
   test("aborting a running job rejects with CANCELLED and replaces the worker", async () => {
     const { t, events } = setup(1);
@@ -55,7 +57,7 @@ describe("wasm worker pool", () => {
     expect(await codeOf(running)).toBe("CANCELLED");
     expect(events.filter((e) => e.event === "wasm.worker_terminated")).toHaveLength(1);
     expect(await t.probe(fixture("av-360p-2s.mp4"))).toMatchObject({ height: 360 });
-  }, 30_000);
+  }, 120_000);
 
   test("one job per worker: the second job waits for the first; a queued job can be cancelled", async () => {
     const { t, events } = setup(1);
@@ -90,7 +92,7 @@ describe("wasm worker pool", () => {
     await Bun.sleep(300);
     await t.close();
     expect(await running).toBe("CANCELLED");
-  }, 30_000);
+  }, 120_000);
 
   test("close() cancels jobs waiting for a worker to load and queued jobs", async () => {
     const { t } = setup(1);
@@ -101,7 +103,7 @@ describe("wasm worker pool", () => {
     expect(await whileLoading).toBe("CANCELLED");
     expect(await queued).toBe("CANCELLED");
     expect(await codeOf(t.transcode(job()))).toBe("CANCELLED");
-  }, 30_000);
+  }, 120_000);
 
   test("a loaded core is reused between jobs", async () => {
     const { t, events } = setup(1);
@@ -109,7 +111,7 @@ describe("wasm worker pool", () => {
     await t.transcode(job());
     await t.probe(fixture("audio-only-2s.m4a"));
     expect(events.filter((e) => e.event === "wasm.worker_loaded")).toHaveLength(1);
-  }, 30_000);
+  }, 120_000);
 
   test("a job runs its renditions on every idle worker at once", async () => {
     const { t, events } = setup(2);
