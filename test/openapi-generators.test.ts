@@ -7,7 +7,7 @@
  * show what a generated client gets. (@hey-api/openapi-ts names its functions
  * from the same operation ids; it is not installed here.)
  */
-import { beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openapiDocument } from "../scripts/openapi-document.ts";
 import { EVENT_NAMES } from "../src/webhooks/event-names.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 const ROOT = join(import.meta.dir, "..");
 let doc: any;

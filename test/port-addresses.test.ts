@@ -6,10 +6,13 @@
  * service's, never :8080; VIDLIVE_API_URL works with or without the
  * `/api/public/v1` suffix; `rtmp_url` takes its host from BASE_URL.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 const ROOT = join(import.meta.dir, "..");
 const LINKED = ["package.json", "node_modules", "src", "machines", "media", "scripts", "fixtures", "bunfig.toml", "tsconfig.json", "packages"];
@@ -123,4 +126,4 @@ test("rtmp_url takes its host from BASE_URL (no RTMP_HOST set)", async () => {
   const stream = ((await res.json()) as any).data.stream;
   expect(stream.rtmp_url).toStartWith(`rtmp://127.0.0.1:${rtmpPort}/live/`);
   expect(stream.hls_url).toStartWith(`${base}/`);
-}, 30_000);
+}, 120_000);

@@ -4,11 +4,14 @@
  * and the row for it must name what a user then sees (the status, the error
  * code, ffmpeg's own words).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 const README = readFileSync(join(import.meta.dir, "../README.md"), "utf8");
 const section = README.slice(README.indexOf("## Troubleshooting"), README.indexOf("\n## ", README.indexOf("## Troubleshooting") + 5));
