@@ -7,8 +7,10 @@ import { startTestService, type TestService } from "./support/test-service.ts";
  * promise of docs/decisions.md ("Routes without a body accept nothing, `{}`
  * or `null`") for every operation of the API that takes no body, by the
  * OpenAPI document's own account (no `requestBody`): GET and DELETE, and POST
- * actions such as `/end/`. Any other body is 422 `details.body` and the
- * action does not happen (before: ignored, and the stream was ended anyway).
+ * actions such as `/end/`. Any other body is 422 (each field "is not a known
+ * field", as strict input names them; `details.body` for a non-object or any
+ * body on a GET) and the action does not happen (before: ignored, and the
+ * stream was ended anyway).
  */
 let t: TestService;
 beforeAll(async () => {
@@ -42,7 +44,8 @@ describe("a route that takes no body refuses one (422)", () => {
       for (const body of BODIES) {
         const r = await answer(method, path, body);
         expect({ method, path, body, status: r.status, code: r.body?.error?.code }).toEqual({ method, path, body, status: 422, code: "VALIDATION_ERROR" });
-        expect(r.body.error.details.body).toBeString();
+        const named = body.startsWith("{") && method !== "GET" && method !== "HEAD" ? "x" : "body";
+        expect({ method, path, body, details: Object.keys(r.body.error.details) }).toEqual({ method, path, body, details: [named] });
       }
     }
   }, 120_000);
@@ -53,7 +56,7 @@ describe("a route that takes no body refuses one (422)", () => {
       const id = created.data.stream.id;
       const refused = await answer("POST", `/livestreams/${id}/end/`, '{"reason":"done"}');
       expect(refused.status).toBe(422);
-      expect(refused.body.error.details).toEqual({ body: expect.stringContaining("takes no body") });
+      expect(refused.body.error.details).toEqual({ reason: "is not a known field" });
       expect(((await (await t.api(`/livestreams/${id}/`)).json()) as any).data.stream.status).not.toBe("ENDED");
       const ended = await answer("POST", `/livestreams/${id}/end/`, accepted);
       expect({ accepted, status: ended.status }).toEqual({ accepted, status: 200 });

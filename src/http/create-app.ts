@@ -14,6 +14,7 @@ import type { RateLimiter } from "./rate-limiter.ts";
 import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
 import { routedPath } from "./canonical-request.ts";
+import { emptyBody } from "./input.ts";
 import { readJsonBody } from "./json-body.ts";
 import { markRoute } from "./matched-route.ts";
 import { payloadTooLarge } from "./bounded-body.ts";
@@ -64,9 +65,6 @@ function hasBody(request: Request): boolean {
   return request.headers.has("transfer-encoding");
 }
 
-/** What a route that takes no body accepts (docs/decisions.md "Strict input"): nothing, `{}` or `null`. */
-const isEmptyBody = (body: unknown) => body === undefined || body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body as object).length === 0);
-const NO_BODY = { body: "must be absent, {} or null: this route takes no body" };
 const GET_NO_BODY = { body: "must be absent: GET and HEAD take no body" };
 
 function isJson(contentType: string | null): boolean {
@@ -202,7 +200,8 @@ export function createApp(deps: AppDeps) {
   // validation is; the JSON parser above has read it, bounded. GET and HEAD: onRequest.
   app.onBeforeHandle({ as: "global" }, ({ request, route, body }) => {
     if (request.method === "GET" || request.method === "HEAD" || takesBody(request.method, route)) return;
-    if (!isEmptyBody(body)) throw ApiError.validation(NO_BODY);
+    // Nothing, `{}` or `null` (docs/decisions.md "Strict input"); else each field "is not a known field", or details.body.
+    emptyBody.parse(body);
   });
   for (const p of deps.plugins) app.use(p);
   return app;
