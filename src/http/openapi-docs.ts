@@ -138,7 +138,7 @@ export function errorEnvelope(codes: ErrorCode[]) {
         additionalProperties: false,
         properties: {
           code: { type: "string", enum: codes },
-          details: { description: "PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message." },
+          details: { description: "PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit." },
         },
       },
       meta: META,

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * ClearKey licence
-         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
+         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
          */
         post: operations["postDrmClearkeyByVideoIdLicense"];
         delete?: never;
@@ -667,8 +667,8 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
-                /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
+                /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
             meta?: {
@@ -1178,7 +1178,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1204,7 +1204,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1230,7 +1230,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1256,7 +1256,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1312,7 +1312,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1338,7 +1338,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1364,7 +1364,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1390,7 +1390,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1416,7 +1416,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1442,7 +1442,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1470,7 +1470,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1496,7 +1496,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1522,7 +1522,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1574,7 +1574,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1600,7 +1600,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1626,7 +1626,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1652,7 +1652,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1678,7 +1678,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1706,7 +1706,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1732,7 +1732,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1788,7 +1788,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1814,7 +1814,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1840,7 +1840,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1866,7 +1866,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1892,7 +1892,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1920,7 +1920,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1946,7 +1946,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2001,7 +2001,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2027,7 +2027,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2053,7 +2053,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED" | "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2079,7 +2079,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2105,7 +2105,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2131,7 +2131,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2157,7 +2157,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2185,7 +2185,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2211,7 +2211,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2287,7 +2287,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2313,7 +2339,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2341,7 +2367,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2367,7 +2393,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2428,7 +2454,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2454,7 +2480,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2482,7 +2534,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2508,7 +2560,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2576,7 +2628,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2602,7 +2654,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2628,7 +2680,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2656,7 +2708,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2682,7 +2734,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2923,7 +2975,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2949,7 +3001,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2975,7 +3027,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3001,7 +3079,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3029,7 +3107,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3055,7 +3133,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3083,7 +3161,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TRANSCODE_QUEUE_FAILED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3151,7 +3229,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3177,7 +3255,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3203,7 +3307,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3231,7 +3335,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3257,7 +3361,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3318,7 +3422,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3344,7 +3448,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3370,7 +3474,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3396,7 +3500,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3424,7 +3528,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3450,7 +3554,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3515,7 +3619,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3541,7 +3645,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3567,7 +3671,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3593,7 +3697,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3621,7 +3725,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3647,7 +3751,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3708,7 +3812,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3734,7 +3838,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3760,7 +3864,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3786,7 +3890,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3812,7 +3916,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3840,7 +3944,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3866,7 +3970,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3933,7 +4037,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3959,7 +4063,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3985,7 +4089,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4013,7 +4117,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4039,7 +4143,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4116,7 +4220,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4142,7 +4246,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4168,7 +4272,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4194,7 +4324,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4222,7 +4352,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4248,7 +4378,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4276,7 +4406,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NO_SLOTS_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4359,7 +4489,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4385,7 +4515,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4411,7 +4541,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4437,7 +4593,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4465,7 +4621,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4491,7 +4647,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4554,7 +4710,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4580,7 +4736,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4606,7 +4762,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4632,7 +4788,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4660,7 +4816,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4686,7 +4842,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4751,7 +4907,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4777,7 +4933,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4803,7 +4959,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4829,7 +4985,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4857,7 +5013,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4883,7 +5039,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4946,7 +5102,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4972,7 +5128,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4998,7 +5154,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5024,7 +5180,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5052,7 +5208,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5078,7 +5234,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5127,7 +5283,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5153,7 +5309,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5179,7 +5335,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5207,7 +5363,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5233,7 +5389,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5307,7 +5463,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5333,7 +5489,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5359,7 +5541,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5387,7 +5569,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5413,7 +5595,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5479,7 +5661,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5505,7 +5687,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5531,7 +5713,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5559,7 +5741,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5585,7 +5767,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5676,7 +5858,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5702,7 +5884,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5728,7 +5936,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5756,7 +5964,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5782,7 +5990,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5845,7 +6053,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5871,7 +6079,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5897,7 +6105,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5923,7 +6131,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5951,7 +6159,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5977,7 +6185,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6044,7 +6252,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6070,7 +6278,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6096,7 +6304,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6122,7 +6330,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6150,7 +6358,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6176,7 +6384,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6244,7 +6452,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6270,7 +6478,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6296,7 +6504,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6322,7 +6530,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6350,7 +6558,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6376,7 +6584,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6447,7 +6655,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6473,7 +6681,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6499,7 +6707,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6525,7 +6733,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6553,7 +6761,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6579,7 +6787,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6659,7 +6867,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6685,7 +6893,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6711,7 +6919,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6737,7 +6971,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6765,7 +6999,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6791,7 +7025,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
