@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { readFormBody } from "./form-body.ts";
 
 const URLENC = "application/x-www-form-urlencoded";
-const post = (body: BodyInit, type = URLENC) => new Request("http://localhost/settings/x", { method: "POST", body, headers: { "content-type": type } });
+const post = (body: string | ReadableStream<Uint8Array>, type = URLENC) => new Request("http://localhost/settings/x", { method: "POST", body, headers: { "content-type": type } });
 
 test("urlencoded: decoded, a repeated name becomes a list in order (the events checkboxes), null prototype", async () => {
   const form = await readFormBody(post("_csrf=t0k&events=VIDEO_UPLOADED&events=LIVESTREAM_STARTED&events=VIDEO_TRANSCODING_FAILED&url=https%3A%2F%2Fa.test%2Fh&d=a+b"), URLENC);
