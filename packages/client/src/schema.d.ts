@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * ClearKey licence
-         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
+         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
          */
         post: operations["requestDrmLicense"];
         delete?: never;
@@ -747,8 +747,8 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
-                /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
+                /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
             meta?: {
@@ -1258,7 +1258,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1284,7 +1284,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1310,7 +1310,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1336,7 +1336,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1392,7 +1392,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1418,7 +1418,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1444,7 +1444,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1470,7 +1470,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1496,7 +1496,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1522,7 +1522,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1550,7 +1550,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1576,7 +1576,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1602,7 +1602,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1654,7 +1654,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1680,7 +1680,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1706,7 +1706,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1732,7 +1732,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1758,7 +1758,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1786,7 +1786,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1812,7 +1812,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1870,7 +1870,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1896,7 +1896,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1922,7 +1922,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1948,7 +1948,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -1974,7 +1974,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2002,7 +2002,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2028,7 +2028,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2085,7 +2085,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2111,7 +2111,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2137,7 +2137,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED" | "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2163,7 +2163,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2189,7 +2189,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2215,7 +2215,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2241,7 +2241,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2269,7 +2269,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2295,7 +2295,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2371,7 +2371,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2397,7 +2423,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2425,7 +2451,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2451,7 +2477,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2986,7 +3012,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3012,7 +3038,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3040,7 +3092,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3066,7 +3118,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3134,7 +3186,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3160,7 +3212,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3186,7 +3238,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3214,7 +3266,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3240,7 +3292,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3481,7 +3533,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3507,7 +3559,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3533,7 +3585,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3559,7 +3637,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3587,7 +3665,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3613,7 +3691,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3641,7 +3719,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TRANSCODE_QUEUE_FAILED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3709,7 +3787,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3735,7 +3813,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3761,7 +3865,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3789,7 +3893,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3815,7 +3919,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3876,7 +3980,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3902,7 +4006,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3928,7 +4032,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3954,7 +4058,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -3982,7 +4086,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4008,7 +4112,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4073,7 +4177,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4099,7 +4203,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4125,7 +4229,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4151,7 +4255,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4179,7 +4283,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4205,7 +4309,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4266,7 +4370,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4292,7 +4396,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4318,7 +4422,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4344,7 +4448,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4370,7 +4474,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4398,7 +4502,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4424,7 +4528,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4491,7 +4595,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4517,7 +4621,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4543,7 +4647,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4571,7 +4675,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4597,7 +4701,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4674,7 +4778,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4700,7 +4804,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4726,7 +4830,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4752,7 +4882,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4780,7 +4910,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4806,7 +4936,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4834,7 +4964,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NO_SLOTS_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4917,7 +5047,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4943,7 +5073,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4969,7 +5099,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "DRM_NOT_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4995,7 +5151,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5023,7 +5179,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5049,7 +5205,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5112,7 +5268,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5138,7 +5294,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5164,7 +5320,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5190,7 +5346,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5218,7 +5374,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5244,7 +5400,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5309,7 +5465,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5335,7 +5491,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5361,7 +5517,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5387,7 +5543,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5415,7 +5571,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5441,7 +5597,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5504,7 +5660,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5530,7 +5686,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5556,7 +5712,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5582,7 +5738,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5610,7 +5766,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5636,7 +5792,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5685,7 +5841,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5711,7 +5867,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5737,7 +5893,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5765,7 +5921,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5791,7 +5947,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5865,7 +6021,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5891,7 +6047,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5917,7 +6099,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5945,7 +6127,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -5971,7 +6153,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6037,7 +6219,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6063,7 +6245,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6089,7 +6271,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6117,7 +6299,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6143,7 +6325,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6234,7 +6416,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6260,7 +6442,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6286,7 +6494,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6314,7 +6522,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6340,7 +6548,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6403,7 +6611,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6429,7 +6637,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6455,7 +6663,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6481,7 +6689,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6509,7 +6717,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6535,7 +6743,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6602,7 +6810,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6628,7 +6836,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6654,7 +6862,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6680,7 +6888,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6708,7 +6916,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6734,7 +6942,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6802,7 +7010,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6828,7 +7036,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6854,7 +7062,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6880,7 +7088,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6908,7 +7116,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -6934,7 +7142,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7005,7 +7213,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7031,7 +7239,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7057,7 +7265,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7083,7 +7291,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7111,7 +7319,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7137,7 +7345,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7217,7 +7425,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7243,7 +7451,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7269,7 +7477,33 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7295,7 +7529,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7323,7 +7557,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -7349,7 +7583,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
