@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
-import { clientAddress } from "../http/client-address.ts";
+import { clientAddressGroup } from "../http/client-address.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { forbiddenPage, publicPage, redirect } from "./page.ts";
@@ -13,9 +13,22 @@ import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE,
  * Sec-Fetch-Site check (login CSRF), and by the throttle.
  */
 
-/** Sign-in attempts per account and per client address, per rate-limit window (RATE_LIMIT_WINDOW_MS, one minute by default). */
+/**
+ * Sign-in attempts per rate-limit window (RATE_LIMIT_WINDOW_MS, one minute by
+ * default): per account *and* client address (IPv6 by /64), and per client
+ * address whatever the emails. Never per account alone: that allowance is
+ * spent by anyone who knows the email, which locked its owner out.
+ */
 export const LOGIN_LIMIT_PER_ACCOUNT = 5;
 export const LOGIN_LIMIT_PER_ADDRESS = 20;
+
+/** The throttle's buckets for one attempt (also the invitation's accept form, which checks a password). */
+export function loginChecks(email: string, addressGroup: string): Array<{ key: string; limit: number }> {
+  return [
+    { key: `login:pair:${addressGroup} ${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
+    { key: `login:addr:${addressGroup}`, limit: LOGIN_LIMIT_PER_ADDRESS },
+  ];
+}
 
 const str = (body: unknown, name: string): string => {
   const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
@@ -66,15 +79,12 @@ export function authPages(deps: SettingsDeps) {
       const email = str(body, "email").trim().toLowerCase();
       const password = str(body, "password");
       // Behind a reverse proxy (TRUST_PROXY hops) the socket's address is the proxy's: the client is read from X-Forwarded-For.
-      const address = clientAddress(request, server?.requestIP(request)?.address, deps.config.trustProxy);
-      // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and per address.
-      const pending = deps.rateLimiter.hit([
-        { key: `login:acct:${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
-        { key: `login:addr:${address}`, limit: LOGIN_LIMIT_PER_ADDRESS },
-      ]);
+      const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.config.trustProxy);
+      // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and address, and per address.
+      const pending = deps.rateLimiter.hit(loginChecks(email, address));
       const verdict = pending instanceof Promise ? await pending : pending;
       if (!verdict.ok) {
-        deps.logger.warn("Sign-in throttled", { key_kind: verdict.key.startsWith("login:acct:") ? "account" : "address" });
+        deps.logger.warn("Sign-in throttled", { key_kind: verdict.key.startsWith("login:pair:") ? "account and address" : "address" });
         return publicPage({
           title: "Too many attempts",
           status: 429,
