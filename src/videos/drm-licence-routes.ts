@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { ApiError } from "../http/api-error.ts";
 import { readBoundedText } from "../http/bounded-body.ts";
-import { clientAddress } from "../http/client-address.ts";
+import { clientAddressGroup } from "../http/client-address.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
 import { errorResponses, operationId } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
@@ -81,7 +81,8 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
         const videoId = params.videoId;
         const token = new URL(request.url).searchParams.get("token");
         // Counted before anything else, so guessing tokens costs the guesser's allowance.
-        const address = clientAddress(request, server?.requestIP(request)?.address, deps.trustProxy);
+        // IPv6 counts by its /64, as RTMP and WHIP do: one host rotating through its block is one client.
+        const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.trustProxy);
         const digest = token ? createHash("sha256").update(token).digest("hex").slice(0, 32) : null;
         const pending = deps.limiter.hit(drmLicenceChecks(address, digest));
         const verdict = pending instanceof Promise ? await pending : pending;
