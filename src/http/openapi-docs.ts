@@ -172,6 +172,8 @@ export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
 }
 
 export interface DocOptions {
+  /** The operation's name in the document and the SDK (e.g. `retryVideo`). */
+  operationId?: string;
   tags: string[];
   summary: string;
   description: string;
@@ -203,6 +205,7 @@ export function doc(opts: DocOptions) {
   };
   // The OpenAPI response objects are plain JSON here; Elysia types them more narrowly than needed.
   return {
+    ...(opts.operationId ? { operationId: opts.operationId } : {}),
     tags: opts.tags,
     summary: opts.summary,
     description: opts.description,

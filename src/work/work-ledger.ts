@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
 import { work, workTurns } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -296,6 +296,17 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
         // A literal, as in the partial index \`work_due\` (see OPEN_ROW): one step down that index, not a scan.
         .where(sql`${work.status} = 'queued'`);
       return rows[0]?.at ?? null;
+    },
+
+    /** An entity's newest row of one type, whatever its status (a failed transcode's source, to try it again). */
+    async latest<T extends WorkType>(entityId: string, type: T): Promise<WorkRow<T> | null> {
+      const rows = await database.db
+        .select()
+        .from(work)
+        .where(and(eq(work.entityId, entityId), eq(work.type, type)))
+        .orderBy(desc(work.createdAt))
+        .limit(1);
+      return (rows[0] as WorkRow<T> | undefined) ?? null;
     },
 
     /** An entity's open rows of the given types. */
