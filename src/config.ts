@@ -41,6 +41,8 @@ export interface Config {
   drmTokenTtlMs: number;
   transcodeQueueLimit: number;
   jobLeaseMs: number;
+  /** INFRA_RETRY_WINDOW_SECONDS: how long work failing on our own infrastructure (database, object store, disk) is retried without spending an attempt (default 900). */
+  infraRetryWindowMs: number;
   sourceMaxBytes: number;
   sourceTimeoutMs: number;
   /** SOURCE_STALL_MS: a source that sends nothing for this long fails with SOURCE_FETCH_TIMEOUT. */
@@ -262,6 +264,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drmTokenTtlMs: Math.max(1000, int(env, "DRM_TOKEN_TTL_MS", DAY_MS)),
     transcodeQueueLimit: int(env, "TRANSCODE_QUEUE_LIMIT", 10_000),
     jobLeaseMs: int(env, "JOB_LEASE_MS", 30_000),
+    infraRetryWindowMs: int(env, "INFRA_RETRY_WINDOW_SECONDS", 900) * 1000,
     sourceMaxBytes: int(env, "SOURCE_MAX_BYTES", 20 * 1024 ** 3),
     sourceTimeoutMs: int(env, "SOURCE_TIMEOUT_MS", 30 * 60 * 1000),
     sourceStallMs: int(env, "SOURCE_STALL_MS", 30_000),

@@ -177,6 +177,7 @@ export async function createService(
     policies,
     logger: logger.child({ component: "work" }),
     pollMs: Math.min(1000, Math.max(100, Math.floor(config.jobLeaseMs / 3))),
+    infraRetryWindowMs: config.infraRetryWindowMs,
     onFinished: ops.metrics.observeJob,
     // The registry: every work type's handler, from the module that owns it (policies: src/work/work-policies.ts).
     handlers: {

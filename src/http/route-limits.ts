@@ -34,13 +34,16 @@ export function serverMaxBodyBytes(uploadMaxBytes: number): number {
   return Math.max(uploadMaxBytes, BODY_LIMITS.apiJson);
 }
 
+const RETRY_PATH = /^\/videos\/[^/]+\/retry\/$/;
+
 /** The per-organization limits of spec section 8, on top of the per-key ceiling. */
 export function orgLimitFor(method: string, path: string, limits: Limits): { name: string; limit: number } | null {
   if (method !== "POST") return null;
   const p = path.endsWith("/") ? path : path + "/";
   // Booking takes from the same finite pool as creating, so both count in one bucket.
   if (p === "/livestreams/" || p === "/livestreams/schedule/") return { name: "livestreams.create", limit: limits.livestreamsCreatePerMinute };
-  if (p === "/videos/") return { name: "videos.create", limit: limits.videosCreatePerMinute };
+  // A retry queues a billed transcode as a registration does: the same bucket.
+  if (p === "/videos/" || RETRY_PATH.test(p)) return { name: "videos.create", limit: limits.videosCreatePerMinute };
   // Creating a resumable (tus) upload with the key opens the same storage as presigning one: the same bucket.
   if (p === "/videos/upload-url/" || p === "/videos/uploads/") return { name: "videos.upload-url", limit: limits.uploadUrlPerMinute };
   return null;

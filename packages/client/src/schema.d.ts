@@ -340,6 +340,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/videos/{id}/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed video
+         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
+         */
+        post: operations["retryVideo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/livestreams/": {
         parameters: {
             query?: never;
@@ -747,7 +767,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
                 /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
@@ -2534,7 +2554,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_STREAM_KEY";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2560,7 +2580,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2586,7 +2606,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "STREAM_NOT_ACCEPTING";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2612,7 +2632,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2638,7 +2658,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2666,7 +2686,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2694,7 +2714,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "WEBRTC_UNAVAILABLE" | "NO_SLOTS_AVAILABLE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2741,7 +2761,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2798,7 +2818,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2824,7 +2844,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "STREAM_NOT_LIVE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2850,7 +2870,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2876,7 +2896,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_ERROR";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2904,7 +2924,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "WEBRTC_UNAVAILABLE" | "VIEWER_LIMIT_REACHED";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -2951,7 +2971,7 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
-                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
                         meta?: {
@@ -4528,6 +4548,253 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    retryVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The video (GET shape), `video.status` TRANSCODING. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: components["schemas"]["Video"];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VIDEO_NOT_RETRYABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VIDEO_NOT_RETRYABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_QUEUE_FAILED */
+            502: {
+                headers: {
+                    /** @description Seconds to wait before retrying (10). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_QUEUE_FAILED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
