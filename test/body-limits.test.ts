@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -7,6 +7,9 @@ import { join } from "node:path";
 import { loadServerSecret } from "../src/secrets/server-secret.ts";
 import { createDrmTokens } from "../src/videos/drm-tokens.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 23 item 3: every body is bounded while it is read. Against a real

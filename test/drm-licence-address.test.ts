@@ -4,9 +4,12 @@
  * addresses to multiply the allowance. Black-box, behind one proxy
  * (TRUST_PROXY=1: the client is X-Forwarded-For's entry).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DRM_LICENCE_LIMITS } from "../src/http/route-limits.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 let t: TestService;
 beforeAll(async () => {

@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 23 item 18, against the running service over HTTP: a known path asked

@@ -7,12 +7,15 @@
  * account someone else pre-registered (shown link, before SMTP) stays in its
  * own organization.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { peopleFor } from "../src/settings/session-guard.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { cliWithEnv, settingsScreen, useSetupLink } from "./support/settings-browser.ts";
 import { type SmtpInbox, setupLinkIn, startSmtpInbox } from "./support/smtp-inbox.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 

@@ -1,4 +1,4 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +7,9 @@ import { createDatabase } from "../src/db/create-database.ts";
 import { outbox } from "../src/db/schema/index.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 24 item 1, as a property: whatever the points at which the process

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { outboxEvents } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 24 item 6: `POST /videos/{id}/retry/`. A customer whose video failed
