@@ -155,7 +155,7 @@ export async function createService(
   });
   const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
-  live.countWebrtcViewers(rtc.viewerCount);
+  live.describeWebrtc(rtc.describe);
   ops.metrics.gauge({
     name: "vidlive_webrtc_viewers",
     help: "WHEP viewers connected to this process.",

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Consumer, Producer, WebRtcTransport } from "mediasoup/types";
+import type { StreamWebrtc } from "../../machines/livestream-payload.ts";
 import type { Config } from "../config.ts";
 import type { LiveModule } from "../live/live-module.ts";
 import { randomToken } from "../ids.ts";
@@ -158,8 +159,10 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
 
   async function sourceFor(streamId: string, server: MediaServer): Promise<MediaSource> {
     const p = publishes.get(streamId);
-    if (p) return { video: p.video, audio: p.audio };
     const broadcast = live.ingest.local(streamId)?.broadcast;
+    // A WHIP publish plays from its own producers, unless its H.264 cannot go to WebRTC as sent (B-frames from a
+    // non-browser encoder): then, like an RTMP publish, from the broadcast's relay, which re-encodes it.
+    if (p && !(broadcast?.publishing && broadcast.webrtcFit().unfit)) return { video: p.video, audio: p.audio };
     if (!broadcast?.publishing) throw new WebrtcRefusal("STREAM_NOT_LIVE", "The stream has no publisher right now.");
     let relay = relays.get(streamId);
     if (!relay) {
@@ -186,6 +189,19 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     },
     /** WHEP viewers of a stream in this process (`webrtc_viewers`). */
     viewerCount: (streamId: string) => viewers.get(streamId)?.size ?? 0,
+    /**
+     * A stream's WebRTC fields here: the URLs only where WebRTC can run, its
+     * viewers, and whether WHEP viewers get its video re-encoded (the
+     * broadcast's H.264 cannot go to WebRTC as sent: media/flv/webrtc-fit.ts).
+     */
+    describe: (streamId: string): StreamWebrtc => {
+      const broadcast = live.ingest.local(streamId)?.broadcast;
+      return {
+        available: failure === null,
+        viewers: viewers.get(streamId)?.size ?? 0,
+        transcode: broadcast?.publishing ? broadcast.webrtcFit().unfit : null,
+      };
+    },
     publishing: (streamId: string) => publishes.has(streamId),
     /** This process's WHIP publishers and WHEP viewers (the /metrics gauges). */
     totals: () => ({ publishers: publishes.size, viewers: [...viewers.values()].reduce((n, set) => n + set.size, 0) }),
