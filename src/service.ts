@@ -170,6 +170,13 @@ export async function createService(
       this.set(rtc.totals().publishers);
     },
   });
+  ops.metrics.gauge({
+    name: "vidlive_webrtc_routers",
+    help: "mediasoup routers alive in this process's worker: the ingest router and one per stream and viewer payload-type mapping in use.",
+    collect() {
+      this.set(rtc.totals().routers);
+    },
+  });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
