@@ -156,7 +156,7 @@ export async function createService(
   });
   const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
-  live.countWebrtcViewers(rtc.viewerCount);
+  live.describeWebrtc(rtc.describe);
   ops.metrics.gauge({
     name: "vidlive_webrtc_viewers",
     help: "WHEP viewers connected to this process.",
@@ -169,6 +169,13 @@ export async function createService(
     help: "WHIP publishers connected to this process.",
     collect() {
       this.set(rtc.totals().publishers);
+    },
+  });
+  ops.metrics.gauge({
+    name: "vidlive_webrtc_routers",
+    help: "mediasoup routers alive in this process's worker: the ingest router and one per stream and viewer payload-type mapping in use.",
+    collect() {
+      this.set(rtc.totals().routers);
     },
   });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });

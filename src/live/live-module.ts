@@ -1,3 +1,4 @@
+import { NO_STREAM_WEBRTC, type StreamWebrtc } from "../../machines/livestream-payload.ts";
 import { Elysia } from "elysia";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
@@ -53,8 +54,8 @@ export function createLiveModule(deps: {
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
-  // WHEP viewers per stream, told by src/webrtc once it is wired (`countWebrtcViewers`).
-  let webrtcViewers: (streamId: string) => number = () => 0;
+  // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
+  let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
   const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const ingest = createLiveIngest({
     runtime,
@@ -150,7 +151,7 @@ export function createLiveModule(deps: {
           await finalized(id);
         },
         removeFiles: (id) => files.removeHls(id),
-        webrtcViewers: (id) => webrtcViewers(id),
+        webrtc: (id) => webrtcOf?.(id) ?? NO_STREAM_WEBRTC,
       }),
     ],
     publicPlugins: [hlsRoutes],
@@ -161,9 +162,9 @@ export function createLiveModule(deps: {
     get rtmp() {
       return rtmp;
     },
-    /** src/webrtc: how many WHEP viewers a stream has here (its `webrtc_viewers`). */
-    countWebrtcViewers(count: (streamId: string) => number) {
-      webrtcViewers = count;
+    /** src/webrtc: a stream's WebRTC fields here (`whip_url`/`whep_url` or null, `webrtc_viewers`, `webrtc_transcode`). */
+    describeWebrtc(describe: (streamId: string) => StreamWebrtc) {
+      webrtcOf = describe;
     },
     async start() {
       rtmp = await createRtmpServer({

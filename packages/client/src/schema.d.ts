@@ -901,12 +901,19 @@ export interface components {
             tags: {
                 [key: string]: unknown;
             } | null;
-            /** @description WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). */
-            whip_url: string;
-            /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). */
-            whep_url: string;
+            /** @description WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). Null when this server has no WebRTC (`features.webrtc` false in GET /organization/). */
+            whip_url: string | null;
+            /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). Null when this server has no WebRTC (`features.webrtc` false). */
+            whep_url: string | null;
             /** @description WHEP viewers now (on the process holding the broadcast). */
             webrtc_viewers: number;
+            /** @description Set while the stream is published here with H.264 that WebRTC players cannot take as sent: WHEP viewers then get it re-encoded to constrained baseline without B-frames, at the source's size and frame rate (CPU on the server, slightly more delay). Null when they get the encoder's H.264 as is, or nothing is published here. To avoid the re-encode, send no B-frames (x264 `-bf 0` or `-tune zerolatency`; OBS: `bframes=0` in the x264 options, or the baseline profile). */
+            webrtc_transcode: {
+                /** @description B_FRAMES: the encoder sends B-frames; FORMAT: not 8-bit 4:2:0 (10-bit, 4:2:2, 4:4:4); INTERLACED: interlaced H.264. */
+                reason: "B_FRAMES" | "FORMAT" | "INTERLACED";
+                /** @description What was seen in the stream. */
+                message: string;
+            } | null;
             latency: "NORMAL" | "LOW";
             drm: boolean;
             duration_seconds: number | null;
