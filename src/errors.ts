@@ -13,7 +13,8 @@ export type DomainErrorCode =
   | "DRM_NOT_AVAILABLE"
   | "VALIDATION_ERROR"
   | "TRANSCODE_QUEUE_FAILED"
-  | "NO_SLOTS_AVAILABLE";
+  | "NO_SLOTS_AVAILABLE"
+  | "SERVICE_UNAVAILABLE";
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

@@ -14,6 +14,7 @@ import { type Config, printableDatabaseUrl } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
 import { canonicalRequest } from "./http/canonical-request.ts";
+import { withRequestDeadline } from "./http/request-deadline.ts";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
@@ -85,7 +86,7 @@ export async function createService(
     accessSync(config.dataDir, constants.W_OK | constants.X_OK);
   });
   const database = await startupStep(`DATABASE_URL ${printableDatabaseUrl(config.databaseUrl)} cannot be opened`, () =>
-    createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken }),
+    createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, timeoutMs: config.databaseTimeoutMs }),
   );
   const orgs = createOrgStore(database);
   // RATE_LIMIT_STORE: `database` (default on a libSQL server) is exact across processes; `memory` for a `file:` database.
@@ -249,7 +250,8 @@ export async function createService(
         maxRequestBodySize: 1024 * 1024 * 1024 * 64,
         idleTimeout: 60,
         // Routing must not depend on the Host header (src/http/canonical-request.ts).
-        fetch: (req) => app.handle(canonicalRequest(req)),
+        // Every answer within REQUEST_TIMEOUT_MS: 503 + Retry-After rather than a hang (src/http/request-deadline.ts).
+        fetch: withRequestDeadline((req) => app.handle(canonicalRequest(req)), config.requestTimeoutMs, logger),
       });
       // Elysia's context `server` (requestIP: live viewers, DRM licence limits) is set only by its own listen().
       app.server = server;

@@ -150,10 +150,11 @@ const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
   RATE_LIMITED: "Seconds to wait.",
   NO_SLOTS_AVAILABLE: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.NO_SLOTS_AVAILABLE!["retry-after"]}).`,
   TRANSCODE_QUEUE_FAILED: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.TRANSCODE_QUEUE_FAILED!["retry-after"]}).`,
+  SERVICE_UNAVAILABLE: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.SERVICE_UNAVAILABLE!["retry-after"]}).`,
 };
 
-/** Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission. */
-const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR"];
+/** Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission, a dependency down. */
+const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"];
 
 /** The responses of every code in `codes`, one per status (codes sharing a status share a schema). */
 export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {

@@ -8,6 +8,8 @@ export interface S3Server {
   /** The STORAGE=s3 environment for a service using this bucket. */
   env: Record<string, string>;
   dir: string;
+  /** The server's process id (SIGSTOP/SIGCONT: an object store that hangs). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export async function startS3rver(bucket = "vidlive"): Promise<S3Server> {
     endpoint,
     bucket,
     dir,
+    pid: proc.pid,
     env: { STORAGE: "s3", S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: "S3RVER", S3_SECRET_ACCESS_KEY: "S3RVER", S3_REGION: "us-east-1" },
     async stop() {
       proc.kill("SIGTERM");
