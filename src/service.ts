@@ -258,7 +258,7 @@ export async function createService(
       // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
       if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;
       logger.info("HTTP API listening", { port: server.port, base_url: config.baseUrl });
-      // After HTTP: the live module's own player fetches hls_url over HTTP.
+      // The live module's own player reads the stored live HLS (src/live/live-player.ts), not hls_url over HTTP.
       await live.start();
       stoppers.push(() => live.stop());
       // Before the live module (stoppers run in reverse): WHIP relays leave the RTMP server as publishers do.
