@@ -13,32 +13,33 @@ import { longestGap, runRegistrationLoad } from "./support/registration-load.ts"
  * ports for 3 minutes, each registration a write and each failure a few more.
  * A probe outside the services writes once a second through its own queue.
  *
- * Writes keep completing: registrations succeed all along (never 60 s
- * without one) and the probe's writes land. With sqld's default WAL
- * (VIDLIVE_SQLD_WAL=sqlite) this load stalled sqld 15–105 s in, 3 runs of 3.
+ * Writes keep completing: the probe's writes land (never 30 s without one),
+ * registrations succeed all along, and each process registers at the end. With sqld's default WAL
+ * (VIDLIVE_SQLD_WAL=sqlite) bench/sqld-writes.ts stalled sqld 15–105 s in,
+ * 4 runs of 4; this test, 3 runs on the default WAL, did not catch it (the
+ * stall is timing-dependent), and passes on libsql-wal.
  */
 
 const LOAD_MS = Number(process.env.SQLD_LOAD_MS ?? 180_000);
 /**
- * A stall is minutes without a write; this machine, loaded by other work (load
- * average 30+ on 2 cores), can take tens of seconds between two. The services'
- * own bounds are raised to match, so overload does not read as a stall here
- * (test/dependency-outages.test.ts covers the 503s).
+ * A stall is minutes without a write. The probe writes straight to sqld, so
+ * its gaps measure sqld alone; registrations go through the services, whose
+ * bounds answer 503 when this machine (2 cores, load average 30+ from other
+ * work) is slower than they allow, so theirs get more room.
  */
-const MAX_GAP_MS = 60_000;
-const BOUNDS = { REQUEST_TIMEOUT_MS: "60000", DATABASE_TIMEOUT_MS: "60000" };
+const MAX_PROBE_GAP_MS = 30_000;
+const MAX_REGISTRATION_GAP_MS = 90_000;
 
 let cluster: Cluster;
 let database: Database;
 const origin = startFileServer();
 
 beforeAll(async () => {
-  cluster = await startCluster({ name: "sqld-load", env: BOUNDS });
+  cluster = await startCluster({ name: "sqld-load" });
   const first = await cluster.spawn();
   database = await createDatabase({ url: cluster.sqld.url });
   await createOrgStore(database).updateSettings(first.orgId, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 10_000_000, videosCreatePerMinute: 10_000_000 } }));
-  // One process over ws, as operators may choose.
-  await cluster.spawn({ DATABASE_URL: cluster.sqld.wsUrl });
+  await cluster.spawn();
   await cluster.spawn();
 }, 120_000);
 
@@ -73,7 +74,6 @@ test(
       clients: 16,
       total: 1_000_000,
       untilMs: LOAD_MS,
-      requestTimeoutMs: 90_000,
     });
     stop = true;
     await probe;
@@ -87,8 +87,8 @@ test(
     };
     console.log("sqld write load:", JSON.stringify(summary));
     expect(stats.registered.length).toBeGreaterThan(100);
-    expect(summary.longestRegistrationGapMs).toBeLessThan(MAX_GAP_MS);
-    expect(summary.longestProbeGapMs).toBeLessThan(MAX_GAP_MS);
+    expect(summary.longestProbeGapMs).toBeLessThan(MAX_PROBE_GAP_MS);
+    expect(summary.longestRegistrationGapMs).toBeLessThan(MAX_REGISTRATION_GAP_MS);
     // Still taking writes at the end: one more registration through each process.
     for (const child of cluster.children) {
       const res = await child.api("/videos/", { method: "POST", json: { source_url: origin.url(`after-${child.port}.mp4`), title: "after" }, signal: AbortSignal.timeout(30_000) });

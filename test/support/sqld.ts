@@ -33,7 +33,9 @@ async function freePort(): Promise<number> {
  * parked or spinning in `ManagedConnectionWalWrapper::acquire`, three of them
  * from autocheckpoints; SIGTERM ignored); with `libsql-wal`, 0 stalls in
  * 3-minute runs over HTTP and ws (test/sqld-write-load.test.ts).
- * VIDLIVE_SQLD_WAL=sqlite starts the default WAL again, to compare.
+ * VIDLIVE_SQLD_WAL=sqlite starts the default WAL again, to compare;
+ * VIDLIVE_SQLD_STDERR_PIPE=1 gives sqld a stderr pipe nobody reads (as this
+ * file did before issue 24).
  */
 export const SQLD_WAL_ARGS = process.env.VIDLIVE_SQLD_WAL === "sqlite" ? [] : ["--use-custom-wal", "libsql-wal"];
 
@@ -43,7 +45,10 @@ export async function startSqld(): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "vidlive-sqld-"));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", ...SQLD_WAL_ARGS], { stdout: "ignore", stderr: "ignore" });
+    const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", ...SQLD_WAL_ARGS], {
+      stdout: "ignore",
+      stderr: process.env.VIDLIVE_SQLD_STDERR_PIPE ? "pipe" : "ignore",
+    });
     const deadline = Date.now() + 10_000;
     let ready = false;
     while (Date.now() < deadline && proc.exitCode === null) {
