@@ -75,6 +75,7 @@ try {
   say("3 processes up on sqld + s3rver; webhook endpoint registered");
 
   let phase = "normal";
+  let faultsOverAt = Number.POSITIVE_INFINITY;
   const faults = (async () => {
     const q = SECONDS / 5;
     await Bun.sleep(q * 1000);
@@ -104,15 +105,19 @@ try {
     process.kill(cluster.s3.pid, "SIGCONT");
     phase = "normal";
     say("s3rver SIGCONT");
+    faultsOverAt = performance.now();
   })();
 
   const loadStart = performance.now();
+  const loadStartedAt = loadStart;
   const stats = await runRegistrationLoad({
     children: () => cluster.children,
     source: (i) => (i % REAL_EVERY === 0 ? origin.url(`av-360p-2s.mp4?faults=${i}`) : origin.url(`missing-${i}.mp4`)),
     clients: CLIENTS,
     total: 1_000_000,
-    untilMs: SECONDS * 1000,
+    // At least SECONDS, and on until 10 s after the last fault, so every outage is seen under load.
+    untilMs: 30 * 60_000,
+    stopWhen: () => performance.now() - loadStartedAt >= SECONDS * 1000 && performance.now() - faultsOverAt >= 10_000,
     requestTimeoutMs: REQUEST_TIMEOUT_MS + 10_000,
     phaseOf: () => phase,
     reads: true,

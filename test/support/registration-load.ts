@@ -36,6 +36,8 @@ export interface LoadOptions {
   untilMs: number;
   requestTimeoutMs?: number;
   phaseOf?: () => string;
+  /** Stop once this answers true (checked before each registration). */
+  stopWhen?: () => boolean;
   /** Also read back a registered video (a GET) after each POST: the outage answers of reads. */
   reads?: boolean;
 }
@@ -79,7 +81,7 @@ export async function runRegistrationLoad(opts: LoadOptions): Promise<LoadStats>
 
   async function client(n: number) {
     for (;;) {
-      if (performance.now() >= end) return;
+      if (performance.now() >= end || opts.stopWhen?.()) return;
       const i = next++;
       if (i >= opts.total) return;
       const alive = opts.children().filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
