@@ -21,7 +21,6 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
-import { LIVE_CHECK_USER_AGENT } from "./live-player.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
@@ -129,7 +128,7 @@ export function createLiveModule(deps: {
       const res = deps.objects.kind === "s3" && playlist ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true });
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
       const agent = request.headers.get("user-agent") ?? "";
-      if (playlist && res.status === 200 && deps.onPlaylistServed && agent !== LIVE_CHECK_USER_AGENT) {
+      if (playlist && res.status === 200 && deps.onPlaylistServed) {
         deps.onPlaylistServed(params.token, `${clientAddress(request, server?.requestIP(request)?.address, config.trustProxy)} ${agent}`);
       }
       return res;
