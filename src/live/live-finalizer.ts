@@ -111,7 +111,8 @@ export function createLiveWork(deps: {
                 orgId: ctx.orgId,
                 entityId: streamId,
                 maxAttempts: deps.policies["live-files-remove"].maxAttempts,
-                runAfter: Date.now() + deps.filesRetentionMs,
+                // A DRM stream's live HLS is clear (issue 23): gone at the end, so its recording's encrypted DASH is the only copy left.
+                runAfter: Date.now() + (ctx.drm ? 0 : deps.filesRetentionMs),
                 dedupeKey: `live-files-remove:${streamId}`,
               });
               return undefined;
