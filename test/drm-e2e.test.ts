@@ -38,6 +38,17 @@ afterAll(async () => {
   closeMediaTools();
 });
 
+/** The video's GET data once it is COMPLETED or ERROR. */
+async function settled(svc: TestService, id: string, what: string): Promise<any> {
+  return waitFor(
+    async () => {
+      const body = (await (await svc.api(`/videos/${id}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+    },
+    { timeoutMs: 60_000, what },
+  );
+}
+
 const b64url = (hex: string) => Buffer.from(hex, "hex").toString("base64url");
 
 test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decrypts every segment", async () => {
@@ -45,13 +56,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
   const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
   const id: string = created.data.asset.public_id;
   expect(created.data.video.drm).toBe(true);
-  const got = await waitFor(
-    async () => {
-      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
-      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-    },
-    { timeoutMs: 60_000, what: "DRM video done" },
-  );
+  const got = await settled(t, id, "DRM video done");
   expect(got.error).toBeNull();
 
   const completed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_COMPLETED")!.data;
@@ -125,13 +130,7 @@ test("a DRM video where downloads are mkv: the download is an encrypted MP4 and 
   try {
     const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4?dl=mkv"), drm_enabled: true } })).json()) as any;
     const id: string = created.data.asset.public_id;
-    const done = await waitFor(
-      async () => {
-        const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
-        return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-      },
-      { timeoutMs: 60_000, what: "DRM video with a download" },
-    );
+    const done = await settled(t, id, "DRM video with a download");
     expect(done.error).toBeNull();
     const { video } = done;
     expect(video.download_url).toEndWith("/downloads/360p.mp4");
@@ -185,13 +184,7 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
   await pub.finished.catch(() => undefined);
   const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 15_000, what: "recording" });
-  const rec = await waitFor(
-    async () => {
-      const body = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
-      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-    },
-    { timeoutMs: 60_000, what: "recording transcoded" },
-  );
+  const rec = await settled(t, assetId, "recording transcoded");
   expect(rec.error).toBeNull();
   expect(rec.video).toMatchObject({ kind: "LIVESTREAM_RECORDING", drm: true });
   expect(rec.video.url).toEndWith("/dash/manifest.mpd");
@@ -230,13 +223,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     await a.service.orgs.updateSettings(a.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
     const created = (await (await a.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
     const id: string = created.data.asset.public_id;
-    const done = await waitFor(
-      async () => {
-        const body = (await (await b.api(`/videos/${id}/`)).json()) as any;
-        return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-      },
-      { timeoutMs: 60_000, what: "DRM video done (s3)" },
-    );
+    const done = await settled(b, id, "DRM video done (s3)");
     expect(done.error).toBeNull();
     const mediaKey = a.service.store.mediaKey(id);
     const stored: string[] = [];
