@@ -746,7 +746,7 @@ export interface components {
                 thumbnail_url: string | null;
                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                 storyboard_url: string | null;
-                /** @description A page with an embeddable player, once COMPLETED. */
+                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                 watch_url: string | null;
             };
             renditions: components["schemas"]["Rendition"][];
@@ -2789,7 +2789,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
@@ -2881,7 +2881,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
