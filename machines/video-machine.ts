@@ -75,6 +75,10 @@ export const videoMachine = setup({
     tellOwnStream: enqueueActions(({ context, enqueue }) => {
       if (context.stream) enqueue.emit(recordingSettled(context, context.stream.id));
     }),
+    /** A deleted recording tells its stream, which drops `playback_url` and `recording` (issue 23: they were left as dead links). */
+    tellOwnStreamDeleted: enqueueActions(({ context, enqueue }) => {
+      if (context.stream) enqueue.emit({ type: "message", message: { kind: "livestream", actorId: context.stream.id, event: { type: "RECORDING_DELETED", assetId: context.id } } });
+    }),
   },
   guards: {
     isUpload: ({ context }) => context.kind === "UPLOAD",
@@ -125,6 +129,6 @@ export const videoMachine = setup({
       entry: "tellOwnStream",
       on: { STREAM_ASKS_STATE: { actions: "tellStream" }, DELETE: "deleted" },
     },
-    deleted: { type: "final" },
+    deleted: { type: "final", entry: "tellOwnStreamDeleted" },
   },
 });
