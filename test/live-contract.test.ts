@@ -263,6 +263,34 @@ describe("deleting the recording video", () => {
   }, 180_000);
 });
 
+/** Issue 23 (16): an organization with transcoding off still got its recordings transcoded. */
+test("an organization without transcoding: the broadcast works, its recording is not kept (recording null, no RECORDING_READY, no video, no FLV)", async () => {
+  const { org, apiKey } = await t.service.orgs.createOrg("live-no-transcode");
+  await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
+  const created = await t.api("/livestreams/", { method: "POST", json: { title: "Not recorded" }, key: apiKey });
+  expect(created.status).toBe(201);
+  const s = ((await created.json()) as any).data.stream;
+  const get = async () => ((await (await t.api(`/livestreams/${s.id}/`, { key: apiKey })).json()) as any).data.stream;
+  const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast" });
+  await pub.started;
+  await waitFor(async () => (await get()).status === "LIVE" || undefined, { timeoutMs: 20_000, what: "LIVE" });
+  await pub.finished.catch(() => undefined);
+  const ended = await waitFor(
+    async () => {
+      const st = await get();
+      return st.status === "ENDED" ? st : undefined;
+    },
+    { timeoutMs: RECONNECT_MS + 30_000, what: "ENDED" },
+  );
+  expect(ended).toMatchObject({ recording: null, playback_url: null });
+  const events = await outboxEvents(t.service, s.id);
+  expect(events.map((e) => e.event)).not.toContain("LIVESTREAM_RECORDING_READY");
+  expect(events.find((e) => e.event === "LIVESTREAM_ENDED")!.data.recording).toBeNull();
+  const videos = ((await (await t.api("/videos/", { key: apiKey })).json()) as any).data.items;
+  expect(videos).toEqual([]);
+  await waitFor(async () => !existsSync(join(t.dataDir, "recordings", `${s.id}.flv`)) || undefined, { timeoutMs: 10_000, what: "FLV removed" });
+}, 120_000);
+
 describe("duration_seconds", () => {
   test("excludes the reconnect window after the last publisher left", async () => {
     const s = await createStream("Timed");

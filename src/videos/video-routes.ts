@@ -56,6 +56,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       "/videos/upload-url/",
       async ({ auth, body, set }) => {
         const input = uploadUrlInput.parse(body);
+        deps.videos.assertTranscoding(auth.org);
         set.status = 201;
         return success(await deps.uploads.create(auth.org.id, input.size_bytes), "Upload URL created. PUT the file there, then register `source_url`.");
       },
@@ -66,11 +67,12 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           bodyRequired: false,
           tags,
           summary: "Presign an upload",
-          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
+          description:
+            "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization. An organization without transcoding gets 409 TRANSCODE_NOT_CONFIGURED (nothing created), as on POST /videos/.",
           ok: 201,
           data: UploadUrlSchema,
           dataDescription: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.",
-          errors: ["VALIDATION_ERROR"],
+          errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED"],
         }),
       },
     )

@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Presign an upload
-         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.
+         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization. An organization without transcoding gets 409 TRANSCODE_NOT_CONFIGURED (nothing created), as on POST /videos/.
          */
         post: operations["postApiPublicV1VideosUpload-url"];
         delete?: never;
@@ -1390,6 +1390,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED: the organization has no transcoding settings; nothing is created (as on POST /videos/). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
                             details?: unknown;
                         };
@@ -3177,6 +3203,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. */
                             details?: unknown;
                         };
