@@ -152,6 +152,7 @@ test("the tus operations list their own codes per status, with the key's 429 and
     "401": ["INVALID_API_KEY"],
     "403": ["PERMISSION_DENIED"],
     "404": ["NOT_FOUND"],
+    "409": ["TRANSCODE_NOT_CONFIGURED"],
     "412": ["VALIDATION_ERROR"],
     "413": ["VALIDATION_ERROR"],
     "429": ["RATE_LIMITED"],

@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Presign an upload
-         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.
+         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization. An organization without transcoding gets 409 TRANSCODE_NOT_CONFIGURED (nothing created), as on POST /videos/.
          */
         post: operations["createUploadUrl"];
         delete?: never;
@@ -351,7 +351,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed video
-         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
+         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
          */
         post: operations["retryVideo"];
         delete?: never;
@@ -846,7 +846,7 @@ export interface components {
                 thumbnail_url: string | null;
                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                 storyboard_url: string | null;
-                /** @description A page with an embeddable player, once COMPLETED. */
+                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                 watch_url: string | null;
             };
             renditions: components["schemas"]["Rendition"][];
@@ -1497,6 +1497,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED: the organization has no transcoding settings; nothing is created (as on POST /videos/). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -3482,7 +3508,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
@@ -3574,7 +3600,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
@@ -3924,6 +3950,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -4877,7 +4929,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VIDEO_NOT_RETRYABLE */
+            /** @description VIDEO_NOT_RETRYABLE, TRANSCODE_NOT_CONFIGURED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4889,7 +4941,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VIDEO_NOT_RETRYABLE";
+                            code: "VIDEO_NOT_RETRYABLE" | "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
