@@ -48,7 +48,7 @@ export function createLiveIngest(deps: {
   function startPlayer(entry: LocalBroadcast) {
     if (entry.observed || entry.player) return;
     entry.player = new AbortController();
-    observePlayback(entry.ctx.hlsUrl, { signal: entry.player.signal })
+    observePlayback(entry.ctx.hlsUrl, { signal: entry.player.signal, pass: deps.urls.checkPass(deps.urls.token(entry.ctx.id)) })
       .then(async (seen) => {
         if (!seen) return;
         entry.observed = true;

@@ -2,14 +2,16 @@ import { ALL_FORMATS, BufferSource, Input } from "mediabunny";
 
 /** The service's own player names itself, so the live viewers count (src/ops) leaves it out. */
 export const LIVE_CHECK_USER_AGENT = "vidlive-live-check/1";
-const headers = { "user-agent": LIVE_CHECK_USER_AGENT };
+/** The check's pass through a signed or restricted stream's playback rules (live-urls.ts `checkPass`). */
+export const LIVE_CHECK_HEADER = "x-vidlive-live-check";
 
 /**
  * The service's own player: an HTTP client of the public hls_url that fetches
  * the playlist, downloads a segment and demuxes it. LIVESTREAM_STARTED fires on
  * what a viewer could actually play, not on a socket opening.
  */
-export async function observePlayback(hlsUrl: string, opts: { signal: AbortSignal; intervalMs?: number }): Promise<boolean> {
+export async function observePlayback(hlsUrl: string, opts: { signal: AbortSignal; intervalMs?: number; pass?: string }): Promise<boolean> {
+  const headers: Record<string, string> = { "user-agent": LIVE_CHECK_USER_AGENT, ...(opts.pass ? { [LIVE_CHECK_HEADER]: opts.pass } : {}) };
   while (!opts.signal.aborted) {
     try {
       const res = await fetch(hlsUrl, { signal: opts.signal, headers });

@@ -16,6 +16,9 @@ export function createLiveUrls(config: Config, secret: ServerSecret) {
     rtmpUrl(streamKey: string): string {
       return `rtmp://${config.rtmpHost}:${config.rtmpPort}/live/${streamKey}?sig=${secret.sign("rtmp", streamKey).slice(0, SIG_LENGTH)}`;
     },
+    /** The service's own live check passes a signed or restricted stream's playback rules with this (src/live/live-player.ts). */
+    checkPass: (liveToken: string) => secret.sign("live-check", liveToken).slice(0, SIG_LENGTH),
+    isCheckPass: (liveToken: string, pass: string | null) => !!pass && secret.verify("live-check", liveToken, pass, SIG_LENGTH),
     hlsUrl: (streamId: string) => `${config.baseUrl}/live/${token(streamId)}/index.m3u8`,
   };
 }
