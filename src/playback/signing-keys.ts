@@ -1,4 +1,5 @@
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPair } from "node:crypto";
+import { promisify } from "node:util";
 import { and, count, desc, eq } from "drizzle-orm";
 import { importSPKI } from "jose";
 import type { Database } from "../db/create-database.ts";
@@ -33,7 +34,8 @@ export function createSigningKeys(database: Database) {
 
   return {
     async create(orgId: string): Promise<{ row: SigningKeyRow; privateKey: string }> {
-      const { publicKey, privateKey } = generateKeyPairSync("rsa", {
+      // Off the event loop: an RSA 2048 pair takes tens to hundreds of milliseconds.
+      const { publicKey, privateKey } = await promisify(generateKeyPair)("rsa", {
         modulusLength: 2048,
         publicKeyEncoding: { type: "spki", format: "pem" },
         privateKeyEncoding: { type: "pkcs8", format: "pem" },
