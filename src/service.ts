@@ -25,7 +25,7 @@ import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
-import { createPlaybackModule } from "./playback/playback-module.ts";
+import { createPlaybackModule, type PlaybackModule } from "./playback/playback-module.ts";
 import { staticAssets } from "./http/static-assets.ts";
 import { settingsRoutes } from "./settings/settings-module.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
@@ -65,6 +65,8 @@ export interface Service {
   /** WHIP ingest and WHEP playback (issue 14); its media server starts on the first session. */
   rtc: WebrtcModule;
   webhooks: WebhookModule;
+  /** Signed playback and playback restrictions (issue 27). */
+  playback: PlaybackModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -223,7 +225,7 @@ export async function createService(
       ...live.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
-      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
+      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
     ],
   });
 
@@ -251,6 +253,7 @@ export async function createService(
     live,
     rtc,
     webhooks,
+    playback,
     app,
     async listen() {
       rateLimiter.start();
