@@ -169,13 +169,15 @@ describe.skipIf(!hasChromium)("a signed video in hls.js", () => {
   }, 240_000);
 
   test("a thumbnail needs aud t; a download needs aud v", async () => {
-    if (video.video.thumbnail_url) {
+    expect(video.video.thumbnail_url).toBeString();
+    expect(video.video.download_url).toBeString();
+    {
       expect((await fetch(withToken(video.video.thumbnail_url, await sign(key, { sub: video.video.id, aud: "v" })))).status).toBe(403);
       const ok = await fetch(withToken(video.video.thumbnail_url, await sign(key, { sub: video.video.id, aud: "t" })));
       expect(ok.status).toBe(200);
       expect(ok.headers.get("content-type")).toBe("image/jpeg");
     }
-    if (video.video.download_url) {
+    {
       const ok = await fetch(withToken(video.video.download_url, await sign(key, { sub: video.video.id, aud: "v" })));
       expect(ok.status).toBe(200);
       await ok.body?.cancel();
