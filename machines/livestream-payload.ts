@@ -33,6 +33,9 @@ export interface StreamContext {
   playbackUrl: string | null;
   recording: RecordingInfo | null;
   error: { code: string; message: string } | null;
+  /** Issue 27 (src/playback): absent on older streams, which are public; the recording inherits both. */
+  playbackPolicy?: "public" | "signed";
+  playbackRestrictionId?: string | null;
 }
 
 export function fullStream(ctx: StreamContext, status: StreamStatus) {
@@ -44,6 +47,8 @@ export function fullStream(ctx: StreamContext, status: StreamStatus) {
     rtmp_url: ctx.rtmpUrl,
     stream_key: ctx.streamKey,
     hls_url: ctx.hlsUrl,
+    playback_policy: ctx.playbackPolicy ?? "public",
+    playback_restriction_id: ctx.playbackRestrictionId ?? null,
     // Null on every event using this shape (spec 2.7); the GET body fills it in.
     playback_url: null as string | null,
     scheduled_at: ctx.scheduledAt,
@@ -63,6 +68,7 @@ export function smallStream(ctx: StreamContext) {
     transcoding_in_secs: ctx.transcodingInSecs,
     latency: ctx.latency,
     drm: ctx.drm,
+    playback_policy: ctx.playbackPolicy ?? "public",
     scheduled_at: ctx.scheduledAt,
     started_at: ctx.startedAt,
     ended_at: ctx.endedAt ?? new Date(0).toISOString(),

@@ -44,6 +44,9 @@ export interface VideoContext {
   outcome: TranscodeOutcome | null;
   error: { code: string; message: string } | null;
   stream: { id: string; stream_key: string } | null;
+  /** Issue 27 (src/playback): absent on older videos, which are public. A recording's comes from its stream. */
+  playbackPolicy?: "public" | "signed";
+  playbackRestrictionId?: string | null;
 }
 
 export function videoData(ctx: VideoContext, status: VideoStatus) {
@@ -59,6 +62,8 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       size_bytes: o?.sizeBytes != null ? String(o.sizeBytes) : null,
       url: o?.url ?? null,
       drm: ctx.drm,
+      playback_policy: ctx.playbackPolicy ?? "public",
+      playback_restriction_id: ctx.playbackRestrictionId ?? null,
       drm_content_id: o?.drm?.contentId ?? null,
       // Issue 11's addition to spec 2.5: the ClearKey licence endpoint with a signed, expiring token; null without DRM.
       drm_license_url: o?.drm?.licenseUrl ?? null,

@@ -27,6 +27,7 @@ import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
 import { mediaRoutes } from "./storage/media-routes.ts";
+import { createPlaybackModule, type PlaybackModule } from "./playback/playback-module.ts";
 import { staticAssets } from "./http/static-assets.ts";
 import { settingsRoutes } from "./settings/settings-module.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
@@ -66,6 +67,8 @@ export interface Service {
   /** WHIP ingest and WHEP playback (issue 14); its media server starts on the first session. */
   rtc: WebrtcModule;
   webhooks: WebhookModule;
+  /** Signed playback and playback restrictions (issue 27). */
+  playback: PlaybackModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -136,7 +139,11 @@ export async function createService(
   const webrtc = webrtcAvailability();
   if (webrtc.available) logger.info("WebRTC available", { worker_bin: webrtc.workerBin });
   else logger.warn(`WebRTC unavailable: ${webrtc.reason}; run npm run setup:webrtc`);
+  // Signed playback and playback restrictions (issue 27, src/playback): the gate of every media route.
+  const playback = createPlaybackModule({ database });
   const videos = createVideoModule({
+    playback: playback.assets,
+    gate: playback.gate,
     config,
     database,
     runtime,
@@ -155,7 +162,22 @@ export async function createService(
     createTranscoder: async ({ childPidDir }) =>
       createTranscoder({ backend: config.mediaBackend, workers: config.transcodeWorkers, childPidDir, logger: (o: Record<string, unknown>) => logger.debug("transcoder", o) }),
   });
-  const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
+  const live = createLiveModule({
+    config,
+    database,
+    runtime,
+    ledger,
+    policies,
+    videos: videos.videos,
+    urls,
+    secret,
+    logger,
+    wakeWork: work.wake,
+    objects,
+    onPlaylistServed: ops.viewers.seen,
+    playback: playback.assets,
+    gate: playback.gate,
+  });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
   live.describeWebrtc(rtc.describe);
   ops.metrics.gauge({
@@ -204,16 +226,16 @@ export async function createService(
     logger,
     baseUrl: () => config.baseUrl,
     webhooks: webhookEventsDoc(),
-    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins, ...playback.plugins],
     publicPlugins: [
       ops.plugin,
       staticAssets,
-      mediaRoutes(store, objects),
+      mediaRoutes(store, objects, playback.gate),
       ...videos.publicPlugins,
       ...live.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
-      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks }),
+      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
     ],
   });
 
@@ -241,6 +263,7 @@ export async function createService(
     live,
     rtc,
     webhooks,
+    playback,
     app,
     async listen() {
       rateLimiter.start();

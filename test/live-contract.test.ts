@@ -15,8 +15,23 @@ setDefaultTimeout(120_000);
 
 let t: TestService;
 const files = startFileServer();
-const FULL_KEYS = ["ended_at", "hls_url", "id", "playback_url", "public_id", "rtmp_url", "scheduled_at", "started_at", "status", "stream_key", "tags", "title"];
-const SMALL_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];
+const FULL_KEYS = [
+  "ended_at",
+  "hls_url",
+  "id",
+  "playback_policy",
+  "playback_restriction_id",
+  "playback_url",
+  "public_id",
+  "rtmp_url",
+  "scheduled_at",
+  "started_at",
+  "status",
+  "stream_key",
+  "tags",
+  "title",
+];
+const SMALL_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "playback_policy", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];
 const RECONNECT_MS = 10_000; // long enough that a reconnect on a loaded machine lands inside it
 const SEGMENT_S = 2; // NORMAL latency
 

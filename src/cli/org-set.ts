@@ -1,5 +1,5 @@
 import { CliUsageError } from "./command.ts";
-import { ALL_PERMISSIONS, STANDARD_RUNGS, type DownloadFormat, type Limits, type OrgSettings, type Permission } from "../orgs/org-settings.ts";
+import { ALL_PERMISSIONS, PLAYBACK_POLICIES, STANDARD_RUNGS, type DownloadFormat, type Limits, type OrgSettings, type Permission, type PlaybackPolicy } from "../orgs/org-settings.ts";
 
 // Its errors are the command line's (exit 2, naming the flag): see command.ts.
 export { CliUsageError };
@@ -53,6 +53,12 @@ export function applyOrgSet(settings: OrgSettings, options: Record<string, strin
   // encrypted DASH with a ClearKey licence; without it drm_enabled answers 409 DRM_NOT_AVAILABLE. Switching it
   // off refuses new DRM registrations only: videos already protected keep their keys and licences.
   if (drm !== undefined) next.features.drm = onOff("drm", drm);
+  const policy = last("playback-policy");
+  // Issue 27 (src/playback): the default of POST /videos/ and POST /livestreams/; assets already created keep theirs.
+  if (policy !== undefined) {
+    if (!(PLAYBACK_POLICIES as readonly string[]).includes(policy)) throw new CliUsageError(`--playback-policy takes public or signed, got "${policy}"`);
+    next.playback.policy = policy as PlaybackPolicy;
+  }
   const perms = last("permissions");
   if (perms !== undefined) {
     const list = perms === "all" ? [...ALL_PERMISSIONS] : perms === "none" ? [] : perms.split(",").map((s) => s.trim());

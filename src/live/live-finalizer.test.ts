@@ -1,4 +1,5 @@
 import { actorKinds } from "../actor-kinds-config.ts";
+import { PUBLIC_ONLY } from "../playback/asset-playback.ts";
 import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -73,13 +74,13 @@ async function openStack(opts: { s3?: S3Server } = {}) {
   });
   const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
   const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
-  const videos = createVideoService({ runtime, ledger, policies, uploads, store, logger, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
+  const videos = createVideoService({ runtime, ledger, policies, uploads, store, logger, playback: PUBLIC_ONLY, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
   const objects = opts.s3
     ? createS3ObjectStore({ endpoint: opts.s3.endpoint, bucket: opts.s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" })
     : createLocalObjectStore(dataDir);
   const files = createLiveFiles({ dataDir, urls, objects });
   const leases = createBroadcastLeases({ database, holder: ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger });
+  const livestreams = createLivestreamService({ runtime, urls, logger, playback: PUBLIC_ONLY });
   const ingest = createLiveIngest({ runtime, ledger, policies, leases, livestreams, urls, files, logger, kick: () => true });
   const handlers = createLiveWork({ runtime, ledger, policies, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
   const { org } = await createOrgStore(database).createOrg("Live finalizer tests");

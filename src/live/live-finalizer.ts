@@ -134,6 +134,7 @@ export function createLiveWork(deps: {
                 dedupeKey: `recording:${ctx.id}`,
                 drm: ctx.drm,
                 subtitles: ctx.subtitles ?? false,
+                playback: { policy: ctx.playbackPolicy ?? "public", restrictionId: ctx.playbackRestrictionId ?? null },
               });
               recordingId = video.id;
             },

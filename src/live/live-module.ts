@@ -9,7 +9,7 @@ import { ApiError } from "../http/api-error.ts";
 import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
-import { serveObject } from "../storage/media-routes.ts";
+import { type MediaGate, OPEN_GATE, serveObject } from "../storage/media-routes.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { VideoService } from "../videos/video-service.ts";
 import { createLeaseRenewer } from "../work/lease-renewer.ts";
@@ -21,6 +21,7 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import type { AssetPlayback } from "../playback/asset-playback.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
@@ -46,12 +47,16 @@ export function createLiveModule(deps: {
   wakeWork: () => void;
   /** A live playlist served to a client (address + user agent): the live viewers metric (src/ops). */
   onPlaylistServed?: (token: string, client: string) => void;
+  /** The playback rules of every media route (src/playback): a signed or restricted stream's live HLS. */
+  gate?: MediaGate;
+  /** Issue 27: a new stream's playback rules (src/playback), recorded under its live token. */
+  playback: AssetPlayback;
 }) {
   const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
   const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects, partMs: config.recordingPartMs });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger, assertSubtitles: deps.videos.assertSubtitles });
+  const livestreams = createLivestreamService({ runtime, urls, logger, playback: deps.playback, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
   // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
   let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
@@ -124,8 +129,11 @@ export function createLiveModule(deps: {
       if (!/^[0-9a-f]{40}$/.test(params.token) || !/^[\w-]+\.(m3u8|ts|m4s|mp4)$/.test(params.file)) throw ApiError.notFound();
       const key = `live/${params.token}/${params.file}`;
       const playlist = params.file.endsWith(".m3u8");
+      // The stream's playback rules (the service's own live check reads the store, not this route).
+      const grant = await (deps.gate ?? OPEN_GATE)(request, params.token, params.file);
+      if (grant instanceof Response) return grant;
       // From the store, not this process's disk: with STORAGE=s3 the broadcast may be ingested by another process.
-      const res = deps.objects.kind === "s3" && playlist ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true });
+      const res = deps.objects.kind === "s3" && playlist && !grant?.token ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true, grant: grant ?? undefined });
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
       const agent = request.headers.get("user-agent") ?? "";
       if (playlist && res.status === 200 && deps.onPlaylistServed) {

@@ -8,6 +8,10 @@ import { type Equals, named, recordOf, integer, isoTime, nullable, pageOf, stric
  * machines/livestream-payload.ts (a field added on one side fails tsc).
  */
 
+const PlaybackPolicySchema = t.Union([t.Literal("public"), t.Literal("signed")], {
+  description: "`signed`: `hls_url` and the recording's media need `?token=<JWT>` (see Signed playback); the recording inherits it.",
+});
+
 const StreamStatusSchema = t.Union([t.Literal("SCHEDULED"), t.Literal("READY_TO_STREAM"), t.Literal("LIVE"), t.Literal("ENDED"), t.Literal("ERROR")]);
 const LatencySchema = t.Union([t.Literal("NORMAL"), t.Literal("LOW")]);
 const time = (description: string) => nullable(isoTime(), { description });
@@ -30,6 +34,8 @@ const fullFields = {
   rtmp_url: t.String({ description: "Push here (ffmpeg: as is; OBS: as Server with a blank key)." }),
   stream_key: t.String(),
   hls_url: t.String({ description: "The live HLS playlist." }),
+  playback_policy: PlaybackPolicySchema,
+  playback_restriction_id: nullable(t.String(), { description: "The playback restriction whose referrer rules apply (also to the recording)." }),
   playback_url: nullable(t.String(), { description: "The recording's HLS master once playable; always null in events." }),
   scheduled_at: time("When a booked stream starts."),
   started_at: time("When media first arrived."),
@@ -50,6 +56,7 @@ export const SmallStreamSchema = strictObject({
   transcoding_in_secs: nullable(t.Number()),
   latency: LatencySchema,
   drm: t.Boolean(),
+  playback_policy: PlaybackPolicySchema,
   scheduled_at: nullable(isoTime()),
   started_at: nullable(isoTime()),
   ended_at: isoTime(),

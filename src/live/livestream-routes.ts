@@ -13,6 +13,7 @@ import { parseScheduledAt } from "../http/timestamp.ts";
 import { idParams } from "../videos/video-schemas.ts";
 import type { LiveIngest } from "./live-ingest.ts";
 import type { LivestreamService } from "./livestream-service.ts";
+import { playbackFields } from "../playback/playback-input.ts";
 import { StreamAnswerSchema, StreamListSchema } from "./livestream-resource-schema.ts";
 
 const tags = ["Live streams"];
@@ -23,6 +24,7 @@ const streamFields = {
   drm_enabled: optional(boolean("Package the recording with DRM (needs the organization's DRM feature). Default false.")),
   subtitles: optional(boolean("Transcribe the recording (speech to text) like an upload's `subtitles`. Default false; 422 when the server has no engine.")),
   tags: optional(tagsField()),
+  ...playbackFields,
 };
 export const createStreamInput = bodyInput(streamFields);
 export const scheduleStreamInput = bodyInput({

@@ -9,6 +9,8 @@ import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import { DrmNotAvailable, InvalidScheduledAt } from "./errors.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import type { AssetPlayback } from "../playback/asset-playback.ts";
+import type { PlaybackPolicy } from "../orgs/org-settings.ts";
 
 export interface CreateStreamInput {
   title: string;
@@ -17,12 +19,16 @@ export interface CreateStreamInput {
   subtitles?: boolean;
   tags?: Record<string, unknown>;
   scheduled_at?: string;
+  playback_policy?: PlaybackPolicy;
+  playback_restriction_id?: string;
 }
 
 export function createLivestreamService(deps: {
   runtime: ActorRuntime;
   urls: LiveUrls;
   logger: Logger;
+  /** Issue 27: the playback rules of a new stream, recorded under its live token in its creation transaction. */
+  playback: AssetPlayback;
   /** Issue 12: refuses `subtitles: true` (422 `details.subtitles`) when no speech-to-text engine is installed. */
   assertSubtitles?: (requested: boolean | undefined) => void;
 }) {
@@ -64,6 +70,7 @@ export function createLivestreamService(deps: {
         if (!at.ok) throw new InvalidScheduledAt(at.error);
         scheduledAt = new Date(at.ms).toISOString();
       }
+      const playback = await deps.playback.resolve(org, input);
       const id = newId("ls");
       const streamKey = randomToken(32);
       const ctx: StreamContext = {
@@ -87,11 +94,14 @@ export function createLivestreamService(deps: {
         playbackUrl: null,
         recording: null,
         error: null,
+        playbackPolicy: playback.policy,
+        playbackRestrictionId: playback.restrictionId,
       };
       const result = await runtime.create("livestream", ctx, {
         // Slots are counted by the kind's `check` inside this transaction (src/live/livestream-kind.ts), so two creations can't both take the last slot.
         within: async (tx) => {
           await tx.insert(streamKeys).values({ digest: urls.keyDigest(streamKey), streamId: id, orgId: org.id, createdAt: Date.now() });
+          await deps.playback.recordIn(tx, urls.token(id), { assetId: id, orgId: org.id, policy: playback.policy, restrictionId: playback.restrictionId });
         },
       });
       deps.logger.info("Live stream created", { org_id: org.id, stream_id: id, status: result.record.status, scheduled_at: scheduledAt });

@@ -10,6 +10,9 @@ export const ALL_PERMISSIONS = [
   "livestreams.end",
   "livestreams.delete",
   "webhooks.manage",
+  // Issue 27 (src/playback): added after the others; see LATER_PERMISSIONS.
+  "signing_keys.manage",
+  "playback_restrictions.manage",
 ] as const;
 export type Permission = (typeof ALL_PERMISSIONS)[number];
 
@@ -30,6 +33,17 @@ export const STANDARD_RUNGS: Record<string, Rung> = {
   "1440p": { name: "1440p", height: 1440, videoBitrateKbps: 9000, audioBitrateKbps: 160 },
   "2160p": { name: "2160p", height: 2160, videoBitrateKbps: 16000, audioBitrateKbps: 192 },
 };
+
+/** Issue 27: who may play an asset's media: anyone with its URL, or only with a token signed by one of the organization's keys. */
+export const PLAYBACK_POLICIES = ["public", "signed"] as const;
+export type PlaybackPolicy = (typeof PLAYBACK_POLICIES)[number];
+
+/**
+ * Permissions added after organizations already existed: an organization
+ * whose stored list holds every permission that existed before them (it was
+ * granted "everything") gets them too; one granted less does not.
+ */
+const LATER_PERMISSIONS: Permission[] = ["signing_keys.manage", "playback_restrictions.manage"];
 
 export type DownloadFormat = "mkv" | "mp4-encrypted";
 
@@ -54,6 +68,8 @@ export interface OrgSettings {
   /** `rungs` names ladder rungs; "top" means the highest rung actually produced. */
   downloads: { rungs: string[]; format: DownloadFormat };
   features: { drm: boolean };
+  /** Issue 27: `policy` of a video or stream created without `playback_policy`. */
+  playback: { policy: PlaybackPolicy };
   permissions: Permission[];
   limits: Limits;
 }
@@ -63,6 +79,7 @@ export function defaultOrgSettings(): OrgSettings {
     transcoding: { ladder: ["360p", "720p", "1080p"].map((n) => ({ ...STANDARD_RUNGS[n]! })) },
     downloads: { rungs: ["top"], format: "mkv" },
     features: { drm: false },
+    playback: { policy: "public" },
     permissions: [...ALL_PERMISSIONS],
     limits: { ...DEFAULT_LIMITS },
   };
@@ -76,7 +93,14 @@ export function normalizeSettings(raw: unknown): OrgSettings {
     transcoding: s.transcoding === undefined ? d.transcoding : s.transcoding,
     downloads: { ...d.downloads, ...s.downloads },
     features: { ...d.features, ...s.features },
-    permissions: s.permissions ?? d.permissions,
+    playback: { ...d.playback, ...s.playback },
+    permissions: s.permissions ? withLaterPermissions(s.permissions) : d.permissions,
     limits: { ...d.limits, ...s.limits },
   };
+}
+
+function withLaterPermissions(stored: Permission[]): Permission[] {
+  const earlier = ALL_PERMISSIONS.filter((p) => !LATER_PERMISSIONS.includes(p));
+  if (!earlier.every((p) => stored.includes(p))) return stored;
+  return [...stored, ...LATER_PERMISSIONS.filter((p) => !stored.includes(p))];
 }

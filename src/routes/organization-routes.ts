@@ -15,6 +15,7 @@ export function organizationView(org: Organization, transcripts: string | null, 
       features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts, webrtc },
       transcoding: org.settings.transcoding,
       downloads: org.settings.downloads,
+      playback: { policy: org.settings.playback.policy },
       limits: {
         requests_per_minute: org.settings.limits.requestsPerMinute,
         livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,

@@ -21,6 +21,9 @@ export const OrganizationSchema = strictObject({
     }),
     transcoding: nullable(strictObject({ ladder: t.Array(RungSchema) }), { description: "The rendition ladder; null: the organization cannot transcode." }),
     downloads: strictObject({ rungs: t.Array(t.String()), format: t.Union([t.Literal("mkv"), t.Literal("mp4-encrypted")]) }),
+    playback: strictObject({
+      policy: t.Union([t.Literal("public"), t.Literal("signed")], { description: "The `playback_policy` of a video or stream created without one (`cli org set --playback-policy`)." }),
+    }),
     limits: strictObject({
       requests_per_minute: integer(),
       livestreams_create_per_minute: integer(),

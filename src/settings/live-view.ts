@@ -114,6 +114,8 @@ export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html
     <dt>Status</dt><dd id="stream-status">${badge(s.status)}</dd>
     <dt>ID</dt><dd><code>${s.id}</code></dd>
     <dt>Latency</dt><dd>${s.latency}</dd>
+    <dt>Playback policy</dt><dd id="playback-policy">${s.playback_policy}${s.playback_policy === "signed" ? html` <span class="muted">(hls_url and the recording need <code>?token=</code>)</span>` : ""}</dd>
+    ${s.playback_restriction_id ? html`<dt>Playback restriction</dt><dd><a href="/settings/restrictions"><code>${s.playback_restriction_id}</code></a></dd>` : ""}
     <dt>Scheduled</dt><dd>${timeOf(s.scheduled_at)}</dd>
     <dt>Started</dt><dd>${timeOf(s.started_at)}</dd>
     <dt>Ended</dt><dd>${timeOf(s.ended_at)}</dd>

@@ -44,6 +44,8 @@ export function applyOrganizationForm(current: OrgSettings, body: FormBody): { s
     if (!drmSwitchAvailable()) return { error: "DRM packaging is not available on this server (no Shaka Packager)." };
     options.drm = [b.drm === undefined ? "off" : "on"];
   }
+  // Issue 27: absent from an older form (a stale page): the policy is left as it is.
+  if (b.playback_policy !== undefined) options["playback-policy"] = [String(b.playback_policy)];
   try {
     return { settings: applyOrgSet(current, options) };
   } catch (err) {
@@ -88,6 +90,12 @@ export function organizationForm(member: Member, s: OrgSettings): Html {
     <select id="download-format" name="download_format">${["mkv", "mp4-encrypted"].map((f) => html`<option value="${f}"${f === s.downloads.format ? html` selected` : ""}>${f}</option>`)}</select></p>
   </fieldset>
   ${drm}
+  <fieldset>
+    <legend>Playback</legend>
+    <p><label for="playback-policy">Playback policy of new videos and streams</label>
+    <select id="playback-policy" name="playback_policy">${["public", "signed"].map((p) => html`<option value="${p}"${p === s.playback.policy ? html` selected` : ""}>${p}</option>`)}</select></p>
+    <p class="help">Signed: every media URL needs <code>?token=</code>, a JWT signed with one of the <a href="/settings/signing-keys">signing keys</a>. A request's <code>playback_policy</code> wins; existing videos and streams keep theirs.</p>
+  </fieldset>
   <p><button type="submit" class="primary">Save settings</button></p>
   </form>
 </section>`;

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { playbackPages } from "./playback-pages.ts";
 import { join } from "node:path";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
@@ -46,5 +47,6 @@ export function settingsRoutes(deps: SettingsDeps) {
       .use(livePages(deps))
       .use(organizationPages(deps))
       .use(membersPages(deps))
+      .use(playbackPages(deps))
   );
 }

@@ -78,6 +78,8 @@ export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Htm
     <dt>Size</dt><dd>${bytesOf(v.size_bytes)}</dd>
     <dt>Created</dt><dd>${timeOf(v.created_at)}</dd>
     <dt>DRM</dt><dd>${v.drm ? "on" : "off"}</dd>
+    <dt>Playback policy</dt><dd id="playback-policy">${v.playback_policy}${v.playback_policy === "signed" ? html` <span class="muted">(every media URL needs <code>?token=</code> signed with one of the <a href="/settings/signing-keys">signing keys</a>; this page's player has none)</span>` : ""}</dd>
+    ${v.playback_restriction_id ? html`<dt>Playback restriction</dt><dd><a href="/settings/restrictions"><code>${v.playback_restriction_id}</code></a></dd>` : ""}
     ${v.url ? html`<dt>Playback URL</dt><dd><code>${v.url}</code></dd>` : ""}
     ${v.source_url ? html`<dt>Source</dt><dd><code>${v.source_url}</code></dd>` : ""}
   </dl>

@@ -20,7 +20,22 @@ const TYPES: Record<string, string> = {
   ".jpg": "image/jpeg",
 };
 
-type ServeOpts = { attachmentName?: string; live?: boolean };
+/**
+ * What the playback rules (src/playback) decided for one media request:
+ * `token` (a signed asset's `?token=`) is carried into every URI of a served
+ * playlist, so a player needs that one token; `private` keeps shared caches
+ * from storing the answer.
+ */
+export interface MediaGrant {
+  token: string | null;
+  private: boolean;
+}
+/** The one check of every media route: a grant, or the refusal to answer as is. */
+export type MediaGate = (request: Request, mediaToken: string, file: string, opts?: { tokenParam?: string }) => Promise<MediaGrant | Response>;
+/** No playback rules (tests of storage alone). */
+export const OPEN_GATE: MediaGate = async () => ({ token: null, private: false });
+
+type ServeOpts = { attachmentName?: string; live?: boolean; grant?: MediaGrant };
 
 /** The headers of every media answer: type by extension, ranges, CORS for web players, caching. */
 function mediaHeaders(name: string, opts: ServeOpts): Record<string, string> {
@@ -31,6 +46,7 @@ function mediaHeaders(name: string, opts: ServeOpts): Record<string, string> {
     "access-control-allow-origin": "*",
     "cache-control": ext === ".m3u8" || ext === ".mpd" ? (opts.live ? "no-cache" : "public, max-age=60") : "public, max-age=31536000, immutable",
   };
+  if (opts.grant?.private) headers["cache-control"] = ext === ".m3u8" || ext === ".mpd" ? "private, no-store" : "private, max-age=31536000, immutable";
   if (opts.attachmentName) headers["content-disposition"] = `attachment; filename="${opts.attachmentName.replace(/"/g, "")}"`;
   return headers;
 }
@@ -56,6 +72,7 @@ function parseRange(header: string, size: number): { start: number; end: number 
  * to a presigned URL, breaking relative segment URLs in playlists).
  */
 export async function serveObject(request: Request, objects: ObjectStore, key: string, opts: ServeOpts = {}): Promise<Response> {
+  if (opts.grant?.token && (key.endsWith(".m3u8") || key.endsWith(".mpd"))) return servePlaylistWithToken(objects, key, opts.grant.token, opts);
   const st = await objects.stat(key);
   if (!st) throw ApiError.notFound();
   const size = st.size;
@@ -73,6 +90,43 @@ export async function serveObject(request: Request, objects: ObjectStore, key: s
   return new Response(size === 0 ? null : objects.body(key), { headers: { ...headers, "content-length": String(size) } });
 }
 
+/** Appends `token=<jwt>` to a relative URI (one without a scheme), keeping its own query. */
+function withToken(uri: string, token: string): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(uri) || uri.startsWith("//")) return uri;
+  return `${uri}${uri.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
+}
+
+/** Every URI of an HLS playlist (URI lines and `URI="…"` attributes) with the token appended. */
+export function playlistWithToken(text: string, token: string): string {
+  return text
+    .split("\n")
+    .map((line) => {
+      const l = line.trim();
+      if (l === "") return line;
+      if (!l.startsWith("#")) return withToken(l, token);
+      return line.replace(/URI="([^"]*)"/g, (_m, uri: string) => `URI="${withToken(uri, token)}"`);
+    })
+    .join("\n");
+}
+
+/** A DASH manifest's segment addresses (`media`, `initialization`, `BaseURL`) with the token appended. */
+export function manifestWithToken(xml: string, token: string): string {
+  return xml
+    .replace(/\b(media|initialization)="([^"]*)"/g, (_m, attr: string, uri: string) => `${attr}="${withToken(uri, token).replace(/&(?!amp;)/g, "&amp;")}"`)
+    .replace(/<BaseURL>([^<]*)<\/BaseURL>/g, (_m, uri: string) => `<BaseURL>${withToken(uri, token).replace(/&(?!amp;)/g, "&amp;")}</BaseURL>`);
+}
+
+/** A playlist (or DASH manifest) of a signed asset, read whole and rewritten so its children and segments carry the request's token. */
+async function servePlaylistWithToken(objects: ObjectStore, key: string, token: string, opts: ServeOpts): Promise<Response> {
+  const bytes = await new Response(objects.body(key)).arrayBuffer().catch(() => null);
+  if (!bytes) throw ApiError.notFound();
+  const text = new TextDecoder().decode(bytes);
+  const body = key.endsWith(".mpd") ? manifestWithToken(text, token) : playlistWithToken(text, token);
+  const headers = mediaHeaders(key, opts);
+  delete headers["accept-ranges"];
+  return new Response(body, { headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } });
+}
+
 /**
  * Versions before originals moved out of the served tree kept the source in
  * the media dir's `original/`: it answers 404 like a missing file.
@@ -80,7 +134,7 @@ export async function serveObject(request: Request, objects: ObjectStore, key: s
 const NEVER_SERVED_TOP = "original";
 
 /** GET /media/<token>/<path>: transcoded renditions and downloads from the object store, never the original. */
-export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
+export function mediaRoutes(store: MediaStore, objects: ObjectStore, gate: MediaGate = OPEN_GATE) {
   return new Elysia({ name: "media-routes" }).get(
     "/media/:token/*",
     async ({ params, request }) => {
@@ -101,8 +155,10 @@ export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
         const manifest = store.servedKey(params.token, "dash/manifest.mpd");
         if (manifest && (await objects.stat(manifest))) throw ApiError.notFound();
       }
+      const grant = await gate(request, params.token, rel);
+      if (grant instanceof Response) return grant;
       const isDownload = rel.startsWith("downloads/");
-      return serveObject(request, objects, key, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
+      return serveObject(request, objects, key, { attachmentName: isDownload ? rel.split("/").pop() : undefined, grant });
     },
     { detail: { hide: true } },
   );

@@ -59,7 +59,15 @@ function parseLicenceRequest(text: string): { kids: string[] } | { error: Record
  * requested key ids (unknown ones omitted). The token (src/videos/drm-tokens.ts) is the only
  * credential: no API key, CORS open, rate limited per token and per client address.
  */
-export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limiter: RateLimiter; logger: Logger; trustProxy: number }) {
+export function drmLicenceRoutes(deps: {
+  keys: DrmKeys;
+  tokens: DrmTokens;
+  limiter: RateLimiter;
+  logger: Logger;
+  trustProxy: number;
+  /** Issue 27: a signed video's licence also needs its playback token (`?playback_token=`), and a restriction judges the Referer. */
+  gate: (request: Request, videoId: string) => Promise<{ token: string | null } | Response>;
+}) {
   return new Elysia({ name: "drm-licence-routes" })
     .options(
       PATH,
@@ -94,6 +102,9 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
           return refuse(new ApiError("PERMISSION_DENIED", TOKEN_MESSAGES[checked], ["drm.token"]));
         }
 
+        const grant = await deps.gate(request, videoId);
+        if (grant instanceof Response) return grant;
+
         // Counted while read: a declared length over the limit is refused unread, a chunked body is cut at it (413).
         let text: string;
         try {
@@ -121,7 +132,16 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
           description:
             'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
           security: [],
-          parameters: [{ name: "token", in: "query", required: true, description: "The signed licence token of `drm_license_url`.", schema: { type: "string" } }],
+          parameters: [
+            { name: "token", in: "query", required: true, description: "The signed licence token of `drm_license_url`.", schema: { type: "string" } },
+            {
+              name: "playback_token",
+              in: "query",
+              required: false,
+              description: "A video with `playback_policy: signed`: the playback JWT (RS256, `aud: v`, `sub` = the video's id) signed with one of the organization's signing keys.",
+              schema: { type: "string" },
+            },
+          ],
           requestBody: {
             required: true,
             content: {

@@ -13,6 +13,8 @@ import { reapOrphans, type Transcoder } from "../../media/transcoder/index.ts";
 import type { Transcriber } from "../../media/stt/types.ts";
 import { createDrmKeys } from "./drm-keys.ts";
 import { drmLicenceRoutes } from "./drm-licence-routes.ts";
+import type { AssetPlayback } from "../playback/asset-playback.ts";
+import type { MediaGate } from "../storage/media-routes.ts";
 import { createDrmTokens } from "./drm-tokens.ts";
 import { createFetchHandler } from "./fetch-handler.ts";
 import { createTranscodeHandler } from "./transcode-handler.ts";
@@ -35,6 +37,9 @@ export function createVideoModule(deps: {
   logger: Logger;
   secret: ServerSecret;
   store: MediaStore;
+  /** Issue 27 (src/playback): a new video's playback rules, and the check of every media route (here: the DRM licence). */
+  playback: AssetPlayback;
+  gate: MediaGate;
   guard: (url: URL) => Promise<void>;
   /** The API's limiter: the ClearKey licence route (no API key) counts per token and per client address. */
   rateLimiter: RateLimiter;
@@ -101,6 +106,7 @@ export function createVideoModule(deps: {
     uploads,
     store: deps.store,
     logger: log,
+    playback: deps.playback,
     queueLimit: config.transcodeQueueLimit,
     onQueued: () => deps.work.wake(),
     transcripts: deps.transcripts,
@@ -120,7 +126,14 @@ export function createVideoModule(deps: {
     publicPlugins: [
       uploadRoutes(uploads),
       tusRoutes(tus),
-      drmLicenceRoutes({ keys: drmKeys, tokens: drmTokens, limiter: deps.rateLimiter, logger: log, trustProxy: deps.config.trustProxy }),
+      drmLicenceRoutes({
+        keys: drmKeys,
+        tokens: drmTokens,
+        limiter: deps.rateLimiter,
+        logger: log,
+        trustProxy: deps.config.trustProxy,
+        gate: (request, videoId) => deps.gate(request, deps.store.tokenFor(videoId), "license", { tokenParam: "playback_token" }),
+      }),
       // The embeddable player page (issue 16), addressed by the media token.
       watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
     ],

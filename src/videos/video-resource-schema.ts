@@ -26,6 +26,8 @@ const videoFields = {
   size_bytes: bytes("Size of the original."),
   url: url("The HLS master playlist, once COMPLETED."),
   drm: t.Boolean(),
+  playback_policy: t.Union([t.Literal("public"), t.Literal("signed")], { description: "`signed`: every media URL needs `?token=<JWT>` (see Signed playback)." }),
+  playback_restriction_id: nullable(t.String(), { description: "The playback restriction whose referrer rules apply." }),
   drm_content_id: url("The DRM key id (hex), for a DRM video once COMPLETED."),
   drm_license_url: url("The ClearKey licence URL with a signed, expiring token; null without DRM."),
   download_url: url("The first downloadable rendition's file."),

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { playbackFields } from "../playback/playback-input.ts";
 import { bodyInput, boolean, enumListParam, enumParam, field, integer, optional, pageParams, queryInput, string, tagsField, type Checked } from "../http/input.ts";
 
 const SOURCE_URL_ERROR = "must be an http or https URL";
@@ -36,6 +37,7 @@ export const registerVideoInput = bodyInput({
   drm_enabled: optional(boolean("Package the renditions with DRM (needs the organization's DRM feature). Default false.")),
   subtitles: optional(boolean("Ask for a transcript (speech to text). Default false.")),
   tags: optional(tagsField()),
+  ...playbackFields,
 });
 
 export const uploadUrlInput = bodyInput(

@@ -11,6 +11,8 @@ import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import type { UploadStore } from "./upload-store.ts";
+import type { AssetPlayback } from "../playback/asset-playback.ts";
+import type { PlaybackPolicy } from "../orgs/org-settings.ts";
 
 export interface RegisterVideoInput {
   source_url: string;
@@ -18,6 +20,8 @@ export interface RegisterVideoInput {
   drm_enabled?: boolean;
   subtitles?: boolean;
   tags?: Record<string, unknown>;
+  playback_policy?: PlaybackPolicy;
+  playback_restriction_id?: string;
 }
 
 /** The work types of a video's pipeline: a URL source is fetched first, then the same work row becomes a transcode. */
@@ -35,6 +39,8 @@ export function createVideoService(deps: {
   uploads: UploadStore;
   store: MediaStore;
   logger: Logger;
+  /** Issue 27: the playback rules of a new video, recorded under its media token in its creation transaction. */
+  playback: AssetPlayback;
   /** How many queued or running jobs the queue accepts before refusing (502 TRANSCODE_QUEUE_FAILED). */
   queueLimit: number;
   onQueued: () => void;
@@ -64,6 +70,7 @@ export function createVideoService(deps: {
         within: async (tx, record) => {
           if ((await ledger.countOpen([...PIPELINE], tx)) >= deps.queueLimit) throw new TranscodeQueueFull();
           await ledger.enqueue(tx, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts });
+          await recordPlayback(tx, record.context);
         },
       });
     } catch (err) {
@@ -94,6 +101,16 @@ export function createVideoService(deps: {
     if (!org.settings.transcoding) throw new TranscodeNotConfigured();
   }
 
+  /** The video's playback rules under its media token, in its creation's transaction (nothing for a public, unrestricted one). */
+  function recordPlayback(tx: Tx, ctx: VideoContext): Promise<void> {
+    return deps.playback.recordIn(tx, deps.store.tokenFor(ctx.id), {
+      assetId: ctx.id,
+      orgId: ctx.orgId,
+      policy: ctx.playbackPolicy ?? "public",
+      restrictionId: ctx.playbackRestrictionId ?? null,
+    });
+  }
+
   return {
     assertTranscoding,
     /** Whether the organization's recordings can be transcoded: a recording of one without transcoding is not registered. */
@@ -116,6 +133,7 @@ export function createVideoService(deps: {
       assertTranscoding(org);
       if (body.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
       assertSubtitles(body.subtitles);
+      const playback = await deps.playback.resolve(org, body);
       const uploadId = deps.uploads.idFromSourceUrl(url);
       if (uploadId) await deps.uploads.assertRegistrable(org.id, uploadId);
       // An upload is one file whatever query or fragment is added to its URL:
@@ -137,6 +155,8 @@ export function createVideoService(deps: {
         outcome: null,
         error: null,
         stream: null,
+        playbackPolicy: playback.policy,
+        playbackRestrictionId: playback.restrictionId,
       };
       // An upload is on disk already; a URL is fetched by its own stage first.
       const result = uploadId ? await create(ctx, sourceUrl, { type: "transcode", payload: { uploadId } }) : await create(ctx, sourceUrl, { type: "fetch-source", payload: {} });
@@ -165,6 +185,8 @@ export function createVideoService(deps: {
         drm?: boolean;
         /** The stream was created with `subtitles: true`: the recording is transcribed like an upload. */
         subtitles?: boolean;
+        /** Issue 27: the stream's playback rules, inherited by its recording. */
+        playback?: { policy: PlaybackPolicy; restrictionId: string | null };
       },
     ) {
       const ctx: VideoContext = {
@@ -182,11 +204,16 @@ export function createVideoService(deps: {
         outcome: null,
         error: null,
         stream: input.stream,
+        playbackPolicy: input.playback?.policy ?? "public",
+        playbackRestrictionId: input.playback?.restrictionId ?? null,
       };
       const work: WorkRequest = { type: "transcode", payload: { sourcePath: input.sourcePath } };
       const { result } = await runtime.createIn(tx, "video", ctx, {
         dedupeKey: input.dedupeKey,
-        within: (t, record) => ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
+        within: async (t, record) => {
+          await ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts });
+          await recordPlayback(t, record.context);
+        },
       });
       if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm, subtitles: ctx.subtitles });
       return result.record;

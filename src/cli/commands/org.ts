@@ -128,6 +128,7 @@ export const orgCommands: Command[] = [
       { name: "downloads", value: "top,720p|none", help: "the renditions offered as downloads" },
       { name: "download-format", value: "mkv|mp4-encrypted", check: oneOf("mkv", "mp4-encrypted"), help: "the downloads' container" },
       { name: "drm", value: "on|off", check: oneOf("on", "off"), help: "the DRM feature (drm_enabled accepted)" },
+      { name: "playback-policy", value: "public|signed", check: oneOf("public", "signed"), help: "the playback_policy of videos and streams created without one" },
       { name: "permissions", value: "all|none|a,b,…", help: "what the organization's API key may do" },
       { name: "limit", value: "NAME=N", repeat: true, help: "per-minute limit: requests, livestreams, videos, upload-url" },
     ],

@@ -6,3 +6,4 @@ export * from "./webhooks.ts";
 export * from "./live.ts";
 export * from "./drm.ts";
 export * from "./people.ts";
+export * from "./playback.ts";
