@@ -70,7 +70,8 @@ export function smallStream(ctx: StreamContext) {
 }
 
 /** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
-export function streamResource(ctx: StreamContext, status: StreamStatus, webrtcViewers = 0) {
+/** `srtUrl`: the SRT push URL when SRT ingest listens (src/live/srt-ingest.ts), else null. */
+export function streamResource(ctx: StreamContext, status: StreamStatus, webrtcViewers = 0, srtUrl: string | null = null) {
   // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc).
   const liveBase = ctx.hlsUrl.replace(/\/index\.m3u8$/, "");
   return {
@@ -78,6 +79,7 @@ export function streamResource(ctx: StreamContext, status: StreamStatus, webrtcV
     whip_url: `${liveBase}/whip`,
     whep_url: `${liveBase}/whep`,
     webrtc_viewers: webrtcViewers,
+    srt_url: srtUrl,
     playback_url: ctx.playbackUrl,
     latency: ctx.latency,
     drm: ctx.drm,

@@ -194,7 +194,12 @@ export async function createService(
     logger,
     baseUrl: () => config.baseUrl,
     webhooks: webhookEventsDoc(),
-    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins],
+    plugins: [
+      organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available, srt: () => live.srt.available() }),
+      ...videos.plugins,
+      ...live.plugins,
+      ...webhooks.plugins,
+    ],
     publicPlugins: [
       ops.plugin,
       staticAssets,

@@ -99,7 +99,7 @@ export class MpegTsDemuxer {
         }
       }
       const cur = this.pes.get(pid);
-      if (cur && cur.expected && cur.bytes >= cur.expected) this.finish(pid, out);
+      if (cur?.expected && cur.bytes >= cur.expected) this.finish(pid, out);
     }
   }
 
@@ -115,7 +115,7 @@ export class MpegTsDemuxer {
 
   private pat(payload: Uint8Array) {
     const s = this.section(payload);
-    if (!s || s[0] !== 0) return;
+    if (s?.[0] !== 0) return;
     for (let o = 8; o + 4 <= s.length; o += 4) {
       const program = (s[o]! << 8) | s[o + 1]!;
       if (program !== 0) {
@@ -127,7 +127,7 @@ export class MpegTsDemuxer {
 
   private pmt(payload: Uint8Array) {
     const s = this.section(payload);
-    if (!s || s[0] !== 2) return;
+    if (s?.[0] !== 2) return;
     const infoLen = ((s[10]! & 0x0f) << 8) | s[11]!;
     let video = -1;
     let audio = -1;

@@ -22,6 +22,7 @@ import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
 import { LIVE_CHECK_USER_AGENT } from "./live-player.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
+import { createSrtIngest } from "./srt-ingest.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
 /**
@@ -69,6 +70,17 @@ export function createLiveModule(deps: {
     onSegment: (id, info, seconds) => {
       for (const l of segmentListeners) l(id, info, seconds);
     },
+  });
+  // SRT callers are relayed into the RTMP server on loopback: one path for both (src/live/srt-ingest.ts).
+  const srt = createSrtIngest({
+    port: config.srtPort,
+    hostname: config.hostname,
+    publicHost: config.rtmpHost,
+    livestreams,
+    rtmp: () => rtmp,
+    rtmpUrl: (key) => urls.rtmpUrl(key),
+    publishDeadlineMs: config.rtmpPublishDeadlineMs,
+    logger,
   });
   const handlers = createLiveWork({
     runtime,
@@ -151,6 +163,7 @@ export function createLiveModule(deps: {
         },
         removeFiles: (id) => files.removeHls(id),
         webrtcViewers: (id) => webrtcViewers(id),
+        srtUrl: (key) => srt.srtUrl(key),
       }),
     ],
     publicPlugins: [hlsRoutes],
@@ -161,6 +174,7 @@ export function createLiveModule(deps: {
     get rtmp() {
       return rtmp;
     },
+    srt,
     /** src/webrtc: how many WHEP viewers a stream has here (its `webrtc_viewers`). */
     countWebrtcViewers(count: (streamId: string) => number) {
       webrtcViewers = count;
@@ -181,6 +195,8 @@ export function createLiveModule(deps: {
       });
       config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
+      srt.start();
+      if (srt.port !== null) config.srtPort = srt.port;
       renewer.start();
       handover.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
@@ -194,6 +210,7 @@ export function createLiveModule(deps: {
       const held = ingest.held();
       // Files closed (with STORAGE=s3 the recordings' last parts uploaded) before the leases are handed over, so the
       // process that finalizes them finds every byte.
+      await srt.stop();
       await rtmp?.stop();
       await ingest.stop();
       await deps.database

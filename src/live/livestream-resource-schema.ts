@@ -60,6 +60,10 @@ export const StreamResourceSchema = strictObject({
   ...fullFields,
   whip_url: t.String({ description: "WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key)." }),
   whep_url: t.String({ description: "WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP)." }),
+  srt_url: nullable(t.String(), {
+    description:
+      'SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`).',
+  }),
   webrtc_viewers: integer({ description: "WHEP viewers now (on the process holding the broadcast)." }),
   latency: LatencySchema,
   drm: t.Boolean(),

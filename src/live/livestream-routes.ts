@@ -47,9 +47,9 @@ export function view(record: ActorRecord<StreamContext>) {
 }
 
 /** `webrtcViewers`: WHEP viewers per stream in this process (src/webrtc); 0 without it. */
-function viewWith(record: ActorRecord<StreamContext>, webrtcViewers?: (streamId: string) => number) {
+function viewWith(record: ActorRecord<StreamContext>, webrtcViewers?: (streamId: string) => number, srtUrl?: (streamKey: string) => string | null) {
   const status = streamStatus(record.value);
-  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtcViewers?.(record.id) ?? 0);
+  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtcViewers?.(record.id) ?? 0, srtUrl?.(record.context.streamKey) ?? null);
 }
 
 export function livestreamRoutes(deps: {
@@ -60,9 +60,11 @@ export function livestreamRoutes(deps: {
   removeFiles: (id: string) => Promise<void>;
   /** WHEP viewers of a stream here (src/webrtc), shown as `webrtc_viewers`. */
   webrtcViewers?: (streamId: string) => number;
+  /** A stream's `srt_url` (null without SRT ingest). */
+  srtUrl?: (streamKey: string) => string | null;
 }) {
   const { livestreams, ingest } = deps;
-  const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers);
+  const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers, deps.srtUrl);
   const views = createViewCache<ActorRecord<StreamContext>>();
   const pages = createPageCache();
   /** An item answer's `data` (`{"stream":…}`) per record object and viewer count. */
