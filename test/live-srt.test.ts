@@ -124,3 +124,58 @@ describe("SRT ingest", () => {
     expect(await outboxEvents(t.service, s.id).then((e) => e.map((x) => x.event))).toEqual(["LIVESTREAM_SCHEDULED"]);
   });
 });
+
+describe("SRT ingest under the RTMP admission rules", () => {
+  let limited: TestService;
+  beforeAll(async () => {
+    limited = await startTestService({ env: { RTMP_MAX_CONNECTIONS_PER_IP: "1", RTMP_PUBLISH_DEADLINE_MS: "3000", LIVE_RECONNECT_MS: "60000" } });
+  });
+  afterAll(() => limited.stop());
+
+  const create = async (title: string) => ((await (await limited.api("/livestreams/", { method: "POST", json: { title } })).json()) as any).data.stream;
+  const local = (url: string) => url.replace("//localhost:", "//127.0.0.1:");
+
+  test("one ingest connection per address: a second SRT caller from it is refused while the first stays LIVE", async () => {
+    const a = await create("First");
+    const b = await create("Second");
+    const first = ffmpegSrt(local(a.srt_url), 30);
+    try {
+      await streamIn(limited, a.id, ["LIVE"], 60_000);
+      const second = ffmpegSrt(local(b.srt_url), 4);
+      const code = await Promise.race([second.exited, Bun.sleep(60_000).then(() => "still running")]);
+      expect(code).not.toBe(0);
+      expect(code).not.toBe("still running");
+      expect((await getStream(limited, b.id)).status).toBe("READY_TO_STREAM");
+      expect((await getStream(limited, a.id)).status).toBe("LIVE");
+    } finally {
+      first.kill();
+      await first.exited;
+    }
+  });
+
+  test("the publish deadline: a caller with the right key that sends no H.264 is closed", async () => {
+    const s = await create("Audio only");
+    // Seat of the previous test's caller released first.
+    await Bun.sleep(1000);
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "aac", "-f", "mpegts", local(s.srt_url)], { stderr: "pipe" });
+    const code = await Promise.race([ff.exited, Bun.sleep(25_000).then(() => "still running")]);
+    if (code === "still running") ff.kill();
+    expect(code).not.toBe("still running");
+    expect(code).not.toBe(0);
+    expect((await getStream(limited, s.id)).status).not.toBe("LIVE");
+  });
+});
+
+describe("without SRT ingest", () => {
+  test("SRT_PORT=off: features.srt is false and srt_url null", async () => {
+    const off = await startTestService({ env: { SRT_PORT: "off" } });
+    try {
+      const org = (await (await off.api("/organization/")).json()) as any;
+      expect(org.data.organization.features.srt).toBe(false);
+      const s = ((await (await off.api("/livestreams/", { method: "POST", json: { title: "No SRT" } })).json()) as any).data.stream;
+      expect(s.srt_url).toBeNull();
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -59,8 +59,16 @@ let loaded: SrtLibrary | null | undefined;
 let loadError = "";
 
 /** The library, opened once; null (with `srtLoadError()`) when it is not installed. */
-export function loadSrt(names: readonly string[] = NAMES): SrtLibrary | null {
+export function loadSrt(): SrtLibrary | null {
   if (loaded !== undefined) return loaded;
+  const opened = openSrt(NAMES);
+  loaded = opened.library;
+  loadError = opened.error;
+  return loaded;
+}
+
+/** Tries each name in turn (uncached): the library, or null and why not. */
+export function openSrt(names: readonly string[]): { library: SrtLibrary | null; error: string } {
   const errors: string[] = [];
   for (const name of names) {
     try {
@@ -69,20 +77,18 @@ export function loadSrt(names: readonly string[] = NAMES): SrtLibrary | null {
       const fn = lib.symbols;
       // libsrt logs to stderr at error level for routine things ("no pending connection"): critical only.
       fn.srt_setloglevel(2);
-      loaded = {
+      const library: SrtLibrary = {
         name,
         fn,
         lastError: () => String(fn.srt_getlasterror_str() ?? ""),
         lastErrorCode: () => fn.srt_getlasterror(null as unknown as Pointer),
       };
-      return loaded;
+      return { library, error: "" };
     } catch (err) {
       errors.push(`${name}: ${(err as Error).message}`);
     }
   }
-  loaded = null;
-  loadError = errors.join("; ");
-  return null;
+  return { library: null, error: errors.join("; ") };
 }
 
 export function srtLoadError(): string {

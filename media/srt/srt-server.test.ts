@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createSocket } from "node:dgram";
 import { MpegTsDemuxer } from "./mpegts-demuxer.ts";
-import { loadSrt } from "./srt-library.ts";
+import { loadSrt, openSrt } from "./srt-library.ts";
 import { createSrtServer, type SrtPeer, type SrtServer } from "./srt-server.ts";
 import { TsToFlv } from "./ts-to-flv.ts";
 
@@ -76,4 +76,10 @@ describe("SRT listener through bun:ffi", () => {
     const ok = ffmpegCaller("key2");
     expect(await ok.exited).toBe(0);
   });
+});
+
+test("without the library: null and the reason, no throw", () => {
+  const missing = openSrt(["libsrt-not-here.so.9"]);
+  expect(missing.library).toBeNull();
+  expect(missing.error).toContain("libsrt-not-here.so.9");
 });
