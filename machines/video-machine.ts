@@ -10,6 +10,8 @@ export type VideoEvent =
   | { type: "TRANSCODING_FAILED"; error: { code: string; message: string } }
   /** A live stream holding this video as its recording asks whether the transcode has settled (answered by RECORDING_TRANSCODED). */
   | { type: "STREAM_ASKS_STATE"; streamId: string }
+  /** A failed video is tried again (`POST /videos/{id}/retry/`): back to queued, its error cleared; the caller queues its first stage. */
+  | { type: "RETRY" }
   | { type: "DELETE" };
 
 /** Stored states are of this version of the machine. */
@@ -123,7 +125,12 @@ export const videoMachine = setup({
     failed: {
       tags: ["settled"],
       entry: "tellOwnStream",
-      on: { STREAM_ASKS_STATE: { actions: "tellStream" }, DELETE: "deleted" },
+      on: {
+        STREAM_ASKS_STATE: { actions: "tellStream" },
+        // No VIDEO_UPLOADED again (the asset was registered once); the new attempt's STARTED and COMPLETED or FAILED fire.
+        RETRY: { target: "queued", actions: assign({ error: null, outcome: null, progress: 0, transcoderId: null }) },
+        DELETE: "deleted",
+      },
     },
     deleted: { type: "final" },
   },

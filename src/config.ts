@@ -43,6 +43,8 @@ export interface Config {
   drmTokenTtlMs: number;
   transcodeQueueLimit: number;
   jobLeaseMs: number;
+  /** INFRA_RETRY_WINDOW_SECONDS: how long work failing on our own infrastructure (database, object store, disk) is retried without spending an attempt (default 900). */
+  infraRetryWindowMs: number;
   sourceMaxBytes: number;
   sourceTimeoutMs: number;
   /** SOURCE_STALL_MS: a source that sends nothing for this long fails with SOURCE_FETCH_TIMEOUT. */
@@ -116,6 +118,15 @@ export interface Config {
   sttModelPath: string | undefined;
   /** METRICS_TOKEN: when set, GET /metrics requires `Authorization: Bearer <token>`; unset, it is open (bind address and firewall decide who reaches it). */
   metricsToken: string | undefined;
+  /**
+   * SMTP_URL: where invitation mail goes (`smtp://user:pass@host:587`,
+   * `smtps://…:465`; nodemailer's URL form). Set, invitation links are mailed
+   * to the invited address and prove it; unset, they are shown to the inviter
+   * and make an account of that organization only (docs/decisions.md).
+   */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM: the invitation's sender (default `vidlive <no-reply@BASE_URL's host>`). */
+  mailFrom: string;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -227,6 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, "");
   // The host encoders reach: RTMP_HOST, else BASE_URL's (the service's public name), so `rtmp_url` is right behind one name.
   const rtmpHost = env.RTMP_HOST || hostOf(baseUrl);
+  if (env.SMTP_URL && !/^smtps?:\/\/[^/\s]+/.test(env.SMTP_URL)) throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL");
   const rateLimitStore = (env.RATE_LIMIT_STORE || (databaseUrl.startsWith("file:") ? "memory" : "database")) as Config["rateLimitStore"];
   if (!["memory", "database"].includes(rateLimitStore)) throw new ConfigError(`RATE_LIMIT_STORE must be memory or database, got "${rateLimitStore}"`);
   return {
@@ -256,6 +268,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drmTokenTtlMs: Math.max(1000, int(env, "DRM_TOKEN_TTL_MS", DAY_MS)),
     transcodeQueueLimit: int(env, "TRANSCODE_QUEUE_LIMIT", 10_000),
     jobLeaseMs: int(env, "JOB_LEASE_MS", 30_000),
+    infraRetryWindowMs: int(env, "INFRA_RETRY_WINDOW_SECONDS", 900) * 1000,
     sourceMaxBytes: int(env, "SOURCE_MAX_BYTES", 20 * 1024 ** 3),
     sourceTimeoutMs: int(env, "SOURCE_TIMEOUT_MS", 30 * 60 * 1000),
     sourceStallMs: int(env, "SOURCE_STALL_MS", 30_000),
@@ -290,6 +303,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitStore,
     sttModelPath: env.STT_MODEL_PATH || undefined,
     metricsToken: env.METRICS_TOKEN || undefined,
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || `vidlive <no-reply@${new URL(env.BASE_URL || "http://localhost").hostname}>`,
   };
 }
 

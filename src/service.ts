@@ -15,6 +15,7 @@ import { createDatabase, ensurePrivateDir, type Database } from "./db/create-dat
 import { createApp, type App } from "./http/create-app.ts";
 import { canonicalRequest } from "./http/canonical-request.ts";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
+import { serverMaxBodyBytes } from "./http/route-limits.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
 import { organizationRoutes } from "./routes/organization-routes.ts";
@@ -176,6 +177,7 @@ export async function createService(
     policies,
     logger: logger.child({ component: "work" }),
     pollMs: Math.min(1000, Math.max(100, Math.floor(config.jobLeaseMs / 3))),
+    infraRetryWindowMs: config.infraRetryWindowMs,
     onFinished: ops.metrics.observeJob,
     // The registry: every work type's handler, from the module that owns it (policies: src/work/work-policies.ts).
     handlers: {
@@ -250,8 +252,9 @@ export async function createService(
       server = Bun.serve({
         port: config.port,
         hostname: config.hostname,
-        // Uploads stream large bodies; JSON bodies are capped by the app itself.
-        maxRequestBodySize: 1024 * 1024 * 1024 * 64,
+        // The largest legitimate body, a file upload (streamed to disk); every other route counts its own smaller limit while
+        // reading (src/http/route-limits.ts BODY_LIMITS). Past this, Bun answers 413 itself, before any route.
+        maxRequestBodySize: serverMaxBodyBytes(config.uploadMaxBytes),
         idleTimeout: 60,
         // Routing must not depend on the Host header (src/http/canonical-request.ts).
         fetch: (req) => app.handle(canonicalRequest(req)),

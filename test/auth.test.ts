@@ -134,23 +134,22 @@ describe("envelope on failure paths", () => {
 });
 
 describe("envelope on unexpected failures", () => {
-  test("an oversized JSON body is refused in the envelope before it is read", async () => {
+  test("an oversized JSON body is refused in the envelope before it is read: 413 PAYLOAD_TOO_LARGE", async () => {
     const big = JSON.stringify({ source_url: "https://example.com/a.mp4", title: "x".repeat(1024 * 1024 + 10) });
     const res = await t.api("/videos/", { method: "POST", body: big, headers: { "content-type": "application/json" } });
-    expect(res.status).toBe(422);
-    expect(await res.json()).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR", details: { body: expect.any(String) } } });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ success: false, error: { code: "PAYLOAD_TOO_LARGE", details: { body: "must be at most 1048576 bytes" } } });
   });
 
-  test("a JSON body without a length (chunked) is refused rather than read whole", async () => {
+  test("a JSON body without a length (chunked) within the limit is read (counted as it arrives; test/body-limits.test.ts for one past it)", async () => {
     const body = new ReadableStream({
       start(c) {
-        c.enqueue(new TextEncoder().encode('{"source_url":"https://example.com/a.mp4"}'));
+        c.enqueue(new TextEncoder().encode('{"source_url":"https://example.com/chunked.mp4"}'));
         c.close();
       },
     });
     const res = await t.api("/videos/", { method: "POST", body, headers: { "content-type": "application/json" } });
-    expect(res.status).toBe(422);
-    expect(((await res.json()) as any).error.details).toEqual({ "Content-Length": expect.any(String) });
+    expect(res.status).toBe(201);
   });
 
   test("an unexpected exception is a 500 envelope with a generic message; details only in the log", async () => {

@@ -245,7 +245,8 @@ describe("the ClearKey licence endpoint", () => {
       expect(r.headers.get("access-control-allow-origin")).toBe("*");
     }
     const big = await json(await licence(url, { kids: [b64url(a.keyId)], pad: "x".repeat(20_000) }));
-    expect([big.status, Object.keys(big.body.error.details)]).toEqual([422, ["body"]]);
+    // Over 16 KiB: 413 PAYLOAD_TOO_LARGE, counted while read (issue 23).
+    expect([big.status, big.body.error.code, Object.keys(big.body.error.details)]).toEqual([413, "PAYLOAD_TOO_LARGE", ["body"]]);
   });
 
   test("OPTIONS preflight answers 204 with the CORS headers a player needs", async () => {
@@ -265,7 +266,7 @@ describe("the ClearKey licence endpoint", () => {
     const op = doc.paths["/drm/clearkey/{videoId}/license"].post;
     expect(op.security).toEqual([]);
     expect(op.requestBody.content["application/json"].schema.required).toEqual(["kids"]);
-    expect(Object.keys(op.responses).sort()).toEqual(["200", "403", "422", "429", "500"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "403", "413", "422", "429", "500"]);
     expect(doc.paths["/api/public/v1/videos/{id}/drm-token/"].post.summary).toBeTruthy();
   });
 });

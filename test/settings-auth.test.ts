@@ -74,7 +74,7 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
     await page.close();
   });
 
-  test(`sign-in is throttled per account: after ${LOGIN_LIMIT_PER_ACCOUNT} attempts even the right password gets 429`, async () => {
+  test(`sign-in is throttled per account and address: after ${LOGIN_LIMIT_PER_ACCOUNT} attempts from one address even the right password gets 429 there`, async () => {
     // Invited by the operator: `cli org invite` prints the member's setup link.
     const invited = await cli(screen.t, "org", "invite", "--org", orgId, "--email", "target@example.com", "--role", "viewer", "--json");
     expect(invited.code).toBe(0);
@@ -90,7 +90,7 @@ describe.skipIf(!hasChromium)("settings: people and sessions", () => {
     expect(await refused.text()).toContain("Too many sign-in attempts");
     // Another account from the same address is not locked by it.
     expect((await login(OWNER, PASSWORD)).status).toBe(303);
-    await screen.t.service.rateLimiter.reset(["login:acct:target@example.com", "login:addr:127.0.0.1"]);
+    await screen.t.service.rateLimiter.reset(["login:pair:127.0.0.1 target@example.com", "login:addr:127.0.0.1"]);
     expect((await login("target@example.com", "the right password")).status).toBe(303);
   });
 

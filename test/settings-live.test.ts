@@ -94,3 +94,36 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     await viewer.context().close();
   }, 120_000);
 });
+
+describe.skipIf(!hasChromium)("settings screen: who sees a stream's push credentials (issue 23 item 4)", () => {
+  const screen = settingsScreen();
+
+  test("a viewer's stream page has no rtmp_url, stream key or its signature; developer and admin see them", async () => {
+    const created = await screen.t.api("/livestreams/", { method: "POST", json: { title: "Keys" } });
+    const stream = ((await created.json()) as any).data.stream;
+    const signature = new URL(stream.rtmp_url.replace(/^rtmp:/, "http:")).searchParams.get("sig")!;
+    expect(stream.stream_key.length).toBeGreaterThan(8);
+
+    const viewer = await screen.signInAs("viewer");
+    const answer = await viewer.goto(`${screen.t.base}/settings/live/${stream.id}`);
+    expect(answer!.status()).toBe(200);
+    const html = await viewer.content();
+    expect(html).toContain(stream.id);
+    for (const secret of [stream.rtmp_url, stream.stream_key, signature]) expect(html).not.toContain(secret);
+    expect(await viewer.getByLabel("RTMP URL", { exact: true }).count()).toBe(0);
+    expect(await viewer.getByText("shown to roles that manage live streams").isVisible()).toBe(true);
+    // Nor through the list or the status JSON the page polls.
+    await viewer.goto(`${screen.t.base}/settings/live`);
+    expect(await viewer.content()).not.toContain(stream.stream_key);
+    const status = await viewer.request.get(`${screen.t.base}/settings/live/${stream.id}/status.json`);
+    expect(await status.text()).not.toContain(stream.stream_key);
+    await viewer.context().close();
+
+    for (const role of ["developer", "admin"] as const) {
+      const page = await screen.signInAs(role);
+      await page.goto(`${screen.t.base}/settings/live/${stream.id}`);
+      expect(await page.getByLabel("RTMP URL", { exact: true }).inputValue()).toBe(stream.rtmp_url);
+      await page.context().close();
+    }
+  }, 120_000);
+});

@@ -6,7 +6,8 @@
  * a browser's same-origin POST (Origin header) sends them.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { LOGIN_LIMIT_PER_ADDRESS } from "../src/settings/auth-pages.ts";
+import { LOGIN_LIMIT_PER_ACCOUNT, LOGIN_LIMIT_PER_ADDRESS } from "../src/settings/auth-pages.ts";
+import { peopleFor } from "../src/settings/session-guard.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
 setDefaultTimeout(120_000);
@@ -54,5 +55,45 @@ describe("settings sign-in throttling per address", () => {
     expect((await attempt(t, "next@example.com", { "x-forwarded-for": "198.51.100.9, 203.0.113.5" })).status).toBe(429);
     // Another client through the same proxy is not locked out.
     expect((await attempt(t, "other@example.com", { "x-forwarded-for": "203.0.113.6" })).status).toBe(401);
+  }, 240_000);
+});
+
+describe("sign-in throttling cannot lock an owner out, and counts IPv6 by /64 (issue 23 item 6)", () => {
+  const signIn = (t: TestService, email: string, password: string, from: string) =>
+    fetch(`${t.base}/settings/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: t.base, "x-forwarded-for": from },
+      body: new URLSearchParams({ email, password }).toString(),
+    });
+
+  test("someone who knows the email spends their own allowance: refused at their address, the owner signs in from theirs", async () => {
+    const t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000", TRUST_PROXY: "1" } });
+    services.push(t);
+    const people = peopleFor(t.service.database);
+    const { token } = await people.invite(t.orgId, "victim@example.com", "developer");
+    expect(await people.completeSetup(token!, "the victim's password")).not.toBeNull();
+
+    const attacker: number[] = [];
+    for (let i = 0; i <= LOGIN_LIMIT_PER_ACCOUNT; i++) attacker.push((await signIn(t, "victim@example.com", `guess ${i}`, "198.51.100.66")).status);
+    expect(attacker).toEqual([...Array(LOGIN_LIMIT_PER_ACCOUNT).fill(401), 429]);
+    // Another IPv6 address of the attacker's /64 is the same client.
+    expect((await signIn(t, "victim@example.com", "guess again", "2001:db8:aa:bb::1")).status).toBe(401);
+    for (let i = 0; i < LOGIN_LIMIT_PER_ACCOUNT; i++) await signIn(t, "victim@example.com", `v6 guess ${i}`, `2001:db8:aa:bb::${i + 2}`);
+    expect((await signIn(t, "victim@example.com", "the victim's password", "2001:db8:aa:bb:ffff:1:2:3")).status).toBe(429);
+    // The owner of the email, from their own address, is not locked out.
+    const owner = await signIn(t, "victim@example.com", "the victim's password", "203.0.113.10");
+    expect(owner.status).toBe(303);
+    expect(owner.headers.get("set-cookie")).toContain("vidlive_session=");
+  }, 240_000);
+
+  test(`per address: ${LOGIN_LIMIT_PER_ADDRESS} attempts from one IPv6 /64 whatever the host part, then 429; the next /64 is another client`, async () => {
+    const t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000", TRUST_PROXY: "1" } });
+    services.push(t);
+    const statuses: number[] = [];
+    for (let i = 0; i < LOGIN_LIMIT_PER_ADDRESS; i++) statuses.push((await attempt(t, `p${i}@example.com`, { "x-forwarded-for": `2001:db8:1:2::${(i + 1).toString(16)}` })).status);
+    expect(statuses).toEqual(Array(LOGIN_LIMIT_PER_ADDRESS).fill(401));
+    expect((await attempt(t, "q@example.com", { "x-forwarded-for": "2001:0db8:0001:0002:abcd::9" })).status).toBe(429);
+    expect((await attempt(t, "q@example.com", { "x-forwarded-for": "2001:db8:1:3::1" })).status).toBe(401);
   }, 240_000);
 });

@@ -1,10 +1,14 @@
 /**
- * Issue 13 audit, cross-organization takeover: inviting an email that already
- * has an account (in another organization) must not hand the inviter a link
- * that sets that account's password. The person joins at once, keeps their
- * password, and reaches the new organization through the header's switcher.
+ * Issue 23 item 1, cross-organization account takeover by pre-registration,
+ * black-box against the running service (Chromium, the CLI in another
+ * process), without SMTP_URL: links are shown to the inviter, so each one
+ * sets the password of an account of the inviting organization only. The
+ * owner of B pre-registers newhire@a.test and chooses its password; A's
+ * invitation and the operator's `org create --owner-email` must neither let
+ * B's owner in nor answer differently because the email exists elsewhere.
  */
 import { describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { cli, fillSignIn, settingsScreen, useSetupLink } from "./support/settings-browser.ts";
 
@@ -12,7 +16,21 @@ if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
-describe.skipIf(!hasChromium)("settings: a person in several organizations", () => {
+/** Invites from the Members page; what the inviter sees: the flash, the shown link (if any), the whole page. */
+async function inviteOnPage(page: Page, base: string, email: string, role: string) {
+  await page.goto(`${base}/settings/members`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Role").selectOption(role);
+  await page.getByRole("button", { name: "Invite member" }).click();
+  await page.waitForLoadState();
+  const link = (await page.locator("code#setup-link").count()) ? await page.locator("code#setup-link").innerText() : null;
+  const panel = link ? await page.locator('section[aria-labelledby="setup-link-heading"]').innerText() : "";
+  // The answer with the email and the link taken out: what must not differ between emails.
+  const shape = panel.replaceAll(email, "EMAIL").replace(link ?? "", "LINK");
+  return { flash: await page.getByRole("status").first().innerText(), link, shape, html: await page.content() };
+}
+
+describe.skipIf(!hasChromium)("settings: no organization gains a member whose password someone outside it set", () => {
   const screen = settingsScreen();
 
   const login = (email: string, password: string) =>
@@ -23,82 +41,83 @@ describe.skipIf(!hasChromium)("settings: a person in several organizations", () 
       body: form({ email, password }),
     });
 
-  test("owner B invites A's owner: no setup link anywhere, A's password unchanged, A switches to B with the invited role; no switch to a foreign organization", async () => {
-    const ownerA = await screen.addMember("owner");
-    const viewerA = await screen.addMember("viewer");
+  test("B's owner pre-registers newhire@a.test; A's invitation answers as for any email, B's password never opens A, and `org create --owner-email` makes B's owner nothing", async () => {
+    // Organization A is the screen's; its owner signs in.
+    const ownerA = await screen.signInAs("owner");
 
     // Organization B, its owner set up through the CLI's link.
     const created = await cli(screen.t, "org", "create", "--name", "Beta Studio", "--owner-email", "owner-b@example.com", "--json");
     expect(created.code).toBe(0);
     const b = JSON.parse(created.out);
-    const ownerBContext = await screen.browser.newContext();
-    const ownerB = await ownerBContext.newPage();
+    const ownerB = await (await screen.browser.newContext()).newPage();
     await useSetupLink(ownerB, b.owner_setup_url, "owner b password");
 
-    // Owner B invites A's owner from the Members page.
-    await ownerB.goto(`${screen.t.base}/settings/members`);
-    await ownerB.getByLabel("Email").fill(ownerA.email);
-    await ownerB.getByLabel("Role").selectOption("developer");
-    await ownerB.getByRole("button", { name: "Invite member" }).click();
-    await ownerB.waitForLoadState();
-    const shown = await ownerB.content();
-    expect(shown).not.toContain("/settings/setup/");
-    expect(await ownerB.getByRole("heading", { name: "Invitation link" }).count()).toBe(0);
-    const flash = await ownerB.getByRole("status").first().innerText();
-    expect(flash).toContain("already has an account");
-    expect(flash).toContain("existing password");
-    expect(await ownerB.locator("tbody").innerText()).toContain(ownerA.email);
+    // B's owner invites newhire@a.test, opens the link shown to them and chooses the password.
+    const squat = await inviteOnPage(ownerB, screen.t.base, "newhire@a.test", "viewer");
+    expect(squat.link).toStartWith(`${screen.t.base}/settings/setup/`);
+    const squatter = await (await screen.browser.newContext()).newPage();
+    await useSetupLink(squatter, squat.link!, "chosen by B's owner");
+    expect(await squatter.locator("header .org").innerText()).toBe("Beta Studio");
 
-    // The CLI says the same for another existing account: no setup_url.
-    const invited = await cli(screen.t, "org", "invite", "--org", b.org_id, "--email", viewerA.email, "--role", "viewer", "--json");
-    expect(invited.code).toBe(0);
-    expect(JSON.parse(invited.out)).toEqual({ org_id: b.org_id, setup_url: null, existing_account: true });
-    expect(invited.out).not.toContain("/settings/setup/");
-    const plain = await cli(screen.t, "org", "invite", "--org", b.org_id, "--email", (await screen.addMember("admin")).email, "--role", "admin");
-    expect(plain.out).toContain("sign in with their existing password");
-    expect(plain.out).not.toContain("/settings/setup/");
+    // A invites the same email, and a fresh one: the same kind of answer (a link of A's own), nothing says the email exists elsewhere.
+    const taken = await inviteOnPage(ownerA, screen.t.base, "newhire@a.test", "admin");
+    const fresh = await inviteOnPage(ownerA, screen.t.base, "fresh@a.test", "admin");
+    for (const answer of [taken, fresh]) {
+      expect(answer.link).toStartWith(`${screen.t.base}/settings/setup/`);
+      expect(answer.flash).toBe("Invitation created.");
+      expect(answer.html).not.toContain("already has an account");
+      expect(answer.html).not.toContain("existing password");
+    }
+    expect(taken.shape).toBe(fresh.shape);
 
-    // A's password still works; a password owner B would pick does not.
-    expect((await login(ownerA.email, ownerA.password)).status).toBe(303);
-    await fillSignIn(ownerB, screen.t.base, ownerA.email, "owner b picked this");
-    expect(await ownerB.getByRole("alert").innerText()).toBe("Wrong email or password.");
-    await ownerBContext.close();
+    // B's owner signs in with the password they chose: B's account, in B only; A is refused.
+    const asB = await login("newhire@a.test", "chosen by B's owner");
+    expect(asB.status).toBe(303);
+    const cookie = asB.headers.get("set-cookie")!.split(";")[0]!;
+    const home = await fetch(`${screen.t.base}/settings/videos`, { headers: { cookie } });
+    const homeHtml = await home.text();
+    expect(homeHtml).toContain("Beta Studio");
+    expect(homeHtml).not.toContain("Switch organization");
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(homeHtml)![1]!;
+    const into = await fetch(`${screen.t.base}/settings/switch-organization`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, origin: screen.t.base, "content-type": "application/x-www-form-urlencoded" },
+      body: form({ _csrf: csrf, org_id: screen.t.orgId }),
+    });
+    expect(into.status).toBe(403);
 
-    // A signs in (their oldest organization) and switches to B.
-    const a = await screen.signIn(ownerA);
-    expect(await a.locator("header .org").innerText()).toBe("test");
-    const switcher = a.getByLabel("Switch organization");
-    await switcher.selectOption(b.org_id);
-    await a.getByRole("button", { name: "Switch", exact: true }).click();
-    await a.waitForURL(`${screen.t.base}/settings/videos`);
-    expect(await a.locator("header .org").innerText()).toBe("Beta Studio");
-    expect(await a.locator("header .badge").innerText()).toBe("developer");
-    const keys = await a.goto(`${screen.t.base}/settings/keys`);
-    expect(keys!.status()).toBe(403);
-    const hooks = await a.goto(`${screen.t.base}/settings/webhooks`);
-    expect(hooks!.status()).toBe(200);
-    expect(await a.getByRole("button", { name: "Create endpoint" }).count()).toBe(1);
+    // The real newhire uses A's link: their own password, signed in to A as admin; B's password is not theirs.
+    const newhire = await (await screen.browser.newContext()).newPage();
+    await useSetupLink(newhire, taken.link!, "the real newhire's password");
+    expect(await newhire.locator("header .org").innerText()).toBe("test");
+    expect(await newhire.locator("header .badge").innerText()).toBe("admin");
+    await fillSignIn(newhire, screen.t.base, "newhire@a.test", "the real newhire's password");
+    expect(await newhire.locator("header .org").innerText()).toBe("test");
 
-    // Switching to an organization A does not belong to is refused, and A stays in B.
-    const foreign = await screen.t.service.orgs.createOrg("Not yours");
-    const csrf = await a.locator('input[name="_csrf"]').first().inputValue();
-    const refused = await a.request.post(`${screen.t.base}/settings/switch-organization`, { form: { _csrf: csrf, org_id: foreign.org.id }, headers: { origin: screen.t.base }, maxRedirects: 0 });
-    expect(refused.status()).toBe(403);
-    await a.goto(`${screen.t.base}/settings/videos`);
-    expect(await a.locator("header .org").innerText()).toBe("Beta Studio");
-    // Without the form token: refused too.
-    const noToken = await a.request.post(`${screen.t.base}/settings/switch-organization`, { form: { org_id: screen.t.orgId }, headers: { origin: screen.t.base }, maxRedirects: 0 });
-    expect(noToken.status()).toBe(403);
-    await a.context().close();
+    // The operator makes an organization owned by the same email: a link of its own; B's owner gets nothing.
+    const made = await cli(screen.t, "org", "create", "--name", "Gamma", "--owner-email", "newhire@a.test", "--json");
+    expect(made.code).toBe(0);
+    const gamma = JSON.parse(made.out);
+    expect(Object.keys(gamma).sort()).toEqual(["api_key", "org_id", "owner_setup_url"]);
+    const plain = await cli(screen.t, "org", "create", "--name", "Delta", "--owner-email", "owner-d@example.com", "--json");
+    expect(Object.keys(JSON.parse(plain.out)).sort()).toEqual(["api_key", "org_id", "owner_setup_url"]);
+    const again = await login("newhire@a.test", "chosen by B's owner");
+    const againHtml = await (await fetch(`${screen.t.base}/settings/keys`, { headers: { cookie: again.headers.get("set-cookie")!.split(";")[0]! } })).text();
+    expect(againHtml).not.toContain("Gamma");
+    const owner = await (await screen.browser.newContext()).newPage();
+    await useSetupLink(owner, gamma.owner_setup_url, "gamma owner password");
+    expect(await owner.locator("header .org").innerText()).toBe("Gamma");
+    expect(await owner.locator("header .badge").innerText()).toBe("owner");
+    // Each password opens its own account: three for one email, none reaching another's organization.
+    expect((await login("newhire@a.test", "gamma owner password")).status).toBe(303);
+    expect((await login("newhire@a.test", "not any of them")).status).toBe(401);
 
-    // A member of one organization only has no switcher and cannot switch into B.
-    const only = await screen.signInAs("developer");
-    expect(await only.getByLabel("Switch organization").count()).toBe(0);
-    const token = await only.locator('input[name="_csrf"]').first().inputValue();
-    const intoB = await only.request.post(`${screen.t.base}/settings/switch-organization`, { form: { _csrf: token, org_id: b.org_id }, headers: { origin: screen.t.base }, maxRedirects: 0 });
-    expect(intoB.status()).toBe(403);
-    await only.goto(`${screen.t.base}/settings/videos`);
-    expect(await only.locator("header .org").innerText()).toBe("test");
-    await only.context().close();
-  }, 60_000);
+    // `org invite` answers the same for the email and a fresh one: a setup_url each.
+    const invited = JSON.parse((await cli(screen.t, "org", "invite", "--org", b.org_id, "--email", "fresh@a.test", "--role", "viewer", "--json")).out);
+    expect(invited.setup_url).toStartWith(`${screen.t.base}/settings/setup/`);
+    const invitedTaken = JSON.parse((await cli(screen.t, "org", "invite", "--org", gamma.org_id, "--email", "owner-b@example.com", "--role", "viewer", "--json")).out);
+    expect(Object.keys(invitedTaken).sort()).toEqual(["org_id", "setup_url"]);
+    for (const p of [ownerA, ownerB, squatter, newhire, owner]) await p.context().close();
+  }, 300_000);
 });

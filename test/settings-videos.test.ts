@@ -65,4 +65,48 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     expect(missing!.status()).toBe(404);
     await viewer.context().close();
   }, 120_000);
+
+  test("issue 24: a failed video's page has Retry; it queues the video again (CSRF-checked), a viewer has no Retry", async () => {
+    // A source answering 404 until it is fixed (the same URL, as a customer would fix it).
+    let fixed = false;
+    const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (fixed ? new Response(Bun.file(FIXTURE)) : new Response("gone", { status: 404 })) });
+    try {
+      const created = (await (await screen.t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${origin.port}/clip.mp4`, title: "Flaky source" } })).json()) as any;
+      const id = created.data.asset.public_id as string;
+      const end = Date.now() + 60_000;
+      while ((((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status as string) !== "ERROR" && Date.now() < end) await Bun.sleep(100);
+
+      const viewer = await screen.signInAs("viewer");
+      await viewer.goto(`${screen.t.base}/settings/videos/${id}`);
+      expect(await viewer.getByRole("button", { name: "Retry" }).count()).toBe(0);
+      await viewer.context().close();
+
+      const page = await screen.signInAs("developer");
+      await page.goto(`${screen.t.base}/settings/videos/${id}`);
+      expect(await page.getByRole("alert").first().innerText()).toContain("SOURCE_NOT_FOUND");
+      // A POST without the form's token (a forged form) is refused and queues nothing.
+      const forged = await page.evaluate(
+        async (url) => (await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "_csrf=guessed" })).status,
+        `${screen.t.base}/settings/videos/${id}/retry`,
+      );
+      expect(forged).toBe(403);
+      expect(((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status).toBe("ERROR");
+
+      fixed = true;
+      await page.getByRole("button", { name: "Retry" }).click();
+      await page.waitForURL((u) => u.searchParams.get("done") === "retried");
+      expect(await page.getByText("Video queued again").isVisible()).toBe(true);
+      expect(await page.getByRole("button", { name: "Retry" }).count()).toBe(0);
+      const done = Date.now() + 90_000;
+      let status = "TRANSCODING";
+      while (status === "TRANSCODING" && Date.now() < done) {
+        await Bun.sleep(200);
+        status = ((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status;
+      }
+      expect(status).toBe("COMPLETED");
+      await page.context().close();
+    } finally {
+      origin.stop(true);
+    }
+  }, 150_000);
 });

@@ -303,6 +303,22 @@ export function createActorRuntime(opts: {
     send,
 
     /**
+     * `send` inside the caller's transaction: a work row's outcome and the
+     * transition it causes commit together (the work runner failing a video's
+     * transcode: the row's `failed` and the video's ERROR). `afterCommit`
+     * wakes the dispatcher and the runner; call it once the caller committed.
+     */
+    async sendIn<K extends ActorKindName>(tx: Tx, kind: K, id: string, event: ActorEvent<K>): Promise<{ result: TransitionResult<ActorContext<K>> | null; afterCommit: () => void }> {
+      const done = await step(tx, kind, id, event);
+      return {
+        result: (done?.result ?? null) as TransitionResult<ActorContext<K>> | null,
+        afterCommit: () => {
+          if (done?.result.changed) committed(done.result.events, done.wroteWork);
+        },
+      };
+    },
+
+    /**
      * Fires a timer row we hold: only while the row is still ours, in one
      * transaction with the transition (a timer cancelled by a transition that
      * committed first does nothing).

@@ -1,11 +1,19 @@
-/** The error codes of spec 7.2, each pinned to its HTTP status. */
+/**
+ * The error codes of spec 7.2, each pinned to its HTTP status, and two of the
+ * service's own in the same style (issue 23, docs/decisions.md): 405
+ * METHOD_NOT_ALLOWED (a known path, another method; `Allow` lists its methods)
+ * and 413 PAYLOAD_TOO_LARGE (a body over its route's limit, counted while read).
+ */
 export const ERROR_STATUS = {
   INVALID_API_KEY: 401,
   PERMISSION_DENIED: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   API_KEY_EXISTS: 409,
   TRANSCODE_NOT_CONFIGURED: 409,
   DRM_NOT_AVAILABLE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  VIDEO_NOT_RETRYABLE: 409,
   VALIDATION_ERROR: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
@@ -19,9 +27,12 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   INVALID_API_KEY: "Invalid or missing API key.",
   PERMISSION_DENIED: "The API key's organization lacks a permission this request needs.",
   NOT_FOUND: "Resource not found.",
+  METHOD_NOT_ALLOWED: "This path does not take this method: see the Allow header.",
   API_KEY_EXISTS: "The organization already has an active API key. Revoke it first.",
   TRANSCODE_NOT_CONFIGURED: "The organization has no transcoding settings.",
   DRM_NOT_AVAILABLE: "DRM is not available on the organization's plan.",
+  PAYLOAD_TOO_LARGE: "The request body is larger than this route takes.",
+  VIDEO_NOT_RETRYABLE: "Only a video in ERROR can be retried.",
   VALIDATION_ERROR: "The request failed validation.",
   RATE_LIMITED: "Too many requests.",
   INTERNAL_ERROR: "Internal server error.",

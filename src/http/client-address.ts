@@ -1,3 +1,5 @@
+import { clientAddressKey } from "../../media/rtmp/client-address.ts";
+
 /**
  * The client's address for per-address limits (sign-in throttling, the DRM
  * licence limit, WHIP publishers, live viewer counts). Behind a
@@ -21,4 +23,14 @@ export function clientAddress(request: Request, socketAddress: string | undefine
   const picked = entries[Math.max(0, entries.length - trustProxy)]!;
   // A rate-limit key, not an identity: bounded so a forged header cannot make huge keys.
   return picked.slice(0, 64);
+}
+
+/**
+ * The client's address as one allowance of a per-address limit: IPv4 as it
+ * is, IPv6 by its /64 (one host holds a whole /64 and could rotate through
+ * it), the grouping RTMP and WHIP already count connections by
+ * (media/rtmp/client-address.ts). Used by sign-in and the DRM licence.
+ */
+export function clientAddressGroup(request: Request, socketAddress: string | undefined, trustProxy: number): string {
+  return clientAddressKey(clientAddress(request, socketAddress, trustProxy));
 }

@@ -14,13 +14,17 @@ import type { RateLimiter } from "./rate-limiter.ts";
 import { orgLimitFor } from "./route-limits.ts";
 import { validationDetails } from "./validation-details.ts";
 import { routedPath } from "./canonical-request.ts";
+import { emptyBody } from "./input.ts";
 import { readJsonBody } from "./json-body.ts";
 import { markRoute } from "./matched-route.ts";
+import { payloadTooLarge } from "./bounded-body.ts";
+import { BODY_LIMITS } from "./route-limits.ts";
+import { createRouteTable } from "./route-table.ts";
 import { isTusPath, tusWithoutKey } from "./tus-requests.ts";
 import { componentSchemas, envelopeSchemas } from "./openapi-docs.ts";
 
-/** JSON bodies are capped by Content-Length in onRequest, then read by the app's own parser (json-body.ts: nesting depth checked first). */
-export const MAX_JSON_BYTES = 1024 * 1024;
+/** JSON bodies: refused in onRequest when their declared length is over it, counted while read by the app's own parser (json-body.ts). */
+export const MAX_JSON_BYTES = BODY_LIMITS.apiJson;
 
 export interface AppDeps {
   orgs: OrgStore;
@@ -54,12 +58,14 @@ function malformedPath(path: string): boolean {
 
 const NO_SUCH_ROUTE = () => errorResponse(new ApiError("NOT_FOUND", "No such route."));
 
+/** Whether a request declares a body, whatever its method. */
 function hasBody(request: Request): boolean {
-  if (request.method === "GET" || request.method === "HEAD") return false;
   const len = request.headers.get("content-length");
   if (len !== null) return Number(len) > 0;
   return request.headers.has("transfer-encoding");
 }
+
+const GET_NO_BODY = { body: "must be absent: GET and HEAD take no body" };
 
 function isJson(contentType: string | null): boolean {
   return !!contentType && /^application\/json\s*(;|$)/i.test(contentType);
@@ -67,6 +73,24 @@ function isJson(contentType: string | null): boolean {
 
 export function createApp(deps: AppDeps) {
   const { orgs, rateLimiter, logger } = deps;
+  // Built on first use, once every plugin has registered its routes.
+  let table: ReturnType<typeof createRouteTable> | undefined;
+  let bodyRoutes: Set<string> | undefined;
+  /** Whether the route (its template) takes a body: exactly the operations whose OpenAPI document has a `requestBody`. */
+  const takesBody = (method: string, route: string) => {
+    bodyRoutes ??= new Set(
+      (app.routes as Array<{ method: string; path: string; hooks?: { detail?: { requestBody?: unknown } } }>).filter((r) => r.hooks?.detail?.requestBody).map((r) => `${r.method} ${r.path}`),
+    );
+    return bodyRoutes.has(`${method} ${route}`);
+  };
+  /** A known path asked with a method none of its routes takes: 405 with `Allow` (RFC 9110 15.5.6), else null. */
+  const methodNotAllowed = (request: Request): Response | null => {
+    table ??= createRouteTable(app.routes);
+    const allowed = table.methodsAt(routedPath(request.url));
+    if (allowed.length === 0 || allowed.includes(request.method) || allowed.includes("ALL")) return null;
+    const allow = allowed.join(", ");
+    return errorResponse(new ApiError("METHOD_NOT_ALLOWED", `This path takes ${allow}, not ${request.method}.`, undefined, { allow }));
+  };
 
   const app = new Elysia({ name: "app" })
     // First, so every route (openapi's too) records its template for the access log and metrics (src/ops).
@@ -90,7 +114,7 @@ export function createApp(deps: AppDeps) {
             title: "Video library and live streaming API",
             version: deps.version ?? "1.0.0",
             description:
-              "Register videos to transcode into HLS renditions and downloads, run RTMP live streams recorded into the library, and receive signed webhooks. Every response is the envelope `{success, message, data | error, meta}`.",
+              "Register videos to transcode into HLS renditions and downloads, run RTMP live streams recorded into the library, and receive signed webhooks. Every response is the envelope `{success, message, data | error, meta}`. Beyond each operation's own answers: a known path asked with a method it does not take is 405 `METHOD_NOT_ALLOWED` with `Allow` listing the methods it takes; an unknown path, or an id longer than 64 characters, is 404 `NOT_FOUND`; a body is counted while it is read, and one over its route's limit (1 MiB for JSON, with or without `Content-Length`) is 413 `PAYLOAD_TOO_LARGE`; a body on an operation that takes none (anything but `{}` or `null`) is 422 `VALIDATION_ERROR`.",
           },
           components: {
             // A getter too: the named response schemas (openapi-docs.ts `named`) are collected as the routes call doc().
@@ -139,27 +163,32 @@ export function createApp(deps: AppDeps) {
 
       if (malformedPath(path)) return NO_SUCH_ROUTE();
 
+      // Bun hands a GET or HEAD no body (it drops what one sends): none of their routes takes one, so one declared is refused.
+      if ((request.method === "GET" || request.method === "HEAD") && hasBody(request)) return errorResponse(ApiError.validation(GET_NO_BODY));
       // A tus body is the file's bytes, not JSON.
       if (hasBody(request) && !tus) {
         if (!isJson(request.headers.get("content-type"))) {
           return errorResponse(ApiError.validation({ "Content-Type": "must be application/json" }));
         }
-        // Elysia reads a JSON body whole: without a length it could not be capped before reading.
+        // A declared length over the limit is refused before routing; any other body is counted while read (json-body.ts).
         const declared = request.headers.get("content-length");
-        if (declared === null) return errorResponse(ApiError.validation({ "Content-Length": "is required on a JSON body" }));
-        if (Number(declared) > MAX_JSON_BYTES) return errorResponse(ApiError.validation({ body: `must be at most ${MAX_JSON_BYTES} bytes` }));
+        if (declared !== null && Number(declared) > MAX_JSON_BYTES) return errorResponse(payloadTooLarge(MAX_JSON_BYTES));
       }
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error);
       // Before the code checks below: a domain NotFound must not read as "No such route".
       if (error instanceof DomainError) return domainErrorResponse(error);
-      if (code === "VALIDATION") return errorResponse(ApiError.validation(validationDetails(error)));
+      if (code === "VALIDATION") {
+        // A path parameter out of its shape (an id over 64 characters) names nothing: 404 as any unknown id.
+        if ((error as { type?: string }).type === "params") return errorResponse(ApiError.notFound());
+        return errorResponse(ApiError.validation(validationDetails(error)));
+      }
       if (code === "PARSE") {
         const cause = (error as { cause?: unknown }).cause;
         return errorResponse(cause instanceof ApiError ? cause : ApiError.validation({ body: "is not valid JSON" }));
       }
-      if (code === "NOT_FOUND") return errorResponse(new ApiError("NOT_FOUND", "No such route."));
+      if (code === "NOT_FOUND") return methodNotAllowed(request) ?? NO_SUCH_ROUTE();
       logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
       return errorResponse(new ApiError("INTERNAL_ERROR"));
     });
@@ -167,6 +196,13 @@ export function createApp(deps: AppDeps) {
   for (const p of deps.publicPlugins ?? []) app.use(p);
   // JSON bodies of the API routes (registered after this hook; the public routes above parse their own).
   app.onParse({ as: "global" }, ({ request }, contentType) => (isJson(contentType) ? readJsonBody(request) : undefined));
+  // A route that takes no body (POST actions, DELETE) refuses one (422), after permission and parameter checks, as body
+  // validation is; the JSON parser above has read it, bounded. GET and HEAD: onRequest.
+  app.onBeforeHandle({ as: "global" }, ({ request, route, body }) => {
+    if (request.method === "GET" || request.method === "HEAD" || takesBody(request.method, route)) return;
+    // Nothing, `{}` or `null` (docs/decisions.md "Strict input"); else each field "is not a known field", or details.body.
+    emptyBody.parse(body);
+  });
   for (const p of deps.plugins) app.use(p);
   return app;
 }

@@ -13,6 +13,7 @@ import {
   UploadNotRegistrable,
   UploadTooLarge,
   UploadUrlRefused,
+  VideoNotRetryable,
 } from "../videos/errors.ts";
 import { EndpointLimitReached, EndpointUrlRefused } from "../webhooks/errors.ts";
 import { domainErrorResponse } from "./domain-error-map.ts";
@@ -34,6 +35,7 @@ const cases: Array<[DomainError, Expected]> = [
   [new ApiKeyExists(), { status: 409, code: "API_KEY_EXISTS", message: "The organization already has an active API key. Revoke it first." }],
   [new TranscodeNotConfigured(), { status: 409, code: "TRANSCODE_NOT_CONFIGURED", message: "The organization has no transcoding settings." }],
   [new DrmNotAvailable(), { status: 409, code: "DRM_NOT_AVAILABLE", message: "DRM is not available on the organization's plan." }],
+  [new VideoNotRetryable("COMPLETED"), { status: 409, code: "VIDEO_NOT_RETRYABLE", message: "Only a video in ERROR can be retried; this one is COMPLETED.", details: { status: "COMPLETED" } }],
   [new InvalidInput({ a: "is required" }), { status: 422, code: "VALIDATION_ERROR", message: "The request failed validation.", details: { a: "is required" } }],
   [new InvalidSourceUrl(), { status: 422, code: "VALIDATION_ERROR", message: "The request failed validation.", details: { source_url: "must be an http or https URL" } }],
   [new UploadNotRegistrable("unknown"), { status: 422, code: "VALIDATION_ERROR", message: "The request failed validation.", details: { source_url: "no upload of this organization at this URL" } }],

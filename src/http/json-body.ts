@@ -1,4 +1,6 @@
 import { ApiError } from "./api-error.ts";
+import { readBoundedBody } from "./bounded-body.ts";
+import { BODY_LIMITS } from "./route-limits.ts";
 
 /** Deepest nesting of arrays and objects a JSON body may have. The deepest valid input of the API is 2 (tags). */
 export const MAX_JSON_DEPTH = 32;
@@ -34,13 +36,13 @@ export function exceedsDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads and parses a JSON body (its length was checked before reading). A body
- * nested deeper than MAX_JSON_DEPTH is refused before JSON.parse sees it: deep
- * nesting costs parsers, validators and serialisers time and stack for no
- * input this API takes. An empty body is `null` (no body).
+ * Reads (at most `limit` bytes, counted while read: 413 past it) and parses a
+ * JSON body. A body nested deeper than MAX_JSON_DEPTH is refused before
+ * JSON.parse sees it: deep nesting costs parsers, validators and serialisers
+ * time and stack for no input this API takes. An empty body is `null` (no body).
  */
-export async function readJsonBody(request: Request): Promise<unknown> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
+export async function readJsonBody(request: Request, limit: number = BODY_LIMITS.apiJson): Promise<unknown> {
+  const bytes = await readBoundedBody(request, limit);
   if (bytes.length === 0) return null;
   if (exceedsDepth(bytes)) throw ApiError.validation({ body: `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep` });
   let text: string;

@@ -138,7 +138,7 @@ export function errorEnvelope(codes: readonly string[]) {
         additionalProperties: false,
         properties: {
           code: { type: "string", enum: codes },
-          details: { description: "PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message." },
+          details: { description: "PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit." },
         },
       },
       meta: META,
@@ -152,8 +152,11 @@ const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
   TRANSCODE_QUEUE_FAILED: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.TRANSCODE_QUEUE_FAILED!["retry-after"]}).`,
 };
 
-/** Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission. */
-const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "RATE_LIMITED", "INTERNAL_ERROR"];
+/**
+ * Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission, and
+ * VALIDATION_ERROR for a body that is not JSON or a body on a route that takes none.
+ */
+const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"];
 
 /** The responses of every code in `codes`, one per status (codes sharing a status share a schema). */
 export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
@@ -215,7 +218,8 @@ export function doc(opts: DocOptions) {
   const responses: Record<string, unknown> = {
     [ok]: success,
     ...(opts.alsoOk ? { 200: { ...success, description: opts.alsoOk } } : {}),
-    ...errorResponses([...COMMON, ...(opts.errors ?? [])]),
+    // A route with a body counts it while reading (src/http/bounded-body.ts): 413 past the limit. Without one, a body is 422.
+    ...errorResponses([...COMMON, ...(opts.body ? (["PAYLOAD_TOO_LARGE"] as const) : []), ...(opts.errors ?? [])]),
   };
   // The OpenAPI response objects are plain JSON here; Elysia types them more narrowly than needed.
   return {

@@ -4,7 +4,7 @@ import { matchedRoute } from "../http/matched-route.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "./metrics.ts";
 import { requestIdFrom } from "./request-id.ts";
-import { createRouteTable } from "./route-table.ts";
+import { createRouteTable } from "../http/route-table.ts";
 
 /** Methods outside this set share one label: a client cannot mint label values. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);

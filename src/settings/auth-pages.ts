@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
-import { clientAddress } from "../http/client-address.ts";
+import { clientAddressGroup } from "../http/client-address.ts";
 import type { SettingsDeps } from "./deps.ts";
-import { html } from "./html.ts";
+import { type Html, html } from "./html.ts";
 import { forbiddenPage, publicPage, redirect } from "./page.ts";
 import { MIN_PASSWORD_LENGTH, SESSION_MAX_MS } from "./people-store.ts";
 import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE, sameOriginRequest, sessionCookie, sessionGuard } from "./session-guard.ts";
@@ -13,9 +13,22 @@ import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE,
  * Sec-Fetch-Site check (login CSRF), and by the throttle.
  */
 
-/** Sign-in attempts per account and per client address, per rate-limit window (RATE_LIMIT_WINDOW_MS, one minute by default). */
+/**
+ * Sign-in attempts per rate-limit window (RATE_LIMIT_WINDOW_MS, one minute by
+ * default): per account *and* client address (IPv6 by /64), and per client
+ * address whatever the emails. Never per account alone: that allowance is
+ * spent by anyone who knows the email, which locked its owner out.
+ */
 export const LOGIN_LIMIT_PER_ACCOUNT = 5;
 export const LOGIN_LIMIT_PER_ADDRESS = 20;
+
+/** The throttle's buckets for one attempt (also the invitation's accept form, which checks a password). */
+export function loginChecks(email: string, addressGroup: string): Array<{ key: string; limit: number }> {
+  return [
+    { key: `login:pair:${addressGroup} ${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
+    { key: `login:addr:${addressGroup}`, limit: LOGIN_LIMIT_PER_ADDRESS },
+  ];
+}
 
 const str = (body: unknown, name: string): string => {
   const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
@@ -44,11 +57,31 @@ function setupForm(token: string, email: string) {
 </form>`;
 }
 
+/** A mailed invitation for an email with a proven account: its holder joins with that account's password. */
+function acceptForm(token: string, email: string, orgName: string) {
+  return html`<p>You already have an account for <strong>${email}</strong>. Enter its password to join <strong>${orgName}</strong>; you then switch between your organizations in the header.</p>
+<form method="post" action="/settings/setup/${token}">
+  <input type="hidden" name="email" value="${email}" autocomplete="username">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <div><button type="submit">Join ${orgName}</button></div>
+</form>`;
+}
+
 const linkInvalid = () =>
   publicPage({
     title: "Link not valid",
     status: 410,
     body: html`<p>This setup link was already used or has expired. Ask the organization's owner (or the operator) for a new one, or <a href="/settings/login">sign in</a>.</p>`,
+  });
+
+const throttled = (retryAfterSeconds: number, body: Html) =>
+  publicPage({
+    title: "Too many attempts",
+    status: 429,
+    headers: { "retry-after": String(retryAfterSeconds) },
+    flash: { kind: "error", message: `Too many sign-in attempts. Try again in ${retryAfterSeconds} seconds.` },
+    body,
   });
 
 export function authPages(deps: SettingsDeps) {
@@ -66,22 +99,13 @@ export function authPages(deps: SettingsDeps) {
       const email = str(body, "email").trim().toLowerCase();
       const password = str(body, "password");
       // Behind a reverse proxy (TRUST_PROXY hops) the socket's address is the proxy's: the client is read from X-Forwarded-For.
-      const address = clientAddress(request, server?.requestIP(request)?.address, deps.config.trustProxy);
-      // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and per address.
-      const pending = deps.rateLimiter.hit([
-        { key: `login:acct:${email}`, limit: LOGIN_LIMIT_PER_ACCOUNT },
-        { key: `login:addr:${address}`, limit: LOGIN_LIMIT_PER_ADDRESS },
-      ]);
+      const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.config.trustProxy);
+      // Counted before the password is checked: every attempt spends the allowance, so guessing is bounded per account and address, and per address.
+      const pending = deps.rateLimiter.hit(loginChecks(email, address));
       const verdict = pending instanceof Promise ? await pending : pending;
       if (!verdict.ok) {
-        deps.logger.warn("Sign-in throttled", { key_kind: verdict.key.startsWith("login:acct:") ? "account" : "address" });
-        return publicPage({
-          title: "Too many attempts",
-          status: 429,
-          headers: { "retry-after": String(verdict.retryAfterSeconds) },
-          flash: { kind: "error", message: `Too many sign-in attempts. Try again in ${verdict.retryAfterSeconds} seconds.` },
-          body: loginForm(email),
-        });
+        deps.logger.warn("Sign-in throttled", { key_kind: verdict.key.startsWith("login:pair:") ? "account and address" : "address" });
+        return throttled(verdict.retryAfterSeconds, loginForm(email));
       }
       const who = email && password ? await people.verifyLogin(email, password) : null;
       if (!who) {
@@ -93,20 +117,37 @@ export function authPages(deps: SettingsDeps) {
     .get("/setup/:token", async ({ params }) => {
       const setup = await people.peekSetup(params.token);
       if (!setup) return linkInvalid();
+      if (setup.joinsAccount) return publicPage({ title: "Accept the invitation", body: acceptForm(params.token, setup.email, setup.orgName) });
       return publicPage({ title: "Set your password", body: setupForm(params.token, setup.email) });
     })
-    .post("/setup/:token", async ({ params, request, body }) => {
+    .post("/setup/:token", async ({ params, request, body, server }) => {
       if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
       const setup = await people.peekSetup(params.token);
       if (!setup) return linkInvalid();
       const password = str(body, "password");
+      const join = async () => {
+        // The existing account's password is checked: throttled as a sign-in of that email from this address.
+        const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.config.trustProxy);
+        const pending = deps.rateLimiter.hit(loginChecks(setup.email, address));
+        const verdict = pending instanceof Promise ? await pending : pending;
+        if (!verdict.ok) return throttled(verdict.retryAfterSeconds, acceptForm(params.token, setup.email, setup.orgName));
+        const done = await people.acceptInvitation(params.token, password);
+        if (!done) {
+          if (!(await people.peekSetup(params.token))) return linkInvalid();
+          return publicPage({ title: "Accept the invitation", status: 401, flash: { kind: "error", message: "Wrong password." }, body: acceptForm(params.token, setup.email, setup.orgName) });
+        }
+        deps.logger.info("Invitation accepted with an existing account", { user_id: done.userId, org_id: done.orgId });
+        return signIn(done.userId, done.orgId);
+      };
+      if (setup.joinsAccount) return join();
       const again = str(body, "confirm");
       const retry = (message: string) => publicPage({ title: "Set your password", status: 400, flash: { kind: "error", message }, body: setupForm(params.token, setup.email) });
       if (password !== again) return retry("The two passwords differ.");
       try {
         const done = await people.completeSetup(params.token, password);
+        if (done === "join") return publicPage({ title: "Accept the invitation", status: 409, body: acceptForm(params.token, setup.email, setup.orgName) });
         if (!done) return linkInvalid();
-        deps.logger.info("Password set from a setup link", { user_id: done.userId, org_id: done.orgId });
+        deps.logger.info("Password set from a setup link", { user_id: done.userId, org_id: done.orgId, proven: setup.delivered });
         return signIn(done.userId, done.orgId);
       } catch (err) {
         if (err instanceof InvalidInput) return retry(`Password ${err.fields.password ?? "is not valid"}.`);

@@ -138,7 +138,7 @@ export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html
     ${s.duration_seconds !== null ? html`<dt>Duration</dt><dd>${Math.round(s.duration_seconds)} s</dd>` : ""}
   </dl>
   <section class="panel" aria-labelledby="recording"><h2 id="recording">Recording</h2>${recording}</section>
-  ${settled ? "" : pushInstructions(s, opts.copy)}
+  ${settled ? "" : opts.canManage ? pushInstructions(s, opts.copy) : html`<p class="muted" id="push-hidden">The push URL and stream key are shown to roles that manage live streams (anyone holding them can broadcast).</p>`}
   ${!settled && opts.canManage && opts.srtUrl ? srtInstructions(opts.srtUrl, opts.copy) : ""}
   ${preview(s)}
   ${

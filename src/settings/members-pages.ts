@@ -4,14 +4,17 @@ import type { SettingsDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
 import { confirmed, confirmPage } from "./confirm-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
+import { invitationMailer, mailFailure } from "./invitation-mail.ts";
 import { INVITABLE_ROLES, type MemberRow, setupUrl } from "./people-store.ts";
 import { peopleFor, requireAction, sessionGuard } from "./session-guard.ts";
 import type { Member } from "./types.ts";
 
 /**
  * Members (owner only): who may sign in to this organization's screen, with
- * which role; invitations are setup links shown once (the person sets a
- * password through it); removing a member ends their sessions at once.
+ * which role; invitations are setup links, mailed to the address with
+ * SMTP_URL, else shown once (the person sets the password of an account of
+ * this organization only); the answer never depends on what the email has
+ * elsewhere. Removing a member ends their sessions at once.
  */
 
 const ROLE_HELP: Record<string, string> = {
@@ -67,22 +70,29 @@ export function membersPages(deps: SettingsDeps) {
       const email = typeof b.email === "string" ? b.email : "";
       const role = typeof b.role === "string" ? b.role : "";
       try {
-        const { token } = await people.invite(member.org.id, email, role);
-        deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role, existing_account: token === null });
-        if (!token) {
-          // They already have a password: added at once, no link (a link could set that password, and this page shows it to the inviter).
+        const mailer = invitationMailer(deps.config);
+        const { token, userId } = await people.invite(member.org.id, email, role, { delivered: mailer !== null });
+        const to = email.trim().toLowerCase();
+        if (mailer) {
+          // Mailed to the address itself: the link is never on this page, and using it proves the email.
+          try {
+            await mailer.send({ to, token, orgName: member.org.name, role });
+          } catch (err) {
+            await people.withdrawInvitation(member.org.id, userId);
+            deps.logger.warn("Invitation mail not sent", { org_id: member.org.id, user_id: member.userId, error: mailFailure(err) });
+            return listPage(member, { status: 502, email, role, flash: { kind: "error", message: `The invitation could not be mailed (${mailFailure(err)}); nothing was created. Try again later.` } });
+          }
+          deps.logger.info("Member invited from settings (mailed)", { org_id: member.org.id, user_id: member.userId, role });
           return listPage(member, {
-            flash: {
-              kind: "success",
-              message: html`<strong>${email.trim().toLowerCase()}</strong> already has an account and was added as ${role}. They sign in with their existing password and choose ${member.org.name} in the organization switcher; no link is needed.`,
-            },
+            flash: { kind: "success", message: html`Invitation mailed to <strong>${to}</strong>. The link in it works once and expires in 72 hours.` },
           });
         }
+        deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role });
         const link = setupUrl(deps.config.baseUrl, token);
         const top = shownOnce({
           id: "setup-link",
           heading: "Invitation link",
-          text: html`Send this link to <strong>${email.trim().toLowerCase()}</strong>. It works once and expires in 72 hours; it is not shown again.`,
+          text: html`Send this link to <strong>${to}</strong>. It works once and expires in 72 hours; it is not shown again. Whoever opens it chooses the password of ${to}'s account in ${member.org.name}, which signs in to this organization only.`,
           value: link,
           copyLabel: "Copy link",
         });

@@ -53,7 +53,7 @@ test("a setup link works once, stores only its hash, and signs the owner in with
   expect(await people.verifyLogin("nobody@example.com", "correct horse battery")).toBeNull();
   // One owner per organization.
   await expect(people.createOwner(orgId, "second@example.com")).rejects.toBeInstanceOf(InvalidInput);
-});
+}, 60_000);
 
 test("sessions: the cookie token is stored hashed, expires when idle and absolutely, ends on sign-out", async () => {
   const people = createPeopleStore(database, { now });
@@ -86,16 +86,20 @@ test("sessions: the cookie token is stored hashed, expires when idle and absolut
   const out = await people.createSession(userId, orgId);
   await people.deleteSession(out.token);
   expect(await people.sessionMember(out.token)).toBeNull();
-});
+}, 60_000);
 
 test("invitations: roles checked, removing a member deletes their sessions and links", async () => {
   const people = createPeopleStore(database, { now });
   await expect(people.invite(orgId, "dev@example.com", "owner")).rejects.toBeInstanceOf(InvalidInput);
   await expect(people.invite(orgId, "not an email", "viewer")).rejects.toBeInstanceOf(InvalidInput);
   const { token, userId } = withLink(await people.invite(orgId, "dev@example.com", "developer"));
-  await expect(people.invite(orgId, "DEV@example.com", "viewer")).rejects.toBeInstanceOf(InvalidInput);
+  // Invited again before using the link: a fresh link for the same pending member, the first one dead.
+  const again = withLink(await people.invite(orgId, "DEV@example.com", "developer"));
+  expect(again.userId).toBe(userId);
+  expect(await people.peekSetup(token)).toBeNull();
   expect((await people.listMembers(orgId)).find((m) => m.userId === userId)).toMatchObject({ role: "developer", active: false });
-  await people.completeSetup(token, "developer password");
+  expect(await people.completeSetup(again.token, "developer password")).toEqual({ userId, orgId });
+  await expect(people.invite(orgId, "dev@example.com", "viewer")).rejects.toBeInstanceOf(InvalidInput);
   const s = await people.createSession(userId, orgId);
   expect((await people.sessionMember(s.token))?.role).toBe("developer");
 
@@ -105,7 +109,7 @@ test("invitations: roles checked, removing a member deletes their sessions and l
   expect(await people.sessionMember(s.token)).toBeNull();
   expect(await people.verifyLogin("dev@example.com", "developer password")).toBeNull();
   expect((await database.client.execute({ sql: "SELECT count(*) FROM users WHERE id = ?", args: [userId] })).rows[0]![0]).toBe(0);
-});
+}, 60_000);
 
 test("retention deletes expired sessions and setup links, and keeps the others", async () => {
   const people = createPeopleStore(database, { now });
@@ -127,46 +131,92 @@ test("retention deletes expired sessions and setup links, and keeps the others",
   const links = (await database.client.execute("SELECT token_hash FROM setup_tokens")).rows.map((r) => r[0]);
   expect(links).toContain(sha256(token));
   expect(links).not.toContain(sha256(oldLink));
-});
+}, 60_000);
 
-test("a person who has a password is added without a link, and no link ever replaces a password (issue 13 audit: cross-organization takeover)", async () => {
+const saltOf = async (email: string) =>
+  (await database.client.execute({ sql: "SELECT password_hash FROM users WHERE email = ? AND password_hash IS NOT NULL", args: [email] })).rows.map((r) => String(r[0]).split("$")[4]);
+
+test("shown links (no SMTP): every organization's invitation makes its own account, the answer the same whether the email exists elsewhere (issue 23 item 1)", async () => {
   const people = createPeopleStore(database, { now });
   clock = Date.now();
-  const other = (await createOrgStore(database).createOrg("other")).org.id;
-  const a = withLink(await people.invite(orgId, "alice@example.com", "admin"));
-  expect(await people.completeSetup(a.token, "alice's own password")).not.toBeNull();
+  const a = (await createOrgStore(database).createOrg("A")).org.id;
+  const b = (await createOrgStore(database).createOrg("B")).org.id;
+  // B's owner pre-registers the email and chooses its password.
+  const inB = await people.invite(b, "newhire@a.test", "viewer");
+  expect(Object.keys(inB).sort()).toEqual(["token", "userId"]);
+  expect(await people.completeSetup(inB.token, "chosen by B's owner")).toEqual({ userId: inB.userId, orgId: b });
+  // A invites the same email: a link of its own, a different account, same shape of answer.
+  const inA = await people.invite(a, "NewHire@a.test", "admin");
+  expect(Object.keys(inA).sort()).toEqual(["token", "userId"]);
+  expect(inA.userId).not.toBe(inB.userId);
+  expect(await people.peekSetup(inA.token)).toMatchObject({ email: "newhire@a.test", orgId: a, delivered: false, joinsAccount: false });
+  // And the operator's new organization the same.
+  const c = (await createOrgStore(database).createOrg("C")).org.id;
+  const inC = await people.createOwner(c, "newhire@a.test");
+  expect(inC.userId).not.toBe(inB.userId);
 
-  // Another organization's owner invites the same email: a membership, no link.
-  const added = await people.invite(other, "Alice@example.com", "viewer");
-  expect(added).toEqual({ userId: a.userId, token: null, existingAccount: true });
-  expect((await database.client.execute({ sql: "SELECT count(*) FROM setup_tokens WHERE user_id = ? AND used_at IS NULL", args: [a.userId] })).rows[0]![0]).toBe(0);
-  expect((await people.organizationsOf(a.userId)).map((o) => [o.id, o.role])).toEqual([
-    [orgId, "admin"],
-    [other, "viewer"],
-  ]);
+  // B's password opens B only; the real person's opens A only.
+  expect(await people.verifyLogin("newhire@a.test", "chosen by B's owner")).toEqual({ userId: inB.userId, orgId: b });
+  expect(await people.completeSetup(inA.token, "the real newhire's")).toEqual({ userId: inA.userId, orgId: a });
+  expect(await people.verifyLogin("newhire@a.test", "the real newhire's")).toEqual({ userId: inA.userId, orgId: a });
+  expect(await people.organizationsOf(inB.userId)).toEqual([{ id: b, name: "B", role: "viewer" }]);
+  const s = await people.createSession(inB.userId, b);
+  expect(await people.switchOrganization(s.token, a)).toBe(false);
+  expect(await people.switchOrganization(s.token, c)).toBe(false);
+  // One salt for the email's accounts: a sign-in costs one argon2id computation however many there are.
+  const salts = await saltOf("newhire@a.test");
+  expect(salts.length).toBe(2);
+  expect(new Set(salts).size).toBe(1);
 
-  // A link for a user who has a password (made by hand, or before this rule) is dead: not shown, not usable.
-  const forged = "forged-link-token-for-alice-0123456789abcdefghijk";
+  // A link for a user who has a password (made by hand, or before these rules) is dead: not shown, not usable.
+  const forged = "forged-link-token-for-newhire-0123456789abcdefghijk";
   await database.client.execute({
     sql: "INSERT INTO setup_tokens (token_hash, user_id, org_id, purpose, created_at, expires_at) VALUES (?, ?, ?, 'invite', ?, ?)",
-    args: [sha256(forged), a.userId, other, clock, clock + SETUP_TTL_MS],
+    args: [sha256(forged), inA.userId, a, clock, clock + SETUP_TTL_MS],
   });
   expect(await people.peekSetup(forged)).toBeNull();
   expect(await people.completeSetup(forged, "the attacker's password")).toBeNull();
-  expect(await people.verifyLogin("alice@example.com", "the attacker's password")).toBeNull();
-  expect(await people.verifyLogin("alice@example.com", "alice's own password")).toEqual({ userId: a.userId, orgId });
+  expect(await people.verifyLogin("newhire@a.test", "the attacker's password")).toBeNull();
+}, 60_000);
 
-  // A person still without a password belongs to one organization only: a second one's link would let its owner pick the password.
-  withLink(await people.invite(orgId, "pending@example.com", "viewer"));
-  await expect(people.invite(other, "pending@example.com", "viewer")).rejects.toBeInstanceOf(InvalidInput);
-  await expect(people.checkNewOwner("pending@example.com")).rejects.toBeInstanceOf(InvalidInput);
-  await people.checkNewOwner("alice@example.com");
+test("mailed links prove the email: the account is the email's own; another organization's mailed invitation joins it with its password", async () => {
+  const people = createPeopleStore(database, { now });
+  clock = Date.now();
+  const a = (await createOrgStore(database).createOrg("Mail A")).org.id;
+  const b = (await createOrgStore(database).createOrg("Mail B")).org.id;
+  // Before anything, the owner of S made an account of S for the address (shown link).
+  const sq = (await createOrgStore(database).createOrg("Mail S")).org.id;
+  const squat = await people.invite(sq, "proven@a.test", "viewer");
+  expect(await people.completeSetup(squat.token, "squatter's password")).not.toBeNull();
 
-  // The session's organization changes only to one the person belongs to.
-  const s = await people.createSession(a.userId, orgId);
-  const third = (await createOrgStore(database).createOrg("third")).org.id;
-  expect(await people.switchOrganization(s.token, third)).toBe(false);
-  expect((await people.sessionMember(s.token))?.org.id).toBe(orgId);
-  expect(await people.switchOrganization(s.token, other)).toBe(true);
-  expect(await people.sessionMember(s.token)).toMatchObject({ role: "viewer", org: { id: other } });
-});
+  const first = await people.invite(a, "proven@a.test", "developer", { delivered: true });
+  expect(await people.peekSetup(first.token)).toMatchObject({ delivered: true, joinsAccount: false });
+  expect(await people.completeSetup(first.token, "the holder's password")).toEqual({ userId: first.userId, orgId: a });
+  const proven = (await database.client.execute({ sql: "SELECT scope_org_id FROM users WHERE id = ?", args: [first.userId] })).rows[0]![0];
+  expect(proven).toBeNull();
+
+  // B invites by mail: the holder joins with the password they have; no new password is chosen.
+  const second = await people.invite(b, "proven@a.test", "admin", { delivered: true });
+  expect(await people.peekSetup(second.token)).toMatchObject({ orgName: "Mail B", joinsAccount: true });
+  expect(await people.completeSetup(second.token, "a new password!!")).toBe("join");
+  expect(await people.acceptInvitation(second.token, "squatter's password")).toBeNull();
+  expect(await people.acceptInvitation(second.token, "the holder's password")).toEqual({ userId: first.userId, orgId: b });
+  expect(await people.acceptInvitation(second.token, "the holder's password")).toBeNull();
+  expect((await people.organizationsOf(first.userId)).map((o) => [o.id, o.role])).toEqual([
+    [a, "developer"],
+    [b, "admin"],
+  ]);
+  // S's own account for the address is untouched and still S's only.
+  expect(await people.verifyLogin("proven@a.test", "squatter's password")).toEqual({ userId: squat.userId, orgId: sq });
+  expect(await people.verifyLogin("proven@a.test", "the holder's password")).toEqual({ userId: first.userId, orgId: a });
+  const s = await people.createSession(first.userId, a);
+  expect(await people.switchOrganization(s.token, b)).toBe(true);
+  expect(await people.sessionMember(s.token)).toMatchObject({ role: "admin", org: { id: b } });
+  // A shown link never joins the proven account: it makes an account of that organization.
+  const c = (await createOrgStore(database).createOrg("Mail C")).org.id;
+  const shown = await people.invite(c, "proven@a.test", "viewer");
+  expect(await people.peekSetup(shown.token)).toMatchObject({ joinsAccount: false });
+  expect(shown.userId).not.toBe(first.userId);
+  expect(await people.completeSetup(shown.token, "c's own password")).toEqual({ userId: shown.userId, orgId: c });
+  expect((await people.organizationsOf(first.userId)).map((o) => o.id)).not.toContain(c);
+}, 60_000);

@@ -1,9 +1,10 @@
-import { and, asc, eq, gt, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
 import type { Database, Db } from "../db/create-database.ts";
 import { memberships, organizations, sessions, setupTokens, users } from "../db/schema/index.ts";
 import { InvalidInput, NotFound } from "../errors.ts";
 import { randomToken } from "../ids.ts";
 import { normalizeSettings } from "../orgs/org-settings.ts";
+import { hashLike, parsePhc, sameSalt, tagEquals, tagLike } from "./password-hash.ts";
 import type { Member, Role } from "./types.ts";
 
 /**
@@ -12,6 +13,16 @@ import type { Member, Role } from "./types.ts";
  * terminal (setup token, session token) is stored as its SHA-256 only, so a
  * copy of the database signs nobody in. Used by the screen and by the CLI
  * (`org create --owner-email`, `org invite`), on the same rows.
+ *
+ * Accounts (issue 23, docs/decisions.md "Accounts"): an invitation always
+ * makes an account of the inviting organization (`scope_org_id`), whatever
+ * the email has elsewhere, so the inviter's answer never depends on it. A link
+ * shown to the inviter sets that account's password and it stays in that one
+ * organization. A link mailed to the address (SMTP_URL, `delivered`) proves
+ * the email: the account becomes the email's proven one (scope null), or, if
+ * the email already has a proven account, its holder joins with that
+ * account's password. No organization ever gains a member whose password was
+ * set by someone outside it.
  */
 
 export const SETUP_TTL_MS = 72 * 3600_000;
@@ -81,131 +92,252 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
   }
 
   /**
-   * Who an email is, for adding them to an organization: a new person (gets a
-   * setup link), a person with a password (joins at once, no link: a link
-   * could set that password, and the inviter sees it), or refused: a person
-   * without a password yet who belongs to another organization (their one
-   * pending link is the only one; a second organization's link would let its
-   * owner choose the password and enter the first organization).
+   * Adds an invitation: a new account of this organization (no password
+   * yet), its membership and a setup link, the same whatever the email has
+   * elsewhere. Refused only for a person who already set their password in
+   * this organization; a pending one gets a fresh link (older ones end).
+   * `delivered`: the link is mailed to the address (it proves the email).
    */
-  async function classify(tx: Pick<Db, "select">, orgId: string, e: string) {
-    const user = (await tx.select().from(users).where(eq(users.email, e)).limit(1))[0];
-    if (!user) return { user: undefined, hasPassword: false };
-    const mine = await tx
-      .select()
-      .from(memberships)
-      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)))
-      .limit(1);
-    if (mine[0]) throw new InvalidInput({ email: "is already a member of this organization" }, "email is already a member of this organization");
-    if (user.passwordHash === null)
-      throw new InvalidInput(
-        { email: "has a pending invitation to another organization; add them once they have set their password" },
-        "email has a pending invitation to another organization; add them once they have set their password",
-      );
-    return { user, hasPassword: true };
-  }
-
-  /**
-   * Adds the membership: for a new email also the user and a setup link; for
-   * a person who already has a password no link at all (`token: null`, they
-   * sign in with their password and switch organization).
-   */
-  async function addMember(orgId: string, email: string, role: Role, purpose: SetupPurpose): Promise<{ userId: string; token: string | null; existingAccount: boolean }> {
+  async function addMember(orgId: string, email: string, role: Role, purpose: SetupPurpose, delivered: boolean): Promise<{ userId: string; token: string }> {
     const e = checkEmail(email);
     const t = now();
     return database.write(async (tx) => {
       const org = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId)).limit(1);
       if (!org[0]) throw new NotFound(`No organization ${orgId}.`);
-      const found = await classify(tx, orgId, e);
+      const mine = (
+        await tx
+          .select({ userId: users.id, passwordHash: users.passwordHash, role: memberships.role })
+          .from(memberships)
+          .innerJoin(users, eq(users.id, memberships.userId))
+          .where(and(eq(memberships.orgId, orgId), eq(users.email, e)))
+          .limit(1)
+      )[0];
+      if (mine?.passwordHash) throw new InvalidInput({ email: "is already a member of this organization" }, "email is already a member of this organization");
       if (role === "owner") {
         const owner = await tx
           .select()
           .from(memberships)
           .where(and(eq(memberships.orgId, orgId), eq(memberships.role, "owner")))
           .limit(1);
-        if (owner[0]) throw new InvalidInput({ role: "the organization already has an owner" }, "the organization already has an owner");
+        if (owner[0] && owner[0].userId !== mine?.userId) throw new InvalidInput({ role: "the organization already has an owner" }, "the organization already has an owner");
       }
-      if (found.user) {
-        await tx.insert(memberships).values({ orgId, userId: found.user.id, role, createdAt: t });
-        return { userId: found.user.id, token: null, existingAccount: true };
-      }
-      const user = { id: `usr_${randomToken(20)}`, email: e, passwordHash: null, createdAt: t };
-      await tx.insert(users).values(user);
-      await tx.insert(memberships).values({ orgId, userId: user.id, role, createdAt: t });
       const token = newSecret();
-      await tx.insert(setupTokens).values({ tokenHash: sha256(token), userId: user.id, orgId, purpose, createdAt: t, expiresAt: t + SETUP_TTL_MS });
-      return { userId: user.id, token, existingAccount: false };
+      let userId: string;
+      if (mine) {
+        // Invited again before they set a password: a fresh link (the old one may be lost or expired), the role as now asked (an owner stays owner).
+        userId = mine.userId;
+        await tx.delete(setupTokens).where(and(eq(setupTokens.orgId, orgId), eq(setupTokens.userId, userId)));
+        if (mine.role !== "owner")
+          await tx
+            .update(memberships)
+            .set({ role })
+            .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+      } else {
+        userId = `usr_${randomToken(20)}`;
+        await tx.insert(users).values({ id: userId, email: e, passwordHash: null, scopeOrgId: orgId, createdAt: t });
+        await tx.insert(memberships).values({ orgId, userId, role, createdAt: t });
+      }
+      await tx.insert(setupTokens).values({ tokenHash: sha256(token), userId, orgId, purpose, delivered: delivered ? 1 : 0, createdAt: t, expiresAt: t + SETUP_TTL_MS });
+      return { userId, token };
     });
   }
 
-  /** The refusal addMember would give for this email in a new organization, checked before the CLI creates one. */
-  async function checkNewOwner(email: string): Promise<void> {
-    const e = checkEmail(email);
-    await classify(db, "", e);
+  /**
+   * Withdraws an invitation nobody used (the mail could not be sent): the
+   * membership, its links and the account, only while it has no password
+   * (the owner's too, which removeMember never touches).
+   */
+  async function withdrawInvitation(orgId: string, userId: string): Promise<void> {
+    await database.write(async (tx) => {
+      const pending = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, userId), eq(users.scopeOrgId, orgId), isNull(users.passwordHash)))
+        .limit(1);
+      if (!pending[0]) return;
+      await tx.delete(setupTokens).where(eq(setupTokens.userId, userId));
+      await tx.delete(memberships).where(eq(memberships.userId, userId));
+      await tx.delete(users).where(eq(users.id, userId));
+    });
   }
 
-  /** The setup link's person, if the link is unused and not expired. */
-  async function peekSetup(token: string): Promise<{ userId: string; orgId: string; email: string; purpose: string } | null> {
+  /** The email's accounts that have a password: the proven one first, then the oldest. */
+  async function accountsOf(tx: Pick<Db, "select">, email: string) {
+    return tx
+      .select({ id: users.id, passwordHash: users.passwordHash, scopeOrgId: users.scopeOrgId })
+      .from(users)
+      .where(and(eq(users.email, normalizeEmail(email)), isNotNull(users.passwordHash)))
+      .orderBy(sql`${users.scopeOrgId} IS NOT NULL`, asc(users.createdAt), asc(users.id));
+  }
+
+  /** The salt and parameters every account of this email is hashed with (the first one's), or null for an email without one. */
+  async function saltOf(tx: Pick<Db, "select">, email: string, except?: string) {
+    const first = (await accountsOf(tx, email)).find((a) => a.id !== except);
+    return first?.passwordHash ? parsePhc(first.passwordHash) : null;
+  }
+
+  /**
+   * The setup link's person, if the link is unused and not expired.
+   * `joinsAccount`: a mailed link whose email already has a proven account;
+   * its holder joins with that account's password instead of choosing one
+   * (never computed for a shown link, whose page must not differ).
+   */
+  async function peekSetup(token: string): Promise<{ userId: string; orgId: string; orgName: string; email: string; purpose: string; delivered: boolean; joinsAccount: boolean } | null> {
     const rows = await db
-      .select({ userId: setupTokens.userId, orgId: setupTokens.orgId, purpose: setupTokens.purpose, email: users.email })
+      .select({ userId: setupTokens.userId, orgId: setupTokens.orgId, orgName: organizations.name, purpose: setupTokens.purpose, delivered: setupTokens.delivered, email: users.email })
       .from(setupTokens)
       .innerJoin(users, eq(users.id, setupTokens.userId))
+      .innerJoin(organizations, eq(organizations.id, setupTokens.orgId))
       .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now()), isNull(users.passwordHash)))
       .limit(1);
-    return rows[0] ?? null;
+    const row = rows[0];
+    if (!row) return null;
+    const delivered = row.delivered === 1;
+    return { ...row, delivered, joinsAccount: delivered && (await provenAccount(db, row.email)) !== undefined };
   }
 
-  async function hashPassword(password: string): Promise<string> {
+  async function provenAccount(tx: Pick<Db, "select">, email: string) {
+    const rows = await tx
+      .select({ id: users.id, passwordHash: users.passwordHash })
+      .from(users)
+      .where(and(eq(users.email, email), isNull(users.scopeOrgId), isNotNull(users.passwordHash)))
+      .limit(1);
+    return rows[0];
+  }
+
+  function checkPassword(password: string): void {
     if (password.length < MIN_PASSWORD_LENGTH)
       throw new InvalidInput({ password: `must be at least ${MIN_PASSWORD_LENGTH} characters` }, `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     if (password.length > 1024) throw new InvalidInput({ password: "must be at most 1024 characters" }, "password must be at most 1024 characters");
-    return Bun.password.hash(password, "argon2id");
   }
 
   /**
    * Uses the link once: sets the password and returns who signed in. The
    * updates are conditional (link unused and not expired; the user has no
    * password yet), so two tabs racing on one link cannot both succeed, and no
-   * link, however it was made, replaces a password someone already chose.
+   * link, however it was made, replaces a password someone already chose. A
+   * mailed link makes the account the email's proven one; if the email got a
+   * proven account meanwhile, nothing is used and the answer is `join` (the
+   * page asks for that account's password instead).
    */
-  async function completeSetup(token: string, password: string): Promise<{ userId: string; orgId: string } | null> {
-    const passwordHash = await hashPassword(password);
+  async function completeSetup(token: string, password: string): Promise<{ userId: string; orgId: string } | "join" | null> {
+    checkPassword(password);
+    const found = await peekSetup(token);
+    if (!found) return null;
+    if (found.joinsAccount) return "join";
+    for (let attempt = 0; attempt < 3; attempt++) {
+      // Hashed outside the write (it takes a while); the email's salt is checked again inside it.
+      const salt = await saltOf(db, found.email, found.userId);
+      const passwordHash = await hashLike(password, salt);
+      const done = await database.write(async (tx) => {
+        const now2 = await saltOf(tx, found.email, found.userId);
+        if ((now2 === null) !== (salt === null) || (now2 && salt && !sameSalt(now2, salt))) return "again" as const;
+        if (found.delivered && (await provenAccount(tx, found.email))) return "join" as const;
+        const t = now();
+        const used = await tx
+          .update(setupTokens)
+          .set({ usedAt: t })
+          .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, t)))
+          .returning({ userId: setupTokens.userId, orgId: setupTokens.orgId, delivered: setupTokens.delivered });
+        const row = used[0];
+        if (!row) return null;
+        const member = await tx
+          .select()
+          .from(memberships)
+          .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, row.userId)))
+          .limit(1);
+        if (!member[0]) return null;
+        const set = await tx
+          .update(users)
+          .set(row.delivered === 1 ? { passwordHash, scopeOrgId: null } : { passwordHash })
+          .where(and(eq(users.id, row.userId), isNull(users.passwordHash)))
+          .returning({ id: users.id });
+        return set[0] ? { userId: row.userId, orgId: row.orgId } : null;
+      });
+      if (done !== "again") return done;
+    }
+    return null;
+  }
+
+  /**
+   * A mailed invitation for an email that has a proven account: its holder
+   * (the password of that account, and the link that reached the mailbox)
+   * joins the organization with that account, keeping the invited role; the
+   * placeholder account made by the invitation goes. Null for a wrong
+   * password or a link no longer valid.
+   */
+  async function acceptInvitation(token: string, password: string): Promise<{ userId: string; orgId: string } | null> {
+    const found = await peekSetup(token);
+    if (!found?.joinsAccount) return null;
+    const proven = await provenAccount(db, found.email);
+    const phc = proven?.passwordHash ? parsePhc(proven.passwordHash) : null;
+    const ok = phc ? tagEquals(await tagLike(password, phc), phc.tag) : await Bun.password.verify(password, proven?.passwordHash ?? (await getDummyHash())).catch(() => false);
+    if (!proven || !ok) return null;
     return database.write(async (tx) => {
       const t = now();
       const used = await tx
         .update(setupTokens)
         .set({ usedAt: t })
-        .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, t)))
+        .where(and(eq(setupTokens.tokenHash, sha256(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, t), eq(setupTokens.delivered, 1)))
         .returning({ userId: setupTokens.userId, orgId: setupTokens.orgId });
       const row = used[0];
       if (!row) return null;
-      const member = await tx
+      const invited = (
+        await tx
+          .select()
+          .from(memberships)
+          .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, row.userId)))
+          .limit(1)
+      )[0];
+      if (!invited) return null;
+      const already = await tx
         .select()
         .from(memberships)
-        .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, row.userId)))
+        .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, proven.id)))
         .limit(1);
-      if (!member[0]) return null;
-      const set = await tx
-        .update(users)
-        .set({ passwordHash })
-        .where(and(eq(users.id, row.userId), isNull(users.passwordHash)))
-        .returning({ id: users.id });
-      return set[0] ? row : null;
+      if (!already[0]) await tx.insert(memberships).values({ orgId: row.orgId, userId: proven.id, role: invited.role, createdAt: invited.createdAt });
+      await tx.delete(memberships).where(eq(memberships.userId, row.userId));
+      await tx.delete(setupTokens).where(eq(setupTokens.userId, row.userId));
+      await tx.delete(users).where(and(eq(users.id, row.userId), isNull(users.passwordHash), ne(users.id, proven.id)));
+      return { userId: proven.id, orgId: row.orgId };
     });
   }
 
   /**
    * The person and organization an email + password sign in to, or null
-   * (unknown email, no password yet, wrong password alike). With several
-   * memberships, the oldest one.
+   * (unknown email, no password yet, wrong password alike). One argon2id
+   * computation whatever the email has: its accounts share a salt
+   * (password-hash.ts). The matching account: the proven one (its oldest
+   * membership) before those of one organization, oldest first.
    */
   async function verifyLogin(email: string, password: string): Promise<{ userId: string; orgId: string } | null> {
-    const user = await userByEmail(email);
-    const hash = user?.passwordHash ?? (await getDummyHash());
-    const ok = await Bun.password.verify(password, hash).catch(() => false);
-    if (!user?.passwordHash || !ok) return null;
-    const m = await db.select().from(memberships).where(eq(memberships.userId, user.id)).orderBy(asc(memberships.createdAt)).limit(1);
-    return m[0] ? { userId: user.id, orgId: m[0].orgId } : null;
+    const accounts = await accountsOf(db, email);
+    const first = accounts[0]?.passwordHash ? parsePhc(accounts[0].passwordHash) : null;
+    if (!first) {
+      // Unknown email (or a hash this code did not write): one verification all the same.
+      const hash = accounts[0]?.passwordHash ?? (await getDummyHash());
+      const ok = await Bun.password.verify(password, hash).catch(() => false);
+      return ok && accounts[0] ? membershipOf(accounts[0]) : null;
+    }
+    const tag = await tagLike(password, first);
+    for (const a of accounts) {
+      const phc = parsePhc(a.passwordHash ?? "");
+      if (phc && sameSalt(phc, first) && tagEquals(tag, phc.tag)) {
+        const who = await membershipOf(a);
+        if (who) return who;
+      }
+    }
+    return null;
+  }
+
+  async function membershipOf(a: { id: string; scopeOrgId: string | null }): Promise<{ userId: string; orgId: string } | null> {
+    const m = await db
+      .select()
+      .from(memberships)
+      .where(a.scopeOrgId === null ? eq(memberships.userId, a.id) : and(eq(memberships.userId, a.id), eq(memberships.orgId, a.scopeOrgId)))
+      .orderBy(asc(memberships.createdAt))
+      .limit(1);
+    return m[0] ? { userId: a.id, orgId: m[0].orgId } : null;
   }
 
   async function createSession(userId: string, orgId: string): Promise<SessionIssued> {
@@ -346,15 +478,16 @@ export function createPeopleStore(database: Database, opts: { now?: () => number
 
   return {
     /** The owner of a new organization and their setup link (`cli org create --owner-email`). */
-    createOwner: (orgId: string, email: string) => addMember(orgId, email, "owner", "owner_setup"),
-    /** An invitation (`cli org invite`, the Members section). */
-    async invite(orgId: string, email: string, role: string) {
+    createOwner: (orgId: string, email: string, opts: { delivered?: boolean } = {}) => addMember(orgId, email, "owner", "owner_setup", opts.delivered === true),
+    /** An invitation (`cli org invite`, the Members section); `delivered`: the caller mails the link to the address. */
+    async invite(orgId: string, email: string, role: string, opts: { delivered?: boolean } = {}) {
       if (!(INVITABLE_ROLES as readonly string[]).includes(role)) throw new InvalidInput({ role: `must be one of ${INVITABLE_ROLES.join(", ")}` }, `role must be one of ${INVITABLE_ROLES.join(", ")}`);
-      return addMember(orgId, email, role as Role, "invite");
+      return addMember(orgId, email, role as Role, "invite", opts.delivered === true);
     },
-    checkNewOwner,
+    withdrawInvitation,
     peekSetup,
     completeSetup,
+    acceptInvitation,
     organizationsOf,
     switchOrganization,
     verifyLogin,

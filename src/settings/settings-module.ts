@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { join } from "node:path";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
+import { readFormBody } from "./form-body.ts";
 import { keysPages } from "./keys-pages.ts";
 import { livePages } from "./live-pages.ts";
 import { membersPages } from "./members-pages.ts";
@@ -25,6 +26,8 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 export function settingsRoutes(deps: SettingsDeps) {
   return (
     new Elysia({ name: "settings", prefix: "/settings", detail: { hide: true } })
+      // Before every section: their forms are read by the bounded parser, never whole (issue 23).
+      .onParse(({ request }, contentType) => readFormBody(request, contentType))
       .get(
         "/assets/:name",
         ({ params }) => {

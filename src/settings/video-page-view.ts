@@ -84,6 +84,13 @@ export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Htm
   ${renditions(view)}
   ${texts(v)}
   ${
+    opts.canManage && v.status === "ERROR"
+      ? html`<form method="post" action="/settings/videos/${v.id}/retry">
+          ${opts.csrf}<button type="submit">Retry</button> <span class="muted">Same source, a new attempt; VIDEO_TRANSCODING_* events fire again.</span>
+        </form>`
+      : ""
+  }
+  ${
     opts.canManage
       ? html`<form method="post" action="/settings/videos/${v.id}/delete" data-confirm="Delete the video ${v.title} and all its files?">
           ${opts.csrf}<button type="submit" class="danger">Delete video</button>

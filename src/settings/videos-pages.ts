@@ -15,6 +15,7 @@ import { addVideoForms, videoList } from "./videos-view.ts";
 const DONE: Record<string, Flash> = {
   uploaded: { kind: "success", message: "Video uploaded; it is transcoding (progress below)." },
   deleted: { kind: "success", message: "Video deleted with its files." },
+  retried: { kind: "success", message: "Video queued again; it is transcoding (progress below)." },
 };
 
 const LIST_SIZE = 50;
@@ -50,59 +51,82 @@ export function videosPages(deps: SettingsDeps) {
     return renderPage({ member, title: "Videos", active: "videos", flash: extra.flash, status: extra.status, body: html`${videoList(items, emptyState)}${addVideoForms(options)}` });
   };
 
-  return new Elysia({ name: "settings-videos" })
-    .use(sessionGuard(deps))
-    .get("/videos", ({ member, query }) => listPage(member, { flash: DONE[String(query.done ?? "")] }))
-    .get("/videos/progress.json", async ({ member }) => {
-      const records = await videos.list(member.org.id, { limit: LIST_SIZE });
-      return json({ items: records.map((r) => ({ id: r.id, status: videoStatus(r.value), progress: r.context.progress })) });
-    })
-    .post("/videos/upload-url", async ({ member, body }) => {
-      if (!can(member.role, "videos.manage")) return jsonProblem(DENIED);
-      const form = formOf(body);
-      try {
-        await checkOrgLimit(deps, member, "/videos/upload-url/");
-        const size = textOf(form.size_bytes);
-        const input = uploadUrlInput.parse({ filename: textOf(form.filename), size_bytes: size === undefined ? undefined : Number(size) });
-        return json({ success: true, data: await uploads.create(member.org.id, input.size_bytes) }, 201);
-      } catch (err) {
-        return jsonProblem(problemOf(err));
-      }
-    })
-    .post("/videos", async ({ member, body, request }) => {
-      const asJson = wantsJson(request);
-      if (!can(member.role, "videos.manage")) return asJson ? jsonProblem(DENIED) : requireAction(member, "videos.manage");
-      const form = formOf(body);
-      try {
-        await checkOrgLimit(deps, member, "/videos/");
-        const { record } = await videos.register(member.org, registerVideoInput.parse(registerBodyOf(form)));
-        deps.logger.info("Video registered from the settings screen", { org_id: member.org.id, video_id: record.id, user_id: member.userId });
-        return asJson ? json({ success: true, data: { id: record.id, url: `/settings/videos/${record.id}` } }, 201) : redirect(`/settings/videos/${record.id}`);
-      } catch (err) {
-        const problem = problemOf(err);
-        if (asJson) return jsonProblem(problem);
-        return listPage(member, { problem, draft: { source_url: textOf(form.source_url), title: textOf(form.title) }, status: problem.status });
-      }
-    })
-    .get("/videos/:id", async ({ member, params }) => {
-      const record = await load(member, params.id);
-      if (!record) return notFoundPage(member, "videos");
-      const view = resource(record);
-      return renderPage({ member, title: view.video.title, active: "videos", body: videoPage(view, { canManage: can(member.role, "videos.manage"), csrf: csrfField(member) }) });
-    })
-    .get("/videos/:id/progress.json", async ({ member, params }) => {
-      const record = await load(member, params.id);
-      if (!record) return json({ success: false, error: { code: "NOT_FOUND", message: "Resource not found." } }, 404);
-      return json({ id: record.id, status: videoStatus(record.value), progress: record.context.progress });
-    })
-    .post("/videos/:id/delete", async ({ member, params }) => {
-      const denied = requireAction(member, "videos.manage");
-      if (denied) return denied;
-      const record = await load(member, params.id);
-      if (!record) return notFoundPage(member, "videos");
-      await videos.remove(member.org.id, record.id, deps.videos.cancelRunning);
-      return redirect("/settings/videos?done=deleted");
-    });
+  const detailPage = (member: Member, record: Parameters<typeof videoResource>[0], extra: { flash?: Flash; status?: number } = {}) => {
+    const view = resource(record);
+    const body = videoPage(view, { canManage: can(member.role, "videos.manage"), csrf: csrfField(member) });
+    return renderPage({ member, title: view.video.title, active: "videos", flash: extra.flash, status: extra.status, body });
+  };
+
+  return (
+    new Elysia({ name: "settings-videos" })
+      .use(sessionGuard(deps))
+      .get("/videos", ({ member, query }) => listPage(member, { flash: DONE[String(query.done ?? "")] }))
+      .get("/videos/progress.json", async ({ member }) => {
+        const records = await videos.list(member.org.id, { limit: LIST_SIZE });
+        return json({ items: records.map((r) => ({ id: r.id, status: videoStatus(r.value), progress: r.context.progress })) });
+      })
+      .post("/videos/upload-url", async ({ member, body }) => {
+        if (!can(member.role, "videos.manage")) return jsonProblem(DENIED);
+        const form = formOf(body);
+        try {
+          await checkOrgLimit(deps, member, "/videos/upload-url/");
+          const size = textOf(form.size_bytes);
+          const input = uploadUrlInput.parse({ filename: textOf(form.filename), size_bytes: size === undefined ? undefined : Number(size) });
+          return json({ success: true, data: await uploads.create(member.org.id, input.size_bytes) }, 201);
+        } catch (err) {
+          return jsonProblem(problemOf(err));
+        }
+      })
+      .post("/videos", async ({ member, body, request }) => {
+        const asJson = wantsJson(request);
+        if (!can(member.role, "videos.manage")) return asJson ? jsonProblem(DENIED) : requireAction(member, "videos.manage");
+        const form = formOf(body);
+        try {
+          await checkOrgLimit(deps, member, "/videos/");
+          const { record } = await videos.register(member.org, registerVideoInput.parse(registerBodyOf(form)));
+          deps.logger.info("Video registered from the settings screen", { org_id: member.org.id, video_id: record.id, user_id: member.userId });
+          return asJson ? json({ success: true, data: { id: record.id, url: `/settings/videos/${record.id}` } }, 201) : redirect(`/settings/videos/${record.id}`);
+        } catch (err) {
+          const problem = problemOf(err);
+          if (asJson) return jsonProblem(problem);
+          return listPage(member, { problem, draft: { source_url: textOf(form.source_url), title: textOf(form.title) }, status: problem.status });
+        }
+      })
+      .get("/videos/:id", async ({ member, params, query }) => {
+        const record = await load(member, params.id);
+        if (!record) return notFoundPage(member, "videos");
+        return detailPage(member, record, { flash: DONE[String(query.done ?? "")] });
+      })
+      // Issue 24: a failed video tried again, as POST /videos/{id}/retry/ (same service call, same per-organization bucket).
+      .post("/videos/:id/retry", async ({ member, params }) => {
+        const denied = requireAction(member, "videos.manage");
+        if (denied) return denied;
+        const record = await load(member, params.id);
+        if (!record) return notFoundPage(member, "videos");
+        try {
+          await checkOrgLimit(deps, member, `/videos/${record.id}/retry/`);
+          await videos.retry(member.org.id, record.id);
+        } catch (err) {
+          const problem = problemOf(err);
+          return detailPage(member, (await load(member, record.id)) ?? record, { flash: { kind: "error", message: problem.message }, status: problem.status });
+        }
+        deps.logger.info("Video retried from the settings screen", { org_id: member.org.id, video_id: record.id, user_id: member.userId });
+        return redirect(`/settings/videos/${record.id}?done=retried`);
+      })
+      .get("/videos/:id/progress.json", async ({ member, params }) => {
+        const record = await load(member, params.id);
+        if (!record) return json({ success: false, error: { code: "NOT_FOUND", message: "Resource not found." } }, 404);
+        return json({ id: record.id, status: videoStatus(record.value), progress: record.context.progress });
+      })
+      .post("/videos/:id/delete", async ({ member, params }) => {
+        const denied = requireAction(member, "videos.manage");
+        if (denied) return denied;
+        const record = await load(member, params.id);
+        if (!record) return notFoundPage(member, "videos");
+        await videos.remove(member.org.id, record.id, deps.videos.cancelRunning);
+        return redirect("/settings/videos?done=deleted");
+      })
+  );
 }
 
 /** The form as POST /videos/'s JSON body: checkboxes are booleans only when checked (unchecked: not given). */

@@ -1,17 +1,16 @@
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { ApiError } from "../http/api-error.ts";
-import { clientAddress } from "../http/client-address.ts";
+import { readBoundedText } from "../http/bounded-body.ts";
+import { clientAddressGroup } from "../http/client-address.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
 import { errorResponses, operationId } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
-import { drmLicenceChecks } from "../http/route-limits.ts";
+import { BODY_LIMITS, drmLicenceChecks } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
 import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 
-/** A licence request is a few key ids: anything larger is refused before it is read. */
-const MAX_BODY_BYTES = 16 * 1024;
 /** Key ids one request may name (a video has one). */
 const MAX_KIDS = 16;
 /** A 16-byte key id in base64url without padding (W3C EME ClearKey). */
@@ -82,7 +81,8 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
         const videoId = params.videoId;
         const token = new URL(request.url).searchParams.get("token");
         // Counted before anything else, so guessing tokens costs the guesser's allowance.
-        const address = clientAddress(request, server?.requestIP(request)?.address, deps.trustProxy);
+        // IPv6 counts by its /64, as RTMP and WHIP do: one host rotating through its block is one client.
+        const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.trustProxy);
         const digest = token ? createHash("sha256").update(token).digest("hex").slice(0, 32) : null;
         const pending = deps.limiter.hit(drmLicenceChecks(address, digest));
         const verdict = pending instanceof Promise ? await pending : pending;
@@ -94,11 +94,15 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
           return refuse(new ApiError("PERMISSION_DENIED", TOKEN_MESSAGES[checked], ["drm.token"]));
         }
 
-        const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-        if (declared > MAX_BODY_BYTES) return refuse(ApiError.validation({ body: `must be at most ${MAX_BODY_BYTES} bytes` }));
-        const raw = new Uint8Array(await request.arrayBuffer());
-        if (raw.byteLength > MAX_BODY_BYTES) return refuse(ApiError.validation({ body: `must be at most ${MAX_BODY_BYTES} bytes` }));
-        const parsed = parseLicenceRequest(new TextDecoder().decode(raw));
+        // Counted while read: a declared length over the limit is refused unread, a chunked body is cut at it (413).
+        let text: string;
+        try {
+          text = await readBoundedText(request, BODY_LIMITS.drmLicence);
+        } catch (err) {
+          if (err instanceof ApiError) return refuse(err);
+          throw err;
+        }
+        const parsed = parseLicenceRequest(text);
         if ("error" in parsed) return refuse(ApiError.validation(parsed.error));
 
         const key = await deps.keys.forLicence(videoId);
@@ -108,14 +112,14 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
         return jsonResponse({ keys, type: "temporary" }, 200, { ...CORS, "cache-control": "no-store" });
       },
       {
-        // The body is read here (size-capped), not by the API's JSON parser: players may send any content type.
+        // The body is read here (BODY_LIMITS.drmLicence, counted while read), not by the API's JSON parser: players may send any content type.
         parse: "none",
         detail: {
           operationId: operationId("requestDrmLicense"),
           tags: ["DRM"],
           summary: "ClearKey licence",
           description:
-            'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
+            'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
           security: [],
           parameters: [{ name: "token", in: "query", required: true, description: "The signed licence token of `drm_license_url`.", schema: { type: "string" } }],
           requestBody: {
@@ -162,7 +166,7 @@ export function drmLicenceRoutes(deps: { keys: DrmKeys; tokens: DrmTokens; limit
               },
             },
             // Each status with its own codes (not the generic envelope): test/openapi-lint.test.ts.
-            ...errorResponses(["PERMISSION_DENIED", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"]),
+            ...errorResponses(["PERMISSION_DENIED", "PAYLOAD_TOO_LARGE", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"]),
           },
         } as never,
       },

@@ -68,6 +68,14 @@ export class UploadNotPending extends NotFound {
   }
 }
 
+/** `POST /videos/{id}/retry/` on a video that is not in ERROR (still transcoding, or completed): nothing is queued. */
+export class VideoNotRetryable extends DomainError {
+  readonly code = "VIDEO_NOT_RETRYABLE";
+  constructor(status: string) {
+    super(`Only a video in ERROR can be retried; this one is ${status}.`, { status });
+  }
+}
+
 /** A licence token asked for a video registered without DRM: it has no key and no licence. */
 export class VideoNotDrmProtected extends DomainError {
   readonly code = "DRM_NOT_AVAILABLE";

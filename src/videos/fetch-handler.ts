@@ -3,6 +3,7 @@ import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
 import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
 import type { MediaStore } from "../storage/media-store.ts";
+import { crashPoint } from "../faults.ts";
 import { fetchSource } from "./fetch-source.ts";
 import { failVideo, type TranscodePayload } from "./transcode-handler.ts";
 
@@ -35,8 +36,11 @@ export function createFetchHandler(deps: {
           .replace(/[^.\w]/g, "")
           .slice(0, 8) || ".bin";
       const dest = join(workDir, `source${ext}`);
-      const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard });
+      const bytes = await fetchSource(ctx.sourceUrl, dest, { signal, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs, stallMs: deps.stallMs, guard: deps.guard }).catch((err) => {
+        throw sourceFailure(err);
+      });
       logger.info("Source fetched", { video_id: ctx.id, bytes });
+      crashPoint("fetch:after-fetch");
       // Another process may run the transcode: the source is stored first (STORAGE=local: already at its key's path).
       const sourceKey = store.keyOf(dest)!;
       await store.objects.putFile(sourceKey, dest, { move: true });
@@ -44,6 +48,21 @@ export function createFetchHandler(deps: {
       return { next: { type: "transcode", payload } };
     },
 
-    onFailed: (job, err) => failVideo({ runtime, store }, job, err),
+    onFailed: (tx, job, err) => failVideo({ runtime, store }, tx, job, err),
   };
+}
+
+/** Errors of our own disk while the source is written: what the runner retries without spending an attempt. */
+const LOCAL_DISK = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO", "EMFILE", "ENFILE"]);
+
+/**
+ * A failure of the source fetch as the runner should see it: the source host's network errors (a reset while the
+ * body streams carries `ECONNRESET`, as a database that went away does) become plain errors, retried on the
+ * source's attempts; our disk's errors keep their code (src/infrastructure-failure.ts).
+ */
+function sourceFailure(err: unknown): unknown {
+  if (err instanceof PermanentWorkError) return err;
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string" && LOCAL_DISK.has(code)) return err;
+  return new Error(String((err as Error)?.message ?? err));
 }

@@ -4,7 +4,8 @@ import { basename, extname, join } from "node:path";
 import type { TranscodeOutcome, Rendition } from "../../machines/video-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
-import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import { type AfterCommit, PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import type { Tx } from "../db/create-database.ts";
 import { crashPoint } from "../faults.ts";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
@@ -129,6 +130,7 @@ export function createTranscodeHandler(deps: {
       if (!probe.hasVideo && !probe.hasAudio) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
 
       await runtime.send("video", ctx.id, { type: "TRANSCODING_STARTED", transcoderId: transcoder.id });
+      crashPoint("transcode:after-started");
       logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
 
       const ladder = settings.transcoding?.ladder ?? defaultOrgSettings().transcoding!.ladder;
@@ -271,13 +273,20 @@ export function createTranscodeHandler(deps: {
       });
     },
 
-    onFailed: (job, err) => failVideo(deps, job, err),
+    onFailed: (tx, job, err) => failVideo(deps, tx, job, err),
   };
 }
 
-/** A video whose fetch or transcode failed for good: VIDEO_TRANSCODING_FAILED with a path-free message, work files removed. */
-export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, job: WorkRow, err: unknown): Promise<void> {
+/**
+ * A video whose fetch or transcode failed for good: VIDEO_TRANSCODING_FAILED with a path-free message, in the
+ * transaction that fails the work row (one commit: never a failed row beside a video still TRANSCODING); its
+ * work files are removed after the commit.
+ */
+export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, tx: Tx, job: WorkRow, err: unknown): Promise<AfterCommit> {
   const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
-  await deps.runtime.send("video", job.entityId, { type: "TRANSCODING_FAILED", error });
-  await deps.store.removeWork(job.entityId).catch(() => undefined);
+  const sent = await deps.runtime.sendIn(tx, "video", job.entityId, { type: "TRANSCODING_FAILED", error });
+  return async () => {
+    sent.afterCommit();
+    await deps.store.removeWork(job.entityId).catch(() => undefined);
+  };
 }

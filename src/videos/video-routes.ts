@@ -162,6 +162,27 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
         }),
       },
     )
+    .post(
+      "/videos/:id/retry/",
+      async ({ auth, params }) => {
+        const record = await videos.retry(auth.org.id, params.id);
+        return success(resource(record), "Video queued again; transcoding events follow.");
+      },
+      {
+        permission: "videos.create",
+        params: idParams,
+        detail: doc({
+          operationId: "retryVideo",
+          tags,
+          summary: "Retry a failed video",
+          description:
+            "Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
+          data: VideoResourceSchema,
+          dataDescription: "The video (GET shape), `video.status` TRANSCODING.",
+          errors: ["NOT_FOUND", "VIDEO_NOT_RETRYABLE", "TRANSCODE_QUEUE_FAILED", "VALIDATION_ERROR"],
+        }),
+      },
+    )
     .delete(
       "/videos/:id/",
       async ({ auth, params }) => {

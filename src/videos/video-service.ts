@@ -1,7 +1,7 @@
 import type { VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import { DomainError } from "../errors.ts";
-import { DrmNotAvailable, InvalidSourceUrl, NotFound, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull } from "./errors.ts";
+import { DrmNotAvailable, InvalidSourceUrl, NotFound, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull, VideoNotRetryable } from "./errors.ts";
 import { newId } from "../ids.ts";
 import type { Tx } from "../db/create-database.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
@@ -71,6 +71,17 @@ export function createVideoService(deps: {
       deps.onQueued();
     }
     return result;
+  }
+
+  /** Where a retried video starts: as its registration did (an upload, a URL), or from its recording's file. */
+  async function firstStageOf(ctx: VideoContext): Promise<WorkRequest> {
+    if (ctx.sourceUrl) {
+      const uploadId = deps.uploads.idFromSourceUrl(new URL(ctx.sourceUrl));
+      return uploadId ? { type: "transcode", payload: { uploadId } } : { type: "fetch-source", payload: {} };
+    }
+    // A recording has no URL: the file its transcode was queued with (the stored original is also looked for there).
+    const last = await ledger.latest(ctx.id, "transcode");
+    return { type: "transcode", payload: last?.payload ?? {} };
   }
 
   return {
@@ -162,6 +173,41 @@ export function createVideoService(deps: {
         within: (t, record) => ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts }).then(() => undefined),
       });
       if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm, subtitles: ctx.subtitles });
+      return result.record;
+    },
+
+    /**
+     * A video in ERROR tried again (`POST /videos/{id}/retry/`): same id, same source, fresh attempts. The machine's
+     * RETRY (failed → queued) and the first stage's work row commit together: a URL source is fetched again (it may
+     * have been fixed), an upload or a recording transcoded again from the file it was registered with. 404 for
+     * another organization's id, 409 VIDEO_NOT_RETRYABLE unless ERROR (a second retry racing the first included).
+     */
+    async retry(orgId: string, id: string): Promise<ActorRecord<VideoContext>> {
+      const existing = await runtime.get("video", id, orgId);
+      if (!existing) throw new NotFound();
+      if (!existing.tags.has("settled") || existing.status !== "ERROR") throw new VideoNotRetryable(existing.status);
+      const work = await firstStageOf(existing.context);
+      let result: Awaited<ReturnType<typeof runtime.send<"video">>>;
+      try {
+        result = await runtime.send(
+          "video",
+          id,
+          { type: "RETRY" },
+          {
+            within: async (tx) => {
+              if ((await ledger.countOpen([...PIPELINE], tx)) >= deps.queueLimit) throw new TranscodeQueueFull();
+              await ledger.enqueue(tx, { ...work, orgId, entityId: id, maxAttempts: deps.policies[work.type].maxAttempts });
+            },
+          },
+        );
+      } catch (err) {
+        if (err instanceof DomainError) throw err;
+        deps.logger.error("Cannot queue a retry", { err, org_id: orgId, video_id: id });
+        throw new TranscodeQueueFailed();
+      }
+      if (!result?.changed) throw new VideoNotRetryable(result?.record.status ?? existing.status);
+      deps.logger.info("Video retried", { org_id: orgId, video_id: id, first_stage: work.type });
+      deps.onQueued();
       return result.record;
     },
 

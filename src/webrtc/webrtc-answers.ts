@@ -24,7 +24,8 @@ export type WebrtcErrorCode =
   | "VALIDATION_ERROR"
   | "VIEWER_LIMIT_REACHED"
   | "WEBRTC_UNAVAILABLE"
-  | "METHOD_NOT_ALLOWED";
+  | "METHOD_NOT_ALLOWED"
+  | "PAYLOAD_TOO_LARGE";
 
 /** The status of each code (documented per operation in webrtc-docs.ts). */
 export const WEBRTC_ERROR_STATUS: Record<WebrtcErrorCode, number> = {
@@ -39,6 +40,7 @@ export const WEBRTC_ERROR_STATUS: Record<WebrtcErrorCode, number> = {
   VIEWER_LIMIT_REACHED: 503,
   WEBRTC_UNAVAILABLE: 503,
   METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
 };
 
 export function webrtcError(code: WebrtcErrorCode, message: string, headers: Record<string, string> = {}): Response {

@@ -1,20 +1,23 @@
 import { Elysia } from "elysia";
+import { ApiError } from "../http/api-error.ts";
+import { readBoundedText } from "../http/bounded-body.ts";
 import { clientAddress } from "../http/client-address.ts";
+import { BODY_LIMITS } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
 import { CORS_HEADERS, preflight, sdpAnswer, webrtcError } from "./webrtc-answers.ts";
 import { WHEP_DOC, WHEP_END_DOC, WHIP_DOC, WHIP_END_DOC } from "./webrtc-docs.ts";
 import { WebrtcRefusal, type WebrtcModule } from "./webrtc-module.ts";
 
-/** An SDP offer is a few KB; 64 KiB leaves room for many candidates and still bounds what we read. */
-const MAX_OFFER_BYTES = 64 * 1024;
 const TOKEN = /^[0-9a-f]{40}$/;
 
 async function readOffer(request: Request): Promise<string | Response> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/sdp") return webrtcError("UNSUPPORTED_MEDIA_TYPE", "The offer must be sent with Content-Type: application/sdp.");
-  const text = await request.text();
-  if (text.length > MAX_OFFER_BYTES) return webrtcError("VALIDATION_ERROR", `The offer exceeds ${MAX_OFFER_BYTES} bytes.`);
-  return text;
+  // Counted while read (src/http/bounded-body.ts): a chunked offer costs at most the limit, never its whole size.
+  return readBoundedText(request, BODY_LIMITS.sdpOffer).catch((err) => {
+    if (err instanceof ApiError && err.code === "PAYLOAD_TOO_LARGE") return webrtcError("PAYLOAD_TOO_LARGE", err.message);
+    throw err;
+  });
 }
 
 function refusal(err: unknown, logger: Logger): Response {

@@ -106,7 +106,7 @@ describe("claims", () => {
     for (const r of rows) expect(r).toMatchObject({ status: "running", attempts: 1, claimedBy: first.includes(r.id) ? "race_1" : "race_2" });
   }, 120_000);
 
-  test("a non-holder's finish, retry, fail, defer and advance change nothing", async () => {
+  test("a non-holder's finish, retry, fail, unavailable, defer and advance change nothing", async () => {
     const p = await pair();
     const id = await enqueue(p);
     const claimed = await p.a.claim("retention");
@@ -115,7 +115,10 @@ describe("claims", () => {
 
     expect(await p.b.finish(id)).toBe(false);
     expect(await p.b.retry(id, 10, "nope")).toBe(false);
-    expect(await p.b.fail(id, "nope")).toBe(false);
+    let told = 0;
+    expect(await p.b.fail(id, "nope", async () => told++)).toEqual({ failed: false });
+    expect(told).toBe(0);
+    expect(await p.b.unavailable(id, 10, "nope", Date.now())).toBe(false);
     expect(await p.b.defer(id, 10)).toBe(false);
     expect(await p.b.advance(id, { type: "live-watch", payload: { streamId: "ls_1" } }, 3)).toBe(false);
     expect(await p.dbB.write((tx) => p.b.holds(tx, id))).toBe(false);

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
 import { work, workTurns } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -20,6 +20,16 @@ export type EnqueueInput = WorkRequest & {
 };
 
 const OPEN = ["queued", "running"];
+
+/** How `unavailable` marks `last_error`: `[infrastructure since <epoch ms>] <message>`. */
+const INFRA_MARK = "[infrastructure since ";
+
+/** When the row's current streak of infrastructure failures began (epoch ms), or null when its last failure was not one. */
+export function infraSince(row: Pick<WorkRow, "lastError">): number | null {
+  if (!row.lastError?.startsWith(INFRA_MARK)) return null;
+  const at = Number(row.lastError.slice(INFRA_MARK.length, row.lastError.indexOf("]")));
+  return Number.isFinite(at) && at > 0 ? at : null;
+}
 /**
  * The condition of the partial index \`work_dedupe\`, spelled as in the index
  * (literals, not bound parameters): SQLite uses a partial index only when the
@@ -201,11 +211,51 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     /** Done; false when the row was no longer ours. */
     finish: (id: string) => settle(id, { status: "done", leaseUntil: null, finishedAt: now() }),
 
-    /** Failed for good (`error` kept for the logs and the operator). */
-    fail: (id: string, error: string) => settle(id, { status: "failed", lastError: error.slice(0, 2000), leaseUntil: null, finishedAt: now() }),
+    /**
+     * Failed for good (`error` kept for the logs and the operator). `within` runs in the same transaction once the
+     * row is ours and failed (telling the actor the work failed): the failure and its consequence commit together,
+     * so no crash or database error between the two can leave the actor waiting for work that no longer exists.
+     */
+    async fail<R>(id: string, error: string, within?: (tx: Tx) => Promise<R>): Promise<{ failed: boolean; result?: R }> {
+      return database.write(async (tx) => {
+        const t = now();
+        const res = await tx
+          .update(work)
+          .set({ status: "failed", lastError: error.slice(0, 2000), leaseUntil: null, finishedAt: t, updatedAt: t })
+          .where(mine(id))
+          .returning({ id: work.id });
+        if (res.length === 0) return { failed: false };
+        return { failed: true, result: within ? await within(tx) : undefined };
+      });
+    },
 
     /** Back to the queue for another attempt after `delayMs`. */
     retry: (id: string, delayMs: number, error: string) => settle(id, { status: "queued", claimedBy: null, leaseUntil: null, runAfter: now() + delayMs, lastError: error.slice(0, 2000) }),
+
+    /**
+     * Back to the queue after `delayMs` without spending an attempt, because our own infrastructure failed (a
+     * database, bucket or disk outage: src/infrastructure-failure.ts). `since` (epoch ms) is when this streak of
+     * such failures began; it is kept in `last_error` (`infraSince` reads it back) so every process measures the
+     * same INFRA_RETRY_WINDOW_SECONDS, without a column of its own.
+     */
+    async unavailable(id: string, delayMs: number, error: string, since: number): Promise<boolean> {
+      return database.write(async (tx) => {
+        const res = await tx
+          .update(work)
+          .set({
+            status: "queued",
+            claimedBy: null,
+            leaseUntil: null,
+            runAfter: now() + delayMs,
+            attempts: sql`max(0, ${work.attempts} - 1)`,
+            lastError: `${INFRA_MARK}${since}] ${error}`.slice(0, 2000),
+            updatedAt: now(),
+          })
+          .where(mine(id))
+          .returning({ id: work.id });
+        return res.length > 0;
+      });
+    },
 
     /** Back to the queue without spending an attempt (it could not run here yet, e.g. another process holds what it needs). */
     async defer(id: string, delayMs: number): Promise<boolean> {
@@ -246,6 +296,17 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
         // A literal, as in the partial index \`work_due\` (see OPEN_ROW): one step down that index, not a scan.
         .where(sql`${work.status} = 'queued'`);
       return rows[0]?.at ?? null;
+    },
+
+    /** An entity's newest row of one type, whatever its status (a failed transcode's source, to try it again). */
+    async latest<T extends WorkType>(entityId: string, type: T): Promise<WorkRow<T> | null> {
+      const rows = await database.db
+        .select()
+        .from(work)
+        .where(and(eq(work.entityId, entityId), eq(work.type, type)))
+        .orderBy(desc(work.createdAt))
+        .limit(1);
+      return (rows[0] as WorkRow<T> | undefined) ?? null;
     },
 
     /** An entity's open rows of the given types. */

@@ -6,6 +6,9 @@ import { join } from "node:path";
 import { loadConfig } from "../config.ts";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { silentLogger } from "../log.ts";
+import { InfrastructureError } from "../infrastructure-failure.ts";
+import { work } from "../db/schema/index.ts";
+import { eq } from "drizzle-orm";
 import { createWorkLedger, type EnqueueInput, type WorkLedger, type WorkRow } from "./work-ledger.ts";
 import { type WorkPolicy, workPolicies } from "./work-policies.ts";
 import { createWorkRunner, PermanentWorkError, type WorkHandler, type WorkHandlers, type WorkPolicies, type WorkRunner } from "./work-runner.ts";
@@ -28,7 +31,7 @@ interface Harness {
   enqueue(input: Partial<EnqueueInput> & Pick<EnqueueInput, "type" | "payload">): Promise<string>;
 }
 
-async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPolicies> = {}): Promise<Harness> {
+async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPolicies> = {}, runnerOpts: { infraRetryWindowMs?: number } = {}): Promise<Harness> {
   dir = mkdtempSync(join(tmpdir(), "runner-"));
   const database = await createDatabase({ url: `file:${join(dir, "t.db")}` });
   const ledger = createWorkLedger({ database, holder: "runner_test", leaseMs: LEASE });
@@ -45,7 +48,7 @@ async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPo
     retention: noop,
     ...handlers,
   } as WorkHandlers;
-  const runner = createWorkRunner({ ledger, policies: allPolicies, handlers: all, logger: silentLogger, pollMs: 20 });
+  const runner = createWorkRunner({ ledger, policies: allPolicies, handlers: all, logger: silentLogger, pollMs: 20, ...runnerOpts });
   cleanups.push(async () => {
     await runner.stop();
     database.close();
@@ -98,7 +101,7 @@ describe("retries and failures", () => {
             attempts.push(row.attempts);
             throw new Error(`boom ${row.attempts}`);
           },
-          onFailed: async (row, err) => {
+          onFailed: async (_tx, row, err) => {
             failed.push({ row, err });
           },
         },
@@ -134,7 +137,7 @@ describe("retries and failures", () => {
           runs++;
           throw new PermanentWorkError("SOURCE_NOT_FOUND", "gone");
         },
-        onFailed: async (_row, err) => {
+        onFailed: async (_tx, _row, err) => {
           failed.push(err);
         },
       },
@@ -145,6 +148,106 @@ describe("retries and failures", () => {
     expect(runs).toBe(1);
     expect(failed).toHaveLength(1);
     expect(failed[0]).toBeInstanceOf(PermanentWorkError);
+  });
+});
+
+describe("a failure and what it tells commit together (issue 24)", () => {
+  test("onFailed runs in the transaction that fails the row: when it cannot write, the row is not failed and runs again", async () => {
+    let runs = 0;
+    let tells = 0;
+    const h = await harness({
+      "live-watch": {
+        run: async () => {
+          runs++;
+          throw new PermanentWorkError("SOURCE_NOT_FOUND", "gone");
+        },
+        // What it tells (here: a row enqueued in its transaction) cannot be written the first time (a database error).
+        onFailed: async (tx, row) => {
+          tells++;
+          await h.ledger.enqueue(tx, { type: "retention", payload: {}, orgId: row.orgId, entityId: "told", maxAttempts: 1, runAfter: Date.now() + 3_600_000 });
+          if (tells === 1) throw new Error("database error while telling the actor");
+        },
+      },
+    });
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 5 });
+    // Before: the row was failed first, then the handler told (or, on an error or a crash, did not): failed and nobody told.
+    const row = await settled(h, id);
+    expect(row).toMatchObject({ status: "failed", lastError: "gone" });
+    expect(runs).toBe(2);
+    expect(tells).toBe(2);
+    const told = await h.database.db.select().from(work).where(eq(work.entityId, "told"));
+    expect(told).toHaveLength(1);
+  }, 20_000);
+});
+
+describe("failures of our own infrastructure (issue 24)", () => {
+  const unavailable = () => Object.assign(new Error("an unexpected error has occurred"), { name: "S3Error", code: "ConnectionRefused" });
+
+  test("are retried without spending an attempt while the window lasts, and the work then completes", async () => {
+    const seen: number[] = [];
+    const h = await harness(
+      {
+        "live-watch": {
+          run: async (row) => {
+            seen.push(row.attempts);
+            if (seen.length === 1) throw unavailable();
+            if (seen.length === 2) throw new InfrastructureError("database away");
+          },
+        },
+      },
+      {},
+      { infraRetryWindowMs: 60_000 },
+    );
+    // One attempt only: before, the first outage failed it for good.
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 1 });
+    const row = await settled(h, id);
+    expect(row).toMatchObject({ status: "done", attempts: 1 });
+    expect(seen).toEqual([1, 1, 1]);
+  }, 20_000);
+
+  test("keep the window's start across retries (in last_error) and count as attempts once it has passed", async () => {
+    let runs = 0;
+    const failed: unknown[] = [];
+    const h = await harness(
+      {
+        "live-watch": {
+          run: async () => {
+            runs++;
+            throw unavailable();
+          },
+          onFailed: async (_tx, _row, err) => {
+            failed.push(err);
+          },
+        },
+      },
+      {},
+      { infraRetryWindowMs: 1_500 },
+    );
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 1 });
+    const row = await settled(h, id);
+    expect(row).toMatchObject({ status: "failed", attempts: 1 });
+    // 1 s apart: at 0 and ~1 s inside the window, the third past it fails for good.
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(3);
+    expect(failed).toHaveLength(1);
+  }, 20_000);
+
+  test("a failure of the media itself still spends attempts", async () => {
+    let runs = 0;
+    const h = await harness(
+      {
+        "live-watch": {
+          run: async () => {
+            runs++;
+            throw Object.assign(new Error("ffmpeg failed (exit 1): Invalid data found when processing input"), { code: "FFMPEG_FAILED" });
+          },
+        },
+      },
+      { "live-watch": policy({ maxAttempts: 2 }) },
+    );
+    const id = await h.enqueue({ type: "live-watch", payload: { streamId: "ls_1" }, maxAttempts: 2 });
+    expect(await settled(h, id)).toMatchObject({ status: "failed", attempts: 2 });
+    expect(runs).toBe(2);
   });
 });
 

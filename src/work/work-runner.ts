@@ -1,7 +1,10 @@
+import type { Tx } from "../db/create-database.ts";
+import { crashPoint } from "../faults.ts";
+import { isInfrastructureFailure } from "../infrastructure-failure.ts";
 import type { Logger } from "../log.ts";
 import { createLeaseRenewer } from "./lease-renewer.ts";
 import { setLongTimeout } from "./long-timeout.ts";
-import type { WorkLedger, WorkRow } from "./work-ledger.ts";
+import { infraSince, type WorkLedger, type WorkRow } from "./work-ledger.ts";
 import type { WorkPolicy } from "./work-policies.ts";
 import type { WorkRequest, WorkType } from "./work-types.ts";
 
@@ -25,10 +28,17 @@ export interface WorkContext {
 /** What a finished run asks for next: nothing (done), its next stage on the same row, or to run later without spending an attempt. */
 export type WorkResult = void | { next: WorkRequest } | { defer: number };
 
+/** What a handler does once the transaction that failed its work committed (wake listeners, remove scratch files). */
+export type AfterCommit = () => Promise<void> | void;
+
 export interface WorkHandler<T extends WorkType> {
   run(work: WorkRow<T>, ctx: WorkContext): Promise<WorkResult>;
-  /** Called once when the work fails for good (permanent error or attempts exhausted). */
-  onFailed?(work: WorkRow<T>, err: unknown): Promise<void>;
+  /**
+   * The work failed for good (permanent error or attempts exhausted): called once, inside the transaction that
+   * marks the row failed, so what it writes (the video's TRANSCODING_FAILED) commits with the failure or not at
+   * all. Answers what to do after the commit.
+   */
+  onFailed?(tx: Tx, work: WorkRow<T>, err: unknown): Promise<AfterCommit | void>;
 }
 
 /** One handler per work type: the registry the runner runs. A type without a handler does not compile. */
@@ -37,8 +47,17 @@ export type WorkPolicies = { [T in WorkType]: WorkPolicy };
 
 const errorText = (err: unknown) => String((err as Error)?.message ?? err);
 
-/** How a run ended here: finished, handed to its next stage, deferred, to be retried, failed for good, cancelled, or its lease lost. */
-export type WorkOutcome = "done" | "next" | "deferred" | "retry" | "failed" | "cancelled" | "lost";
+/**
+ * How a run ended here: finished, handed to its next stage, deferred, to be retried, to be retried because our
+ * infrastructure failed (no attempt spent), failed for good, cancelled, or its lease lost.
+ */
+export type WorkOutcome = "done" | "next" | "deferred" | "retry" | "unavailable" | "failed" | "cancelled" | "lost";
+
+/** Between retries of work that failed on our infrastructure: half the time it has been failing, 1 s to 30 s. */
+export const infraBackoffMs = (failingForMs: number) => Math.min(30_000, Math.max(1_000, Math.floor(failingForMs / 2)));
+
+/** Between two tries of writing a run's outcome while the database does not take it: 250 ms doubling to 5 s. */
+const outcomeBackoffMs = (attempt: number) => Math.min(5_000, 250 * 2 ** (attempt - 1));
 
 /**
  * Claims due work of every type up to its policy's concurrency, keeps the
@@ -53,11 +72,17 @@ export function createWorkRunner(opts: {
   handlers: WorkHandlers;
   logger: Logger;
   pollMs?: number;
+  /**
+   * INFRA_RETRY_WINDOW_SECONDS: work failing on our own infrastructure is retried, without spending an attempt,
+   * until it has been failing this long (15 min by default); past it such a failure counts as an attempt.
+   */
+  infraRetryWindowMs?: number;
   /** Each run's outcome and duration (metrics); not called for runs cut short by a shutdown. */
   onFinished?: (type: WorkType, outcome: WorkOutcome, seconds: number) => void;
 }) {
   const { ledger, policies, handlers, logger } = opts;
   const pollMs = opts.pollMs ?? 1000;
+  const infraWindowMs = opts.infraRetryWindowMs ?? 15 * 60_000;
   const types = Object.keys(handlers) as WorkType[];
   const running = new Map<string, { row: WorkRow; abort: AbortController }>();
   const inFlight = new Map<WorkType, number>();
@@ -80,6 +105,26 @@ export function createWorkRunner(opts: {
     },
   });
 
+  /**
+   * Writes a run's outcome, trying again while our infrastructure refuses it (the database is away): the row stays
+   * in `running`, so its lease is renewed once the database answers; a write guarded by the claim changes nothing
+   * if the lease was lost meanwhile. Without this a finished transcode whose outcome met a database outage was left
+   * to its lease and run again, spending an attempt.
+   */
+  async function commit<R>(log: Logger, what: string, write: () => Promise<R>): Promise<R> {
+    const start = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        if (stopped || !isInfrastructureFailure(err) || Date.now() - start > infraWindowMs) throw err;
+        const delay = outcomeBackoffMs(attempt);
+        log.warn("Cannot record the work's outcome; trying again", { err, outcome: what, retry_in_ms: delay });
+        await Bun.sleep(delay);
+      }
+    }
+  }
+
   async function execute<T extends WorkType>(type: T, row: WorkRow<T>) {
     const policy = policies[type];
     const handler = handlers[type] as WorkHandler<T>;
@@ -92,10 +137,13 @@ export function createWorkRunner(opts: {
     const ended = (outcome: WorkOutcome) => opts.onFinished?.(type, outcome, (performance.now() - t0) / 1000);
     try {
       log.debug("Work started", {});
+      crashPoint(`work:after-claim:${type}`);
       const result = await handler.run(row, { signal: abort.signal, logger: log });
       if (stopped) return; // the lease lapses and another run resumes it
+      crashPoint(`work:before-outcome:${type}`);
       if (result && "next" in result) {
-        if (await ledger.advance(row.id, result.next, policies[result.next.type].maxAttempts)) {
+        const next = result.next;
+        if (await commit(log, "next", () => ledger.advance(row.id, next, policies[next.type].maxAttempts))) {
           log.info("Work stage done", { next_type: result.next.type });
           ended("next");
         } else {
@@ -105,11 +153,12 @@ export function createWorkRunner(opts: {
         return;
       }
       if (result && "defer" in result) {
-        await ledger.defer(row.id, result.defer);
+        const delay = result.defer;
+        await commit(log, "deferred", () => ledger.defer(row.id, delay));
         ended("deferred");
         return;
       }
-      if (!(await ledger.finish(row.id))) {
+      if (!(await commit(log, "done", () => ledger.finish(row.id)))) {
         log.warn("Work finished after its lease was lost", {});
         ended("lost");
       } else {
@@ -118,6 +167,7 @@ export function createWorkRunner(opts: {
       }
     } catch (err) {
       if (stopped) return;
+      crashPoint(`work:before-outcome:${type}`);
       const reason = abort.signal.reason;
       if (reason instanceof PermanentWorkError && reason.code === "CANCELLED") {
         log.info("Work cancelled", {});
@@ -125,16 +175,38 @@ export function createWorkRunner(opts: {
         return;
       }
       const permanent = err instanceof PermanentWorkError || reason instanceof PermanentWorkError;
+      // Our database, bucket or disk failed, not the media: again later without spending an attempt, for as long as
+      // the window allows (a 10 s S3 outage used to spend all three attempts in 6-9 s and fail good videos for good).
+      if (!permanent && isInfrastructureFailure(err)) {
+        const since = infraSince(row) ?? Date.now();
+        const failingFor = Date.now() - since;
+        if (failingFor < infraWindowMs) {
+          const delay = infraBackoffMs(failingFor);
+          log.warn("Work failed on our infrastructure; will retry without spending an attempt", { err, retry_in_ms: delay, failing_for_ms: failingFor });
+          await commit(log, "unavailable", () => ledger.unavailable(row.id, delay, errorText(err), since));
+          ended("unavailable");
+          return;
+        }
+      }
       if (!permanent && row.attempts < row.maxAttempts) {
         const delay = policy.backoffMs(row.attempts);
         log.warn("Work failed; will retry", { err, retry_in_ms: delay });
-        await ledger.retry(row.id, delay, errorText(err));
+        await commit(log, "retry", () => ledger.retry(row.id, delay, errorText(err)));
         ended("retry");
         return;
       }
+      // The row's failure and what the handler tells (the video's TRANSCODING_FAILED) commit in one transaction.
+      const within = handler.onFailed ? (tx: Tx) => handler.onFailed!(tx, row, err) : undefined;
+      const out = await commit(log, "failed", () => ledger.fail(row.id, errorText(err), within));
+      if (!out.failed) {
+        log.warn("Work failed after its lease was lost; left to its new holder", { err });
+        ended("lost");
+        return;
+      }
+      crashPoint(`work:after-failed:${type}`);
       log.error("Work failed for good", { err });
       ended("failed");
-      if (await ledger.fail(row.id, errorText(err))) await handler.onFailed?.(row, err);
+      await Promise.resolve(out.result?.()).catch((e) => log.warn("Cleanup after a failed work did not complete", { err: e }));
     } finally {
       clearRunTimeout();
       running.delete(row.id);

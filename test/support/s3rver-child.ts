@@ -1,6 +1,7 @@
 /**
  * Runs s3rver (an S3-compatible server for tests) on a free port with one
- * bucket; prints `{"port": N}` once listening. argv: directory bucket.
+ * bucket; prints `{"port": N}` once listening. argv: directory bucket [port]
+ * (a port to listen on again after an outage, test/support/s3rver.ts).
  */
 import crypto from "node:crypto";
 import { once } from "node:events";
@@ -66,8 +67,8 @@ FilesystemStore.prototype.putObject = async function (this: any, object: S3rverO
   return { size, md5: digest };
 };
 
-const [directory, bucket] = process.argv.slice(2);
-const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket ?? "vidlive", configs: [] }] });
+const [directory, bucket, port] = process.argv.slice(2);
+const server = new S3rver({ port: Number(port ?? 0), address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket ?? "vidlive", configs: [] }] });
 const addr = (await server.run()) as { port: number };
 console.log(JSON.stringify({ port: addr.port }));
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

@@ -82,8 +82,13 @@ export function settingsScreen(opts: { env?: Record<string, string>; prepare?: (
 
 /** The operator CLI: another process on the service's DATA_DIR and database, BASE_URL the service's. */
 export async function cli(t: TestService, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const proc = Bun.spawn(["bun", CLI, ...args], {
-    env: { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.service.config.databaseUrl, BASE_URL: t.base },
+  return cliWithEnv(t, {}, ...args);
+}
+
+/** `cli` with more environment (SMTP_URL, …). */
+export async function cliWithEnv(t: TestService, env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const proc = Bun.spawn([process.execPath, CLI, ...args], {
+    env: { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.service.config.databaseUrl, BASE_URL: t.base, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -2,7 +2,13 @@ import { oneOf, one, type Command } from "../command.ts";
 import { applyOrgSet } from "../org-set.ts";
 import { json, org } from "./flags.ts";
 import { iso } from "./format.ts";
-import { createPeopleStore, INVITABLE_ROLES, normalizeEmail, setupUrl } from "../../settings/people-store.ts";
+import { invitationMailer, mailFailure } from "../../settings/invitation-mail.ts";
+import { checkEmail, createPeopleStore, INVITABLE_ROLES, normalizeEmail, setupUrl } from "../../settings/people-store.ts";
+
+/** The mail server refused or is unreachable: exit 1, naming its answer (never SMTP_URL's credentials). */
+function refuseMail(err: unknown): never {
+  throw new Error(`the invitation could not be mailed (${mailFailure(err)}); nothing was created`);
+}
 
 /** Organizations: create, list, show, set (settings). New `org …` commands go in this array. */
 export const orgCommands: Command[] = [
@@ -11,50 +17,76 @@ export const orgCommands: Command[] = [
     summary: "create an organization with default settings and a key (and its owner, with --owner-email)",
     flags: [
       { name: "name", value: "NAME", required: true, help: "its display name" },
-      { name: "owner-email", value: "EMAIL", help: "the owner who signs in to /settings: prints owner_setup_url, a one-time link (72 h); none for a person who already has a password" },
+      {
+        name: "owner-email",
+        value: "EMAIL",
+        help: "the owner who signs in to /settings: with SMTP_URL their invitation is mailed to them; without, prints owner_setup_url, a one-time link (72 h) that sets the password of an account of this organization only",
+      },
       json,
     ],
     async run(ctx) {
       const { orgs, database, config } = await ctx.database();
       const ownerEmail = ctx.options["owner-email"]?.at(-1);
-      // Checked before anything is created: a typo must not leave an organization without an owner.
+      const mailer = invitationMailer(config);
+      // Checked before anything is created: a typo or an unreachable mail server must not leave an organization without an owner.
+      if (ownerEmail !== undefined) checkEmail(ownerEmail);
+      if (ownerEmail !== undefined && mailer) await mailer.verify().catch((err) => refuseMail(err));
       const people = createPeopleStore(database);
-      if (ownerEmail !== undefined) await people.checkNewOwner(ownerEmail);
       const { org, apiKey } = await orgs.createOrg(one(ctx, "name"));
-      const owner = ownerEmail === undefined ? undefined : await people.createOwner(org.id, ownerEmail);
-      // A person who already has a password gets no link (it could set that password): they sign in and switch organization.
-      const ownerSetupUrl = owner?.token ? setupUrl(config.baseUrl, owner.token) : undefined;
-      const existing = owner?.existingAccount === true;
-      if (ctx.json)
-        console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, ...(ownerSetupUrl ? { owner_setup_url: ownerSetupUrl } : {}), ...(existing ? { owner_existing_account: true } : {}) }));
-      else
-        console.log(
-          `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)${ownerSetupUrl ? `\nowner_setup_url: ${ownerSetupUrl}  (one-time, expires in 72 h)` : ""}${existing ? `\nowner: ${normalizeEmail(ownerEmail ?? "")} already has an account; they sign in with their existing password (no setup link)` : ""}`,
+      const owner = ownerEmail === undefined ? undefined : await people.createOwner(org.id, ownerEmail, { delivered: mailer !== null });
+      if (owner && mailer) {
+        const to = normalizeEmail(ownerEmail ?? "");
+        const sent = await mailer.send({ to, token: owner.token, orgName: org.name, role: "owner" }).then(
+          () => true,
+          () => false,
         );
+        if (ctx.json) console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, owner_invitation: sent ? "mailed" : "not_sent" }));
+        else
+          console.log(
+            `org_id: ${org.id}\napi_key: ${apiKey}  (shown once)\nowner_invitation: ${sent ? `mailed to ${to} (one-time link, expires in 72 h)` : `not sent to ${to}; send it again with \`org invite --org ${org.id} --email ${to} --role owner\``}`,
+          );
+        return sent ? 0 : 1;
+      }
+      const ownerSetupUrl = owner ? setupUrl(config.baseUrl, owner.token) : undefined;
+      if (ctx.json) console.log(JSON.stringify({ org_id: org.id, api_key: apiKey, ...(ownerSetupUrl ? { owner_setup_url: ownerSetupUrl } : {}) }));
+      else console.log(`org_id: ${org.id}\napi_key: ${apiKey}  (shown once)${ownerSetupUrl ? `\nowner_setup_url: ${ownerSetupUrl}  (one-time, expires in 72 h)` : ""}`);
       return 0;
     },
   },
   {
     name: "org invite",
-    summary: "invite a member to the settings screen; prints their one-time setup link (none for a person who already has a password)",
+    summary: "invite a member to the settings screen: mailed to them with SMTP_URL, else prints their one-time setup link",
     flags: [
       org,
       { name: "email", value: "EMAIL", required: true, help: "who is invited" },
-      { name: "role", value: INVITABLE_ROLES.join("|"), required: true, check: oneOf(...INVITABLE_ROLES), help: "what they may do on the screen (API keys and members stay owner only)" },
+      {
+        name: "role",
+        value: `${INVITABLE_ROLES.join("|")}|owner`,
+        required: true,
+        check: oneOf(...INVITABLE_ROLES, "owner"),
+        help: "what they may do on the screen (API keys and members stay owner only); owner: only while the organization has no owner who set a password (a fresh owner link)",
+      },
       json,
     ],
     async run(ctx) {
       const { orgs, database, config } = await ctx.database();
       const found = await orgs.mustGetOrg(one(ctx, "org"));
-      const { token } = await createPeopleStore(database).invite(found.id, one(ctx, "email"), one(ctx, "role"));
-      if (!token) {
-        // Already has a password: added at once, no link (a link could set that password).
-        const email = normalizeEmail(one(ctx, "email"));
-        console.log(
-          ctx.json
-            ? JSON.stringify({ org_id: found.id, setup_url: null, existing_account: true })
-            : `added: ${email} already has an account; they sign in with their existing password (no setup link)`,
-        );
+      const mailer = invitationMailer(config);
+      const people = createPeopleStore(database);
+      const role = one(ctx, "role");
+      const { token, userId } =
+        role === "owner"
+          ? await people.createOwner(found.id, one(ctx, "email"), { delivered: mailer !== null })
+          : await people.invite(found.id, one(ctx, "email"), role, { delivered: mailer !== null });
+      if (mailer) {
+        const to = normalizeEmail(one(ctx, "email"));
+        try {
+          await mailer.send({ to, token, orgName: found.name, role });
+        } catch (err) {
+          await people.withdrawInvitation(found.id, userId);
+          return refuseMail(err);
+        }
+        console.log(ctx.json ? JSON.stringify({ org_id: found.id, setup_url: null, invitation: "mailed" }) : `invitation: mailed to ${to} (one-time link, expires in 72 h)`);
         return 0;
       }
       const url = setupUrl(config.baseUrl, token);

@@ -1,8 +1,14 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * People who sign in to the settings screen (issue 13). A user is an email and
- * an argon2id password hash (`Bun.password`); null until the setup link is used.
+ * an argon2id password hash (PHC string); null until the setup link is used.
+ * `scope_org_id` (issue 23): the one organization an account whose password
+ * was set through a link shown to an inviter belongs to; null for an account
+ * whose email is proven (its password set through a link mailed to the
+ * address), which may belong to several organizations. One email may have one
+ * proven account and one scoped account per organization.
  * Who deletes these rows: a user is deleted with their last membership.
  */
 export const users = sqliteTable(
@@ -13,8 +19,9 @@ export const users = sqliteTable(
     email: text("email").notNull(),
     passwordHash: text("password_hash"),
     createdAt: integer("created_at").notNull(),
+    scopeOrgId: text("scope_org_id"),
   },
-  (t) => [uniqueIndex("users_email").on(t.email)],
+  (t) => [uniqueIndex("users_email_scope").on(t.email, t.scopeOrgId), uniqueIndex("users_email_proven").on(t.email).where(sql`scope_org_id IS NULL`)],
 );
 
 /**
@@ -49,6 +56,8 @@ export const setupTokens = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     usedAt: integer("used_at"),
+    /** 1: the link was mailed to the address (SMTP_URL), so using it proves the email; 0: shown to whoever made it. */
+    delivered: integer("delivered").notNull().default(0),
   },
   (t) => [index("setup_tokens_expires").on(t.expiresAt), index("setup_tokens_user").on(t.userId)],
 );
