@@ -179,3 +179,45 @@ describe("without SRT ingest", () => {
     }
   });
 });
+
+describe("SRT ingest under the bitrate cap", () => {
+  test("a caller over LIVE_MAX_BITRATE_KBPS is disconnected (the relay's RTMP connection is metered by stream key)", async () => {
+    const capped = await startTestService({ env: { LIVE_MAX_BITRATE_KBPS: "300", LIVE_RECONNECT_MS: "60000" } });
+    try {
+      const s = ((await (await capped.api("/livestreams/", { method: "POST", json: { title: "Too fast" } })).json()) as any).data.stream;
+      // Noise does not compress: several Mbit/s for 40 s.
+      const ff = Bun.spawn(
+        [
+          "ffmpeg",
+          "-v",
+          "error",
+          "-re",
+          "-f",
+          "lavfi",
+          "-i",
+          "testsrc=size=640x360:rate=30:duration=40",
+          "-vf",
+          "noise=alls=100:allf=t",
+          "-c:v",
+          "libx264",
+          "-preset",
+          "ultrafast",
+          "-g",
+          "30",
+          "-pix_fmt",
+          "yuv420p",
+          "-f",
+          "mpegts",
+          s.srt_url.replace("//localhost:", "//127.0.0.1:"),
+        ],
+        { stderr: "pipe" },
+      );
+      const code = await Promise.race([ff.exited, Bun.sleep(35_000).then(() => "still running")]);
+      if (code === "still running") ff.kill();
+      expect(code).not.toBe("still running");
+      expect(code).not.toBe(0);
+    } finally {
+      await capped.stop();
+    }
+  });
+});
