@@ -20,6 +20,8 @@ export type StreamEvent =
   | { type: "RECORDING_ATTACHED"; recording: RecordingInfo }
   /** The recording's transcode finished: COMPLETED (its HLS manifest) or failed / gone (null). */
   | { type: "RECORDING_TRANSCODED"; playbackUrl: string | null }
+  /** The recording video was deleted: the stream no longer has a recording (no dead `playback_url`, no `recording.asset_id`). */
+  | { type: "RECORDING_DELETED"; assetId: string }
   | { type: "FAIL"; at: string; error: { code: string; message: string } }
   /** A stored state of an older machine version was migrated: re-enter it so its timers are armed. */
   | { type: "UPGRADED" }
@@ -139,6 +141,10 @@ export const livestreamMachine = setup({
       assertEvent(event, "RECORDING_TRANSCODED");
       return { playbackUrl: event.playbackUrl, recording: context.recording ? { ...context.recording, transcoding: false } : null };
     }),
+    recordDeleted: assign(({ context, event }) => {
+      assertEvent(event, "RECORDING_DELETED");
+      return context.recording?.asset_id === event.assetId ? { playbackUrl: null, recording: null } : {};
+    }),
     recordStart: assign(({ event }) => {
       assertEvent(event, "MEDIA_OBSERVED");
       return { startedAt: event.at };
@@ -235,6 +241,7 @@ export const livestreamMachine = setup({
       entry: "askIfTranscoding",
       on: {
         RECORDING_TRANSCODED: { actions: "recordTranscoded" },
+        RECORDING_DELETED: { actions: "recordDeleted" },
         DELETE: "deleted",
       },
     },

@@ -69,16 +69,33 @@ export function smallStream(ctx: StreamContext) {
   };
 }
 
+/** Why WHEP viewers get a stream's video re-encoded (media/flv/webrtc-fit.ts decides; src/webrtc re-encodes). */
+export interface WebrtcTranscode {
+  reason: "B_FRAMES" | "FORMAT" | "INTERLACED";
+  message: string;
+}
+
+/** What src/webrtc tells about a stream on this process: its GET shape's WebRTC fields. */
+export interface StreamWebrtc {
+  /** The media server can run here (`features.webrtc`): without it the WHIP/WHEP URLs are null. */
+  available: boolean;
+  viewers: number;
+  transcode: WebrtcTranscode | null;
+}
+
+export const NO_STREAM_WEBRTC: StreamWebrtc = { available: false, viewers: 0, transcode: null };
+
 /** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
 /** `srtUrl`: the SRT push URL when SRT ingest listens (src/live/srt-ingest.ts), else null. */
-export function streamResource(ctx: StreamContext, status: StreamStatus, webrtcViewers = 0, srtUrl: string | null = null) {
-  // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc).
+export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc: StreamWebrtc = NO_STREAM_WEBRTC, srtUrl: string | null = null) {
+  // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc); null where WebRTC cannot run.
   const liveBase = ctx.hlsUrl.replace(/\/index\.m3u8$/, "");
   return {
     ...fullStream(ctx, status),
-    whip_url: `${liveBase}/whip`,
-    whep_url: `${liveBase}/whep`,
-    webrtc_viewers: webrtcViewers,
+    whip_url: webrtc.available ? `${liveBase}/whip` : null,
+    whep_url: webrtc.available ? `${liveBase}/whep` : null,
+    webrtc_viewers: webrtc.viewers,
+    webrtc_transcode: webrtc.transcode,
     srt_url: srtUrl,
     playback_url: ctx.playbackUrl,
     latency: ctx.latency,

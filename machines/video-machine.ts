@@ -77,6 +77,10 @@ export const videoMachine = setup({
     tellOwnStream: enqueueActions(({ context, enqueue }) => {
       if (context.stream) enqueue.emit(recordingSettled(context, context.stream.id));
     }),
+    /** A deleted recording tells its stream, which drops `playback_url` and `recording` (issue 23: they were left as dead links). */
+    tellOwnStreamDeleted: enqueueActions(({ context, enqueue }) => {
+      if (context.stream) enqueue.emit({ type: "message", message: { kind: "livestream", actorId: context.stream.id, event: { type: "RECORDING_DELETED", assetId: context.id } } });
+    }),
   },
   guards: {
     isUpload: ({ context }) => context.kind === "UPLOAD",
@@ -132,6 +136,6 @@ export const videoMachine = setup({
         DELETE: "deleted",
       },
     },
-    deleted: { type: "final" },
+    deleted: { type: "final", entry: "tellOwnStreamDeleted" },
   },
 });

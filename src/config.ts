@@ -116,6 +116,20 @@ export interface Config {
   rateLimitStore: "memory" | "database";
   /** STT_MODEL_PATH: a whisper model file (optional); with it transcripts use whisper, else Debian's pocketsphinx if installed (media/stt). */
   sttModelPath: string | undefined;
+  /**
+   * REQUEST_TIMEOUT_MS: the longest a request waits for its answer (default
+   * 15 s; 0 = unbounded); past it, 503 SERVICE_UNAVAILABLE with Retry-After.
+   * Upload bodies (PUT, tus) are not bounded (src/http/request-deadline.ts).
+   */
+  requestTimeoutMs: number;
+  /**
+   * DATABASE_TIMEOUT_MS: the longest one request to a libSQL server may take
+   * (default 10 s), and one write transaction in the process's queue; a
+   * database that does not answer in time is "unavailable" (503, /readyz).
+   */
+  databaseTimeoutMs: number;
+  /** STORAGE_TIMEOUT_MS: the longest one object-store call (stat, small put, delete, a list page) may take (default 10 s). */
+  storageTimeoutMs: number;
   /** METRICS_TOKEN: when set, GET /metrics requires `Authorization: Bearer <token>`; unset, it is open (bind address and firewall decide who reaches it). */
   metricsToken: string | undefined;
   /**
@@ -252,6 +266,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     mediaBackend: backend,
+    requestTimeoutMs: int(env, "REQUEST_TIMEOUT_MS", 15_000),
+    databaseTimeoutMs: Math.max(1000, int(env, "DATABASE_TIMEOUT_MS", 10_000)),
+    storageTimeoutMs: Math.max(1000, int(env, "STORAGE_TIMEOUT_MS", 10_000)),
     liveSlots: int(env, "LIVE_SLOTS", 100),
     liveSlotsPerOrg: int(env, "LIVE_SLOTS_PER_ORG", 10),
     webhookRetrySchedule: schedule,

@@ -14,7 +14,8 @@ export type DomainErrorCode =
   | "VIDEO_NOT_RETRYABLE"
   | "VALIDATION_ERROR"
   | "TRANSCODE_QUEUE_FAILED"
-  | "NO_SLOTS_AVAILABLE";
+  | "NO_SLOTS_AVAILABLE"
+  | "SERVICE_UNAVAILABLE";
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

@@ -14,6 +14,7 @@ import { type Config, printableDatabaseUrl } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
 import { canonicalRequest } from "./http/canonical-request.ts";
+import { withRequestDeadline } from "./http/request-deadline.ts";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limiter.ts";
 import { serverMaxBodyBytes } from "./http/route-limits.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -86,7 +87,7 @@ export async function createService(
     accessSync(config.dataDir, constants.W_OK | constants.X_OK);
   });
   const database = await startupStep(`DATABASE_URL ${printableDatabaseUrl(config.databaseUrl)} cannot be opened`, () =>
-    createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken }),
+    createDatabase({ url: config.databaseUrl, authToken: config.databaseAuthToken, timeoutMs: config.databaseTimeoutMs }),
   );
   const orgs = createOrgStore(database);
   // RATE_LIMIT_STORE: `database` (default on a libSQL server) is exact across processes; `memory` for a `file:` database.
@@ -156,7 +157,7 @@ export async function createService(
   });
   const live = createLiveModule({ config, database, runtime, ledger, policies, videos: videos.videos, urls, secret, logger, wakeWork: work.wake, objects, onPlaylistServed: ops.viewers.seen });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
-  live.countWebrtcViewers(rtc.viewerCount);
+  live.describeWebrtc(rtc.describe);
   ops.metrics.gauge({
     name: "vidlive_webrtc_viewers",
     help: "WHEP viewers connected to this process.",
@@ -169,6 +170,13 @@ export async function createService(
     help: "WHIP publishers connected to this process.",
     collect() {
       this.set(rtc.totals().publishers);
+    },
+  });
+  ops.metrics.gauge({
+    name: "vidlive_webrtc_routers",
+    help: "mediasoup routers alive in this process's worker: the ingest router and one per stream and viewer payload-type mapping in use.",
+    collect() {
+      this.set(rtc.totals().routers);
     },
   });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
@@ -257,14 +265,15 @@ export async function createService(
         maxRequestBodySize: serverMaxBodyBytes(config.uploadMaxBytes),
         idleTimeout: 60,
         // Routing must not depend on the Host header (src/http/canonical-request.ts).
-        fetch: (req) => app.handle(canonicalRequest(req)),
+        // Every answer within REQUEST_TIMEOUT_MS: 503 + Retry-After rather than a hang (src/http/request-deadline.ts).
+        fetch: withRequestDeadline((req) => app.handle(canonicalRequest(req)), config.requestTimeoutMs, logger),
       });
       // Elysia's context `server` (requestIP: live viewers, DRM licence limits) is set only by its own listen().
       app.server = server;
       // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
       if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;
       logger.info("HTTP API listening", { port: server.port, base_url: config.baseUrl });
-      // After HTTP: the live module's own player fetches hls_url over HTTP.
+      // The live module's own player reads the stored live HLS (src/live/live-player.ts), not hls_url over HTTP.
       await live.start();
       stoppers.push(() => live.stop());
       // Before the live module (stoppers run in reverse): WHIP relays leave the RTMP server as publishers do.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { keyIdAsUuid } from "../media/drm/drm-key.ts";
@@ -9,6 +9,7 @@ import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { countVideoFrames, decodeSegments, expectLocked, segmentFiles } from "../media/drm/test-support/dash-checks.ts";
 import { closeMediaTools } from "../media/test-support/media-tools.ts";
+import { decodeVideoFrames } from "../media/transcoder/test-support/ffprobe-file.ts";
 import { createLogger } from "../src/log.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
@@ -39,6 +40,17 @@ afterAll(async () => {
   closeMediaTools();
 });
 
+/** The video's GET data once it is COMPLETED or ERROR. */
+async function settled(svc: TestService, id: string, what: string): Promise<any> {
+  return waitFor(
+    async () => {
+      const body = (await (await svc.api(`/videos/${id}/`)).json()) as any;
+      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
+    },
+    { timeoutMs: 240_000, what },
+  );
+}
+
 const b64url = (hex: string) => Buffer.from(hex, "hex").toString("base64url");
 
 test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decrypts every segment", async () => {
@@ -46,13 +58,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
   const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
   const id: string = created.data.asset.public_id;
   expect(created.data.video.drm).toBe(true);
-  const got = await waitFor(
-    async () => {
-      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
-      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-    },
-    { timeoutMs: 240_000, what: "DRM video done" },
-  );
+  const got = await settled(t, id, "DRM video done");
   expect(got.error).toBeNull();
 
   const completed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_COMPLETED")!.data;
@@ -115,6 +121,53 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
   }
 }, 300_000);
 
+/**
+ * Issue 23 (2): a DRM video in an organization whose downloads are Matroska got `downloads/360p.mkv`
+ * under the same media token as its DASH, which played with no licence. Its download is an encrypted
+ * MP4 now (its own password), and nothing under its media URL is clear media.
+ */
+test("a DRM video where downloads are mkv: the download is an encrypted MP4 and nothing clear is served under its media URL", async () => {
+  const before = (await t.service.orgs.getOrg(t.orgId))!.settings.downloads;
+  await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, downloads: { rungs: ["360p"], format: "mkv" } }));
+  try {
+    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4?dl=mkv"), drm_enabled: true } })).json()) as any;
+    const id: string = created.data.asset.public_id;
+    const done = await settled(t, id, "DRM video with a download");
+    expect(done.error).toBeNull();
+    const { video } = done;
+    expect(video.download_url).toEndWith("/downloads/360p.mp4");
+    expect(video.download_password).toMatch(/^[0-9a-f]{32}$/);
+    expect(done.renditions[0]).toMatchObject({ download_url: video.download_url, download_password: video.download_password });
+    // The Matroska a clear job would have written is not there.
+    expect((await fetch(video.download_url.replace(/\.mp4$/, ".mkv"))).status).toBe(404);
+
+    // Every file under the video's media folder, as served: only protected DASH, the encrypted download, images and cues.
+    const mediaDir = t.service.objects.localPath(t.service.store.mediaKey(id))!;
+    const stored = (readdirSync(mediaDir, { recursive: true }) as string[]).filter((f) => statSync(join(mediaDir, f)).isFile()).sort();
+    const served = stored.filter((f) => !f.split("/").some((part) => part.startsWith(".")));
+    for (const f of served) expect([f, /^(dash\/.+\.(mpd|mp4|m4s)|downloads\/[\w-]+\.mp4|thumbnail\.jpg|sprite\.jpg|storyboard\.vtt)$/.test(f)]).toEqual([f, true]);
+    for (const f of stored.filter((x) => !served.includes(x))) expect([f, (await fetch(t.service.store.url(id, f))).status]).toEqual([f, 404]);
+    // A clear Matroska left by a DRM video transcoded before this rule (its file still stored) is not served either.
+    writeFileSync(join(mediaDir, "downloads", "360p.mkv"), readFileSync(join(FIXTURES, "av-360p-2s.mp4")));
+    expect((await fetch(video.download_url.replace(/\.mp4$/, ".mkv"))).status).toBe(404);
+    const download = Buffer.from(await (await fetch(video.download_url)).arrayBuffer());
+    const local = join(mkdtempSync(join(tmpdir(), "drm-dl-")), "360p.mp4");
+    writeFileSync(local, download);
+    try {
+      const withKey = await decodeVideoFrames(local, video.download_password);
+      expect(withKey.exitCode).toBe(0);
+      expect(withKey.frameHashes.length).toBe(await countVideoFrames(join(FIXTURES, "av-360p-2s.mp4")));
+      const real = new Set(withKey.frameHashes);
+      const without = await decodeVideoFrames(local);
+      expect(without.frameHashes.filter((h) => real.has(h))).toEqual([]);
+    } finally {
+      rmSync(dirname(local), { recursive: true, force: true });
+    }
+  } finally {
+    await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, downloads: before }));
+  }
+}, 300_000);
+
 test("a live stream created with drm_enabled: its live HLS is clear, its recording is packaged with DRM and licensed", async () => {
   const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Protected live", drm_enabled: true } })).json()) as any).data.stream;
   expect(s.drm).toBe(true);
@@ -133,13 +186,7 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
   await pub.finished.catch(() => undefined);
   const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 60_000, what: "recording" });
-  const rec = await waitFor(
-    async () => {
-      const body = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
-      return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-    },
-    { timeoutMs: 240_000, what: "recording transcoded" },
-  );
+  const rec = await settled(t, assetId, "recording transcoded");
   expect(rec.error).toBeNull();
   expect(rec.video).toMatchObject({ kind: "LIVESTREAM_RECORDING", drm: true });
   expect(rec.video.url).toEndWith("/dash/manifest.mpd");
@@ -149,6 +196,10 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   expect(lic.keys.map((k: any) => k.kid)).toEqual([kid]);
   const mpd = await (await fetch(rec.video.url)).text();
   expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(rec.video.drm_content_id));
+  // Issue 23: the clear live HLS does not outlive the broadcast (a stream without DRM keeps it LIVE_FILES_RETENTION_MS).
+  await waitFor(async () => (await fetch(s.hls_url)).status === 404 || undefined, { timeoutMs: 60_000, what: "live HLS removed" });
+  const segment = playlist.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#"))!;
+  expect((await fetch(new URL(segment.trim(), s.hls_url))).status).toBe(404);
 }, 300_000);
 
 /** Init + the first media segment of a representation, fetched over HTTP into `dir` (the layout the MPD names). */
@@ -174,13 +225,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     await a.service.orgs.updateSettings(a.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
     const created = (await (await a.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
     const id: string = created.data.asset.public_id;
-    const done = await waitFor(
-      async () => {
-        const body = (await (await b.api(`/videos/${id}/`)).json()) as any;
-        return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
-      },
-      { timeoutMs: 240_000, what: "DRM video done (s3)" },
-    );
+    const done = await settled(b, id, "DRM video done (s3)");
     expect(done.error).toBeNull();
     const mediaKey = a.service.store.mediaKey(id);
     const stored: string[] = [];

@@ -29,7 +29,7 @@ describe.skipIf(!hasChromium)("shaka-player in Chromium", () => {
     dir = mkdtempSync(join(tmpdir(), "drm-dash-"));
     await packageFixture(dir);
     player = await startPlayer({ files: dir });
-  });
+  }, 120_000);
   afterAll(async () => {
     await player?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -39,18 +39,18 @@ describe.skipIf(!hasChromium)("shaka-player in Chromium", () => {
     const r = await player.playDash({ manifestUrl: player.fileUrl("manifest.mpd"), clearKeys: { [KID]: KEY } });
     expect(r.currentTime).toBeGreaterThan(2);
     expect(r.keySystem).toBe("org.w3.clearkey");
-  });
+  }, 60_000);
 
   test("harness: with a wrong key the samples do not decode (the media is really encrypted)", async () => {
     const r = await player.tryDash({ manifestUrl: player.fileUrl("manifest.mpd"), clearKeys: { [KID]: "0".repeat(32) } });
     expect(r.ok).toBe(false);
-  });
+  }, 60_000);
 
   test("harness: the same DASH without a key fails with a DRM error", async () => {
     const r = await player.tryDash({ manifestUrl: player.fileUrl("manifest.mpd") });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error.category).toBe(SHAKA_CATEGORY_DRM);
-  });
+  }, 60_000);
 });
 
 const native = await hasNativeFfmpeg();
@@ -62,7 +62,7 @@ const native = await hasNativeFfmpeg();
  * page's origin (the page server) differs from the service's (another port):
  * the manifest, the segments and the licence POST are all cross-origin.
  */
-describe.skipIf(!hasChromium || !native)("DRM video in shaka-player through the licence service", () => {
+describe.skipIf(!hasChromium || !native)("DRM video in shaka-player and dash.js through the licence service", () => {
   let player: PlayerHarness;
   let t: TestService;
   let files: ReturnType<typeof startFileServer>;
@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium || !native)("DRM video in shaka-player through the 
     );
     video = data.video;
     renditions = data.renditions;
-  }, 90_000);
+  }, 180_000);
   afterAll(async () => {
     await player?.close();
     await t?.stop();
@@ -102,14 +102,38 @@ describe.skipIf(!hasChromium || !native)("DRM video in shaka-player through the 
     expect(r.keySystem).toBe("org.w3.clearkey");
     // The keys came from the service's licence endpoint, not from anywhere else.
     expect(r.requests).toContain(`POST ${video.drm_license_url}`);
-  });
+  }, 60_000);
+
+  /**
+   * Issue 23 (8): dash.js could not use `drm_license_url` as its ClearKey server (error 113, "Error
+   * generating key request": it asked Chromium for a `keyids` request from the MPD's common-system PSSH).
+   */
+  test("dash.js plays video.url past 2 s, frames decoded, with video.drm_license_url as its ClearKey serverURL (cross-origin)", async () => {
+    const r = await player.tryDashJs({ manifestUrl: video.url, licenseUrl: video.drm_license_url, timeoutMs: 60_000 });
+    expect(r.ok ? r : r.error).toMatchObject({ ok: true });
+    if (!r.ok) return;
+    expect(r.currentTime).toBeGreaterThan(2);
+    expect(r.decodedFrames).toBeGreaterThan(0);
+    expect(r.requests).toContain(`POST ${video.drm_license_url}`);
+    // And each rendition's own manifest.
+    const low = await player.tryDashJs({ manifestUrl: renditions[0].url, licenseUrl: video.drm_license_url, untilSeconds: 1, timeoutMs: 60_000 });
+    expect(low.ok ? low : low.error).toMatchObject({ ok: true });
+  }, 150_000);
+
+  test("dash.js with another video's licence token gets no key: playback fails", async () => {
+    const url = new URL(video.drm_license_url);
+    url.searchParams.set("token", `${Math.floor(Date.now() / 1000) + 3600}.${"0".repeat(32)}`);
+    const r = await player.tryDashJs({ manifestUrl: video.url, licenseUrl: url.href, timeoutMs: 30_000 });
+    expect(r.ok).toBe(false);
+    expect(r.requests).toContain(`POST ${url.href}`);
+  }, 60_000);
 
   test("a rendition's own .mpd plays too", async () => {
     const low = renditions[0];
     expect(low.url).toEndWith(".mpd");
     const r = await player.playDash({ manifestUrl: low.url, licenseUrl: video.drm_license_url });
     expect(r.currentTime).toBeGreaterThan(2);
-  });
+  }, 60_000);
 
   /** The licence URL with another token: one whose signature is off by a digit, and a genuine one (minted with the service's secret) that expired. */
   const badTokens: Array<[string, () => string]> = [
@@ -142,6 +166,6 @@ describe.skipIf(!hasChromium || !native)("DRM video in shaka-player through the 
       // shaka's data carries the licence server's answer: the status and the URL asked.
       expect(r.error.data).toContain("403");
       expect(r.requests).toContain(`POST ${url}`);
-    });
+    }, 60_000);
   }
 });

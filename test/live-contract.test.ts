@@ -217,6 +217,84 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
   }, 120_000);
 });
 
+/**
+ * Issue 23 (15): deleting the recording left its stream showing `playback_url` and `recording.asset_id`,
+ * both 404. They become null, whether the recording was deleted once playable or while it transcoded.
+ */
+describe("deleting the recording video", () => {
+  async function endedWithRecording(title: string) {
+    const s = await createStream(title);
+    const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast" });
+    await pub.started;
+    await pub.finished.catch(() => undefined);
+    return { s, ended: await streamIn(s.id, ["ENDED"], RECONNECT_MS + 30_000) };
+  }
+  const streamWithout = (id: string) =>
+    waitFor(
+      async () => {
+        const st = await getStream(id);
+        return st.recording === null && st.playback_url === null ? st : undefined;
+      },
+      { timeoutMs: 20_000, what: "the stream without its recording" },
+    );
+
+  test("once playable: playback_url and recording become null on GET and in the list", async () => {
+    const { s, ended } = await endedWithRecording("Recording deleted");
+    const video = await videoDone(ended.recording.asset_id);
+    expect(video.video.status).toBe("COMPLETED");
+    const linked = await waitFor(async () => ((await getStream(s.id)).playback_url ? getStream(s.id) : undefined), { timeoutMs: 20_000, what: "playback_url set" });
+    expect(linked.playback_url).toBe(video.video.url);
+
+    expect((await t.api(`/videos/${video.video.id}/`, { method: "DELETE" })).status).toBeLessThan(300);
+    expect((await fetch(video.video.url)).status).toBe(404);
+    const after = await streamWithout(s.id);
+    expect(after).toMatchObject({ status: "ENDED", playback_url: null, recording: null });
+    const listed = ((await (await t.api("/livestreams/?limit=100")).json()) as any).data.items.find((i: any) => i.id === s.id);
+    expect(listed).toMatchObject({ playback_url: null, recording: null });
+    // Stored, not only computed.
+    const rec = await t.service.runtime.get("livestream", s.id);
+    expect([rec!.context.recording, rec!.context.playbackUrl]).toEqual([null, null]);
+  }, 180_000);
+
+  test("while it transcodes: the stream ends up without a recording, never with a dead link", async () => {
+    const { s, ended } = await endedWithRecording("Recording deleted early");
+    expect(ended.recording.transcoding).toBe(true);
+    expect((await t.api(`/videos/${ended.recording.asset_id}/`, { method: "DELETE" })).status).toBeLessThan(300);
+    expect(await streamWithout(s.id)).toMatchObject({ status: "ENDED", playback_url: null, recording: null });
+    // Nothing brings it back (the transcode was cancelled with the video).
+    await Bun.sleep(2000);
+    expect(await getStream(s.id)).toMatchObject({ playback_url: null, recording: null });
+  }, 180_000);
+});
+
+/** Issue 23 (16): an organization with transcoding off still got its recordings transcoded. */
+test("an organization without transcoding: the broadcast works, its recording is not kept (recording null, no RECORDING_READY, no video, no FLV)", async () => {
+  const { org, apiKey } = await t.service.orgs.createOrg("live-no-transcode");
+  await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
+  const created = await t.api("/livestreams/", { method: "POST", json: { title: "Not recorded" }, key: apiKey });
+  expect(created.status).toBe(201);
+  const s = ((await created.json()) as any).data.stream;
+  const get = async () => ((await (await t.api(`/livestreams/${s.id}/`, { key: apiKey })).json()) as any).data.stream;
+  const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast" });
+  await pub.started;
+  await waitFor(async () => (await get()).status === "LIVE" || undefined, { timeoutMs: 20_000, what: "LIVE" });
+  await pub.finished.catch(() => undefined);
+  const ended = await waitFor(
+    async () => {
+      const st = await get();
+      return st.status === "ENDED" ? st : undefined;
+    },
+    { timeoutMs: RECONNECT_MS + 30_000, what: "ENDED" },
+  );
+  expect(ended).toMatchObject({ recording: null, playback_url: null });
+  const events = await outboxEvents(t.service, s.id);
+  expect(events.map((e) => e.event)).not.toContain("LIVESTREAM_RECORDING_READY");
+  expect(events.find((e) => e.event === "LIVESTREAM_ENDED")!.data.recording).toBeNull();
+  const videos = ((await (await t.api("/videos/", { key: apiKey })).json()) as any).data.items;
+  expect(videos).toEqual([]);
+  await waitFor(async () => !existsSync(join(t.dataDir, "recordings", `${s.id}.flv`)) || undefined, { timeoutMs: 10_000, what: "FLV removed" });
+}, 120_000);
+
 describe("duration_seconds", () => {
   test("excludes the reconnect window after the last publisher left", async () => {
     const s = await createStream("Timed");

@@ -136,7 +136,7 @@ test("every API operation documents its success body (typed `data`) and its erro
   );
   expect(generic).toEqual([]);
   const register = doc.paths["/api/public/v1/videos/"].post.responses;
-  expect(Object.keys(register).sort()).toEqual(["200", "201", "401", "403", "409", "413", "422", "429", "500", "502"]);
+  expect(Object.keys(register).sort()).toEqual(["200", "201", "401", "403", "409", "413", "422", "429", "500", "502", "503"]);
   expect(register["409"].content["application/json"].schema.properties.error.properties.code.enum.sort()).toEqual(["DRM_NOT_AVAILABLE", "TRANSCODE_NOT_CONFIGURED"]);
   expect(register["201"].content["application/json"].schema.properties.data.properties.video.properties.thumbnail_url).toBeDefined();
 });
@@ -152,6 +152,7 @@ test("the tus operations list their own codes per status, with the key's 429 and
     "401": ["INVALID_API_KEY"],
     "403": ["PERMISSION_DENIED"],
     "404": ["NOT_FOUND"],
+    "409": ["TRANSCODE_NOT_CONFIGURED"],
     "412": ["VALIDATION_ERROR"],
     "413": ["VALIDATION_ERROR"],
     "429": ["RATE_LIMITED"],

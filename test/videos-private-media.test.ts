@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { actors, work } from "../src/db/schema/index.ts";
+import { createLogger } from "../src/log.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
@@ -20,8 +21,12 @@ setDefaultTimeout(120_000);
 const files = startFileServer();
 let t: TestService;
 
+/** The service's log lines (debug and up): the raw tool output of a failure must be here, not in the video. */
+const logLines: string[] = [];
+const logger = createLogger({ level: "debug", write: (line) => logLines.push(line) });
+
 beforeAll(async () => {
-  t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+  t = await startTestService({ env: { MEDIA_BACKEND: "native" }, logger });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, downloads: { rungs: ["top"], format: "mp4-encrypted" } }));
 });
 afterAll(async () => {
@@ -133,7 +138,7 @@ describe("a completed video with an encrypted download", () => {
     await t.service.database.write((tx) => tx.update(actors).set({ state: legacy }).where(eq(actors.id, id)));
     const org = { orgId: t.orgId, apiKey: t.apiKey };
     await t.stop({ cleanup: false });
-    t = await startTestService({ dataDir: t.dataDir, org, env: { MEDIA_BACKEND: "native" } });
+    t = await startTestService({ dataDir: t.dataDir, org, env: { MEDIA_BACKEND: "native" }, logger });
     const [after] = await t.service.database.db
       .select({ raw: sql<string>`CAST(${actors.state} AS TEXT)` })
       .from(actors)
@@ -157,8 +162,26 @@ test("a failing transcode's message, stored and sent in the webhook event, names
     expect(message).not.toContain(tmpdir());
     expect(message).not.toMatch(/(^|[\s'"(:])\/[A-Za-z0-9_.-]+\//); // no absolute path at all
   }
-  // The cause is still readable.
-  expect(d.error.message).toContain("source.mp4");
+});
+
+/**
+ * Issue 23 (17): a file that is not media (text uploaded as .mp4) made ffprobe print
+ * "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55…] moov atom not found", and that was the video's message. The
+ * message names the problem in the user's terms; ffprobe's words reach the log only.
+ */
+test("a source that is not media fails with a message in the user's terms; the tool's output is in the log only", async () => {
+  const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+  expect((await fetch(up.upload_url, { method: "PUT", body: "hello, this is not a video\n".repeat(40) })).status).toBe(200);
+  const id = (await register(up.source_url)).body.data.asset.public_id;
+  const d = await settled(id);
+  expect(d.video.status).toBe("ERROR");
+  expect(d.error).toEqual({ code: "INPUT_UNSUPPORTED", message: "The source is not a video or audio file this service can read." });
+  const failed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_FAILED")!;
+  expect(failed.data.error).toEqual(d.error);
+  // The operator still sees what ffprobe said, on the line that reports the failure.
+  const line = logLines.find((l) => l.includes(id) && l.includes("Work failed for good"));
+  expect(line, logLines.filter((l) => l.includes(id)).join("\n")).toBeDefined();
+  expect(line).toMatch(/moov atom not found|Invalid data found/);
 });
 
 describe("uploads", () => {

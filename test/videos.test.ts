@@ -150,6 +150,27 @@ describe("failures", () => {
     expect(list.data.items).toEqual([]);
   });
 
+  /** Issue 23 (16): refused on POST /videos/ but still given upload URLs; every path that would lead to a transcode is 409 now. */
+  test("an organization without transcoding gets no upload either: upload-url and tus creation (key or token) are 409, nothing created", async () => {
+    const { org, apiKey } = await t.service.orgs.createOrg("no-transcode-uploads");
+    // A token handed out while transcoding was on, used after the operator turned it off.
+    const before = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {}, key: apiKey })).json()) as any).data;
+    await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
+
+    const slot = await t.api("/videos/upload-url/", { method: "POST", json: {}, key: apiKey });
+    expect(slot.status).toBe(409);
+    expect(((await slot.json()) as any).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
+    const tus = (url: string, key?: string) => fetch(url, { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "1000", ...(key ? { authorization: `Bearer ${key}` } : {}) } });
+    for (const res of [await tus(`${t.base}/api/public/v1/videos/uploads/`, apiKey), await tus(before.tus_url)]) {
+      expect(res.status).toBe(409);
+      expect(res.headers.get("location")).toBeNull();
+      expect(((await res.json()) as any).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
+    }
+    // Nothing but the slot made before: no upload receiving bytes, the old slot still unclaimed.
+    const rows = await t.service.database.client.execute({ sql: "SELECT id, status FROM uploads WHERE org_id = ?", args: [org.id] });
+    expect(rows.rows.map((r: any) => [r.id, r.status])).toEqual([[before.source_url.split("/").pop(), "pending"]]);
+  });
+
   test("drm_enabled without the DRM feature gets 409 DRM_NOT_AVAILABLE", async () => {
     const r = await register({ source_url: files.url("av-360p-2s.mp4") + "?drm", drm_enabled: true });
     expect(r.status).toBe(409);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { PackagingFailedError } from "./errors.ts";
-import { mpdDurationSeconds, mpdProtection, mpdRepresentations, renditionMpd } from "./mpd.ts";
+import { CLEARKEY_SYSTEM_SCHEME, clearKeyMpd, mpdDurationSeconds, mpdProtection, mpdRepresentations, renditionMpd } from "./mpd.ts";
 
 /** Shaped like Shaka Packager 3.4's static MPD (trimmed). */
 const MPD = `<?xml version="1.0" encoding="UTF-8"?>
@@ -80,5 +80,19 @@ describe("MPD helpers", () => {
       defaultKids: ["01234567-89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef"],
       schemes: ["urn:mpeg:dash:mp4protection:2011", "urn:uuid:1077efec-c0b2-4d02-ace3-3c1e52e2fb4b", "urn:mpeg:dash:mp4protection:2011"],
     });
+  });
+
+  test("clearKeyMpd: the ClearKey system without a PSSH on every protected set, in place of the common system (dash.js plays it)", () => {
+    const out = clearKeyMpd(MPD);
+    expect(mpdProtection(out)).toEqual({
+      defaultKids: ["01234567-89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef"],
+      schemes: ["urn:mpeg:dash:mp4protection:2011", CLEARKEY_SYSTEM_SCHEME, "urn:mpeg:dash:mp4protection:2011", CLEARKEY_SYSTEM_SCHEME],
+    });
+    expect(out).not.toContain("cenc:pssh");
+    expect(out).toContain(`      <ContentProtection schemeIdUri="${CLEARKEY_SYSTEM_SCHEME}" value="ClearKey1.0"/>\n      <Representation id="0"`);
+    // Everything else is the packager's text.
+    expect(mpdRepresentations(out)).toEqual(mpdRepresentations(MPD));
+    expect(clearKeyMpd(out)).toBe(out);
+    expect(() => clearKeyMpd(MPD.replace(/<ContentProtection value="cenc"[^>]*\/>/g, ""))).toThrow(PackagingFailedError);
   });
 });

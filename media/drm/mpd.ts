@@ -108,3 +108,28 @@ export function mpdProtection(mpd: string): MpdProtection {
     schemes: tags.map((t) => attr(t, "schemeIdUri") ?? ""),
   };
 }
+
+/** schemeIdUri of the ClearKey DRM system (DASH-IF IOP 4.1 §7.6.2.4): what dash.js reads a ClearKey licence URL for. */
+export const CLEARKEY_SYSTEM_SCHEME = "urn:uuid:e2719d58-a985-b3c9-781a-b030af78d30e";
+
+/** A system's ContentProtection (the common system's, or a ClearKey one already there), self-closing or with its PSSH. */
+const SYSTEM_ELEMENT =
+  /[ \t]*<ContentProtection\b[^>]*schemeIdUri="urn:uuid:(?:1077efec-c0b2-4d02-ace3-3c1e52e2fb4b|e2719d58-a985-b3c9-781a-b030af78d30e)"[^>]*?(?:\/>|>[\s\S]*?<\/ContentProtection>)[ \t]*\n?/g;
+const MP4_PROTECTION = /([ \t]*)(<ContentProtection\b[^>]*schemeIdUri="urn:mpeg:dash:mp4protection:2011"[^>]*\/>)[ \t]*\n?/g;
+
+/**
+ * The packager's MPD with the ClearKey system's ContentProtection (no PSSH in the MPD) in place of the W3C
+ * common-system one, on every protected AdaptationSet (issue 23). dash.js 5 generates a ClearKey request
+ * with init data type `keyids` from whatever PSSH the MPD gives its ClearKey system, so a common-system
+ * `<cenc:pssh>` made Chromium refuse it (TypeError, dash.js error 113) and a licence URL never worked;
+ * with the ClearKey element and no PSSH it builds the `keyids` request from `cenc:default_KID`.
+ * shaka-player plays either. The init segments keep the common-system PSSH box (the packager's), which
+ * players that read PSSH from the media (the browser's `encrypted` event) use.
+ */
+export function clearKeyMpd(mpd: string): string {
+  const protections = mpd.match(MP4_PROTECTION) ?? [];
+  if (protections.length === 0) throw new PackagingFailedError("unexpected MPD: no mp4protection ContentProtection");
+  return mpd
+    .replace(SYSTEM_ELEMENT, "")
+    .replace(MP4_PROTECTION, (_m, indent: string, tag: string) => `${indent}${tag}\n${indent}<ContentProtection schemeIdUri="${CLEARKEY_SYSTEM_SCHEME}" value="ClearKey1.0"/>\n`);
+}

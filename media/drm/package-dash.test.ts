@@ -7,7 +7,7 @@ import { closeMediaTools } from "../test-support/media-tools.ts";
 import { keyIdAsUuid } from "./drm-key.ts";
 import { InvalidDrmKeyError, PackagerUnavailableError, PackagingFailedError } from "./errors.ts";
 import { COMMON_SYSTEM_SCHEME } from "./index.ts";
-import { mpdProtection, mpdRepresentations } from "./mpd.ts";
+import { CLEARKEY_SYSTEM_SCHEME, mpdProtection, mpdRepresentations } from "./mpd.ts";
 import { buildPackagerArgs, packageDash, type DashInput } from "./package-dash.ts";
 import { findPackager, packagerBinary } from "./packager-binary.ts";
 import { countVideoFrames, decodeSegments, expectLocked } from "./test-support/dash-checks.ts";
@@ -57,7 +57,13 @@ describe("packageDash", () => {
     expect(mpd).toContain('type="static"');
     const protection = mpdProtection(mpd);
     expect(protection.schemes).toContain("urn:mpeg:dash:mp4protection:2011");
-    expect(protection.schemes).toContain(COMMON_SYSTEM_SCHEME);
+    // The MPD names the ClearKey system (no PSSH: dash.js builds its request from the default KID); the init
+    // segments carry the W3C common-system PSSH box.
+    expect(protection.schemes).toContain(CLEARKEY_SYSTEM_SCHEME);
+    expect(protection.schemes).not.toContain(COMMON_SYSTEM_SCHEME);
+    expect(mpd).not.toContain("cenc:pssh");
+    const commonSystemId = Buffer.from(COMMON_SYSTEM_SCHEME.slice("urn:uuid:".length).replace(/-/g, ""), "hex");
+    for (const rep of mpdRepresentations(mpd)) expect([rep.initialization, fs.readFileSync(path.join(outDir, rep.initialization)).includes(commonSystemId)]).toEqual([rep.initialization, true]);
     expect(new Set(protection.defaultKids)).toEqual(new Set([keyIdAsUuid(DRM.keyId)]));
     expect(mpd).toMatch(/<ContentProtection[^>]*value="cenc"/);
     expect(mpd).not.toContain(DRM.key);
@@ -93,7 +99,7 @@ describe("packageDash", () => {
       expect(reps.every((r) => r.rendition === name)).toBe(true);
       expect(mpd).not.toContain(name === "small" ? "mute/" : "small/");
       expect(new Set(mpdProtection(mpd).defaultKids)).toEqual(new Set([keyIdAsUuid(DRM.keyId)]));
-      expect(mpdProtection(mpd).schemes).toContain(COMMON_SYSTEM_SCHEME);
+      expect(mpdProtection(mpd).schemes).toContain(CLEARKEY_SYSTEM_SCHEME);
     }
     expect(mpdRepresentations(fs.readFileSync(path.join(outDir, "small.mpd"), "utf8")).map((r) => r.contentType)).toEqual(["video", "audio"]);
   }, 120_000);

@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { checkDrmKey, type DrmKey } from "./drm-key.ts";
 import { PackagerUnavailableError, PackagingFailedError } from "./errors.ts";
-import { mpdDurationSeconds, mpdRepresentations, renditionMpd } from "./mpd.ts";
+import { clearKeyMpd, mpdDurationSeconds, mpdRepresentations, renditionMpd } from "./mpd.ts";
 import { packagerBinary } from "./packager-binary.ts";
 
 export const MANIFEST = "manifest.mpd";
@@ -140,8 +140,11 @@ export async function packageDash(opts: PackageDashOptions): Promise<PackagedDas
 
   const manifestPath = path.join(opts.outDir, MANIFEST);
   if (!fs.existsSync(manifestPath)) throw new PackagingFailedError("Shaka Packager wrote no MPD", log);
-  const mpd = fs.readFileSync(manifestPath, "utf8");
-  verifyOutputs(mpd, opts);
+  const packaged = fs.readFileSync(manifestPath, "utf8");
+  verifyOutputs(packaged, opts);
+  // What dash.js and shaka-player both play with a ClearKey licence URL (mpd.ts).
+  const mpd = clearKeyMpd(packaged);
+  fs.writeFileSync(manifestPath, mpd);
   const renditions = opts.inputs.map((input) => {
     const file = `${input.name}.mpd`;
     fs.writeFileSync(path.join(opts.outDir, file), renditionMpd(mpd, input.name));

@@ -4,7 +4,8 @@
  * merge their master playlists, one remux run for the downloads, then verify
  * and measure the files. A DRM job encodes each rendition into a scratch MP4
  * instead, packages them into encrypted DASH (package-drm.ts), makes the
- * downloads from the MP4s, and removes them.
+ * downloads from the MP4s (always encrypted: a DRM job writes no clear media),
+ * and removes them.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -66,7 +67,9 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   const probe = await probeInput(runner, job.input, signal);
   const segmentSeconds = job.segmentSeconds ?? DEFAULT_SEGMENT_SECONDS;
   const renditions = planRenditions(probe, job);
-  const { planned, ignored } = planDownloads(job.downloads, job.ladder, renditions);
+  const { planned: requested, ignored } = planDownloads(job.downloads, job.ladder, renditions);
+  // A DRM job never writes clear media (issue 23): its downloads are CENC MP4s (their own key, the password) whatever was asked.
+  const planned = drm ? requested.map((d) => ({ ...d, format: "mp4-encrypted" as const })) : requested;
   if (ignored.length > 0) ctx.logger({ event: "transcode.downloads_ignored", transcoderId: ctx.transcoderId, ignored });
   // Posters come from the cheapest rendition's run (the first: the ladder is ascending), which decodes the whole source anyway.
   const posterPlan = job.posters ? planPosters(probe) : null;

@@ -8,8 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { keyIdAsUuid } from "../drm/drm-key.ts";
 import { PackagerUnavailableError } from "../drm/errors.ts";
-import { COMMON_SYSTEM_SCHEME } from "../drm/index.ts";
-import { mpdProtection, mpdRepresentations } from "../drm/mpd.ts";
+import { CLEARKEY_SYSTEM_SCHEME, mpdProtection, mpdRepresentations } from "../drm/mpd.ts";
 import { countVideoFrames, decodeSegments, expectLocked } from "../drm/test-support/dash-checks.ts";
 import { closeMediaTools } from "../test-support/media-tools.ts";
 import { createTranscoder } from "./create-transcoder.ts";
@@ -17,7 +16,7 @@ import { createNativeTranscoder } from "./create-native-transcoder.ts";
 import { hasNativeFfmpeg } from "./has-native-ffmpeg.ts";
 import { directoryBytes } from "./measure-files.ts";
 import { prepareDrm } from "./package-drm.ts";
-import { ffprobeFile } from "./test-support/ffprobe-file.ts";
+import { decodeVideoFrames, ffprobeFile } from "./test-support/ffprobe-file.ts";
 import { SHORT_LADDER, WIDE_LADDER, fixture, removeDir, tempOutDir } from "./test-support/fixtures.ts";
 import { TranscodeError } from "./transcode-error.ts";
 import type { Backend, TranscodeResult, Transcoder } from "./types.ts";
@@ -66,7 +65,7 @@ const get = (b: Backend) => runs.get(b)!;
 const read = (run: Run, rel: string) => fs.readFileSync(path.join(run.outDir, rel), "utf8");
 
 describe.each(backends)("%s backend, DRM job on av-720p-3s.mp4", (backend) => {
-  test("writes dash/manifest.mpd and one .mpd per rung instead of HLS; downloads as usual; no scratch left", async () => {
+  test("writes dash/manifest.mpd and one .mpd per rung instead of HLS; the download asked as mkv is an encrypted MP4; no scratch left", async () => {
     const run = get(backend);
     const { result } = run;
     expect(result.masterPlaylist).toBe("dash/manifest.mpd");
@@ -81,23 +80,34 @@ describe.each(backends)("%s backend, DRM job on av-720p-3s.mp4", (backend) => {
     expect(result.durationSeconds).toBeCloseTo(3, 1);
     expect(fs.readdirSync(run.outDir).sort()).toEqual(["dash", "downloads"]);
 
+    // Issue 23: a clear Matroska beside the DASH played without any licence. A DRM job's download is CENC.
     const dl = result.renditions[0]!.download!;
-    expect(dl).toMatchObject({ file: "downloads/360p.mkv", format: "mkv", password: null });
+    expect(dl).toMatchObject({ file: "downloads/360p.mp4", format: "mp4-encrypted" });
+    expect(dl.password).toMatch(/^[0-9a-f]{32}$/);
+    expect(dl.password).not.toBe(DRM.key);
+    expect(fs.readdirSync(path.join(run.outDir, "downloads"))).toEqual(["360p.mp4"]);
     expect(result.downloadBytes).toBe(dl.sizeBytes);
     const probed = await ffprobeFile(path.join(run.outDir, dl.file));
     expect(probed.streams.map((s) => s.codec_name).sort()).toEqual(["aac", "h264"]);
     expect(probed.duration).toBeCloseTo(3, 0);
-  });
+    // Its frames come out with the password and not without it.
+    const file = path.join(run.outDir, dl.file);
+    const withKey = await decodeVideoFrames(file, dl.password!);
+    expect([withKey.exitCode, withKey.frameHashes.length]).toEqual([0, 75]);
+    const real = new Set(withKey.frameHashes);
+    const without = await decodeVideoFrames(file);
+    expect(without.frameHashes.length).toBeLessThan(real.size / 3);
+    expect(without.frameHashes.filter((h) => real.has(h))).toEqual([]);
+  }, 120_000);
 
-  test("the MPD is static and protected: cenc:default_KID is the key id, the W3C common-system PSSH is there", () => {
+  test("the MPD is static and protected: cenc:default_KID is the key id, the ClearKey system named on every set", () => {
     const run = get(backend);
     const mpd = read(run, run.result.masterPlaylist);
     expect(mpd).toMatch(/<MPD\b[^>]*type="static"/);
     const p = mpdProtection(mpd);
     // One key per video, for video and audio: every AdaptationSet names the same key id.
     expect(p.defaultKids).toEqual([keyIdAsUuid(DRM.keyId), keyIdAsUuid(DRM.keyId)]);
-    expect(p.schemes.filter((s) => s === COMMON_SYSTEM_SCHEME)).toHaveLength(2);
-    expect(mpd).toContain("<cenc:pssh>");
+    expect(p.schemes.filter((s) => s === CLEARKEY_SYSTEM_SCHEME)).toHaveLength(2);
     expect(mpdRepresentations(mpd).map((r) => [r.rendition, r.contentType])).toEqual([
       ["360p", "video"],
       ["720p", "video"],
@@ -116,7 +126,7 @@ describe.each(backends)("%s backend, DRM job on av-720p-3s.mp4", (backend) => {
       ]);
       expect(mpd).toContain(`maxWidth="${r.width}"`);
       expect(mpdProtection(mpd).defaultKids).toEqual([keyIdAsUuid(DRM.keyId), keyIdAsUuid(DRM.keyId)]);
-      expect(mpdProtection(mpd).schemes).toContain(COMMON_SYSTEM_SCHEME);
+      expect(mpdProtection(mpd).schemes).toContain(CLEARKEY_SYSTEM_SCHEME);
     }
   });
 
@@ -192,7 +202,7 @@ describe.skipIf(!native)("wasm and native agree on DRM jobs", () => {
       drmBytes: 0,
       packagingMs: 0,
       downloadBytes: 0,
-      renditions: r.renditions.map((x) => ({ ...x, download: x.download && { ...x.download, sizeBytes: 0 } })),
+      renditions: r.renditions.map((x) => ({ ...x, download: x.download && { ...x.download, sizeBytes: 0, password: !!x.download.password } })),
     });
     expect(strip(w.result)).toEqual(strip(n.result));
   });

@@ -3,6 +3,7 @@ import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { boundedBy } from "../dependency-errors.ts";
 import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
 import { createReadCache, type ReadCache } from "./read-cache.ts";
@@ -189,8 +190,15 @@ export async function createDatabase(opts: {
   authToken?: string;
   /** How long the migration lock outlives a crashed migrator (migrate-once.ts; tests shorten it). */
   migrationLockLeaseMs?: number;
+  /**
+   * On a server: the longest one HTTP request to it (a statement, a batch) and
+   * one write transaction of the queue may take; past it they fail with
+   * DependencyUnavailable and the queue goes on (DATABASE_TIMEOUT_MS).
+   */
+  timeoutMs?: number;
 }): Promise<Database> {
   const { url, authToken } = opts;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
   const isFile = url.startsWith("file:");
   // @libsql/client's local driver prepares every statement again: keep them per connection (statement-cache.ts).
   if (isFile) cacheLibsqlStatements();
@@ -198,8 +206,10 @@ export async function createDatabase(opts: {
   if (localPath) protectDatabaseFiles(localPath, "before");
   // The writer is its own single-connection client so per-connection PRAGMAs
   // (synchronous) stick, and the queue guarantees it is never contended.
-  const writerClient: Client = createClient({ url, authToken, timeout: 5000, concurrency: 1 } as Parameters<typeof createClient>[0]);
-  const readerClient: Client = url.includes(":memory:") ? writerClient : createClient({ url, authToken, timeout: 5000 });
+  // Over HTTP every request to the server is aborted past `timeoutMs` (a stalled server answers nothing at all).
+  const fetchBounded = isFile ? undefined : (request: Request) => fetch(request, { signal: AbortSignal.timeout(timeoutMs) });
+  const writerClient: Client = createClient({ url, authToken, timeout: 5000, concurrency: 1, fetch: fetchBounded } as Parameters<typeof createClient>[0]);
+  const readerClient: Client = url.includes(":memory:") ? writerClient : createClient({ url, authToken, timeout: 5000, fetch: fetchBounded });
   if (isFile) {
     await writerClient.execute("PRAGMA journal_mode=WAL");
     await writerClient.execute("PRAGMA synchronous=NORMAL");
@@ -223,7 +233,9 @@ export async function createDatabase(opts: {
     url,
     write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error("Cannot write: database is closed"));
-      const run = tail.then(() => writer.transaction(fn));
+      // On a server a transaction that does not finish in time fails (503 for a request) and the queue goes on;
+      // on a file the busy timeout bounds the wait and statements run synchronously.
+      const run = tail.then(() => (isFile ? writer.transaction(fn) : boundedBy(writer.transaction(fn), timeoutMs, "database", "write transaction")));
       tail = run.catch(() => undefined);
       return run;
     },

@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   INTERNAL_ERROR: 500,
   TRANSCODE_QUEUE_FAILED: 502,
   NO_SLOTS_AVAILABLE: 503,
+  SERVICE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -38,6 +39,7 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   INTERNAL_ERROR: "Internal server error.",
   TRANSCODE_QUEUE_FAILED: "The transcoding pipeline refused or timed out. Safe to retry.",
   NO_SLOTS_AVAILABLE: "Live stream capacity is exhausted. Retry shortly.",
+  SERVICE_UNAVAILABLE: "A service this request needs (the database or the object store) is unavailable or did not answer in time. Nothing was changed; retry after Retry-After seconds.",
 };
 
 /** The one error type of the HTTP layer; `errorResponse` maps it to the envelope. */

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
+import { dependencyFailure } from "../dependency-errors.ts";
 import { DomainError } from "../errors.ts";
 import { ApiError } from "./api-error.ts";
 import { domainErrorResponse } from "./domain-error-map.ts";
@@ -189,6 +190,12 @@ export function createApp(deps: AppDeps) {
         return errorResponse(cause instanceof ApiError ? cause : ApiError.validation({ body: "is not valid JSON" }));
       }
       if (code === "NOT_FOUND") return methodNotAllowed(request) ?? NO_SUCH_ROUTE();
+      // The database or the object store down or too slow: 503 with Retry-After, never a bare 500.
+      const down = dependencyFailure(error);
+      if (down) {
+        logger.warn("Dependency unavailable", { dependency: down.dependency, err: error, method: request.method, path: new URL(request.url).pathname });
+        return domainErrorResponse(down);
+      }
       logger.error("Unhandled error in request", { err: error, method: request.method, url: request.url });
       return errorResponse(new ApiError("INTERNAL_ERROR"));
     });

@@ -55,6 +55,7 @@ export function errorBody(err: ApiError) {
 export const DEFAULT_ERROR_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   NO_SLOTS_AVAILABLE: { "retry-after": "30" },
   TRANSCODE_QUEUE_FAILED: { "retry-after": "10" },
+  SERVICE_UNAVAILABLE: { "retry-after": "5" },
 };
 
 export function errorResponse(err: ApiError): Response {

@@ -150,13 +150,14 @@ const RETRY_AFTER: Partial<Record<ErrorCode, string>> = {
   RATE_LIMITED: "Seconds to wait.",
   NO_SLOTS_AVAILABLE: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.NO_SLOTS_AVAILABLE!["retry-after"]}).`,
   TRANSCODE_QUEUE_FAILED: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.TRANSCODE_QUEUE_FAILED!["retry-after"]}).`,
+  SERVICE_UNAVAILABLE: `Seconds to wait before retrying (${DEFAULT_ERROR_HEADERS.SERVICE_UNAVAILABLE!["retry-after"]}).`,
 };
 
 /**
  * Every API route can answer these: no or a bad key, over the key's limit, a fault, a missing permission, and
- * VALIDATION_ERROR for a body that is not JSON or a body on a route that takes none.
+ * VALIDATION_ERROR for a body that is not JSON or a body on a route that takes none, a dependency down.
  */
-const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"];
+const COMMON: ErrorCode[] = ["INVALID_API_KEY", "PERMISSION_DENIED", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"];
 
 /** The responses of every code in `codes`, one per status (codes sharing a status share a schema). */
 export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {

@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createFlvWriter, type FlvWriter } from "../../media/flv/flv-writer.ts";
 import type { FlvTag } from "../../media/flv/flv-tag.ts";
+import { createWebrtcFitCheck } from "../../media/flv/webrtc-fit.ts";
 import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsFileSink, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
@@ -42,6 +43,8 @@ export function createBroadcast(opts: {
   // Subscribers of the rebased tags (src/webrtc packetizes them for WHEP viewers), and what a late one needs first.
   const taps = new Set<BroadcastTap>();
   const headers = new Map<string, FlvTag>();
+  // Whether WHEP viewers can get the encoder's H.264 as sent (src/webrtc re-encodes it when not: B-frames, 10-bit, interlaced).
+  const webrtcFit = createWebrtcFitCheck();
   // Tags held back to the wall clock; end() releases them at once.
   const holds = new Set<() => void>();
   const hold = (ms: number) =>
@@ -110,6 +113,7 @@ export function createBroadcast(opts: {
       if (tag.type !== "data") firstMediaAt ??= Date.now();
       const t: FlvTag = { ...tag, timestamp: mapped.timestamp };
       rememberHeader(headers, t);
+      webrtcFit.observe(t);
       for (const tap of taps) {
         try {
           tap.onTag(t);
@@ -140,6 +144,8 @@ export function createBroadcast(opts: {
       const until = this.publishing ? Date.now() : (leftAt ?? Date.now());
       return Math.max(0, Math.round((until - firstPublishAt) / 1000));
     },
+    /** Whether the H.264 as published can go to WebRTC viewers (media/flv/webrtc-fit.ts); read by src/webrtc. */
+    webrtcFit: () => webrtcFit.verdict(),
     timestampStats: () => rebaser.stats(),
     info: () => packager?.info() ?? null,
     tagsWritten: () => writer?.tagsWritten ?? 0,

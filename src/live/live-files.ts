@@ -62,6 +62,16 @@ export function createLiveFiles(opts: {
     hlsPrefix,
 
     /**
+     * A file of the broadcast's live HLS as a viewer is served it (the route
+     * reads the same key of the same store), or null while it is not stored.
+     */
+    async readHls(id: string, name: string): Promise<Uint8Array | null> {
+      const key = `${hlsPrefix(id)}/${name}`;
+      if ((await objects.stat(key)) === null) return null;
+      return new Uint8Array(await new Response(objects.body(key)).arrayBuffer());
+    },
+
+    /**
      * The packager's sink with a remote store: each file is uploaded whole
      * before the packager goes on, so the playlist naming a segment is
      * uploaded only after the segment (and the init segment) is; undefined

@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import type { RecordingInfo } from "../../machines/livestream-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { crashPoint } from "../faults.ts";
@@ -79,7 +80,11 @@ export function createLiveWork(deps: {
         const info = local?.broadcast.info();
         let recording: RecordingInfo | null = null;
         const assetId = newId("vid");
-        if (probe.hasMedia) {
+        // Issue 23: an organization without transcoding gets no recording (it would queue a transcode): the stream ends
+        // with `recording: null` and no RECORDING_READY, and the FLV is dropped (docs/decisions.md).
+        const recordable = probe.hasMedia && (await deps.videos.transcodingConfigured(ctx.orgId));
+        if (probe.hasMedia && !recordable) logger.info("Recording not kept: the organization has no transcoding", { stream_id: streamId, org_id: ctx.orgId });
+        if (recordable) {
           const width = info?.width ?? probe.width;
           const height = info?.height ?? probe.height;
           recording = {
@@ -92,7 +97,7 @@ export function createLiveWork(deps: {
           };
         }
         // A remote store gets the FLV before the commit that queues its transcode (which may run on another process); its parts go then.
-        await files.storeRecording(streamId, probe.hasMedia);
+        await files.storeRecording(streamId, recordable);
         crashPoint("live-finalize:before-commit");
         // Resumed after its owner died: the broadcast ended when its publisher left (or its owner stopped renewing), not now.
         const at = new Date(!local && lease ? Math.min(Date.now(), lease.leftAt ?? lease.leaseUntil) : Date.now()).toISOString();
@@ -111,7 +116,8 @@ export function createLiveWork(deps: {
                 orgId: ctx.orgId,
                 entityId: streamId,
                 maxAttempts: deps.policies["live-files-remove"].maxAttempts,
-                runAfter: Date.now() + deps.filesRetentionMs,
+                // A DRM stream's live HLS is clear (issue 23): gone at the end, so its recording's encrypted DASH is the only copy left.
+                runAfter: Date.now() + (ctx.drm ? 0 : deps.filesRetentionMs),
                 dedupeKey: `live-files-remove:${streamId}`,
               });
               return undefined;
@@ -135,6 +141,8 @@ export function createLiveWork(deps: {
         );
         crashPoint("live-finalize:after-commit");
         deps.ingest.forget(streamId);
+        // Not kept (no transcoding): the local FLV goes now that the end is committed (s3: storeRecording dropped it).
+        if (probe.hasMedia && !recordable) await rm(files.flvPath(streamId), { force: true });
         const uploads = files.takeUploadStats(streamId);
         const parts = files.takePartStats(streamId);
         logger.info("Live broadcast finalized", {

@@ -48,7 +48,11 @@ export function createLiveIngest(deps: {
   function startPlayer(entry: LocalBroadcast) {
     if (entry.observed || entry.player) return;
     entry.player = new AbortController();
-    observePlayback(entry.ctx.hlsUrl, { signal: entry.player.signal })
+    // From the object store, as the hls_url route serves it: never through our own BASE_URL.
+    observePlayback((name) => deps.files.readHls(entry.ctx.id, name), {
+      signal: entry.player.signal,
+      onSlow: (why, err) => logger.warn("Live stream not observed playing yet", { stream_id: entry.ctx.id, org_id: entry.ctx.orgId, why, err }),
+    })
       .then(async (seen) => {
         if (!seen) return;
         entry.observed = true;

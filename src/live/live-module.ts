@@ -1,3 +1,4 @@
+import { NO_STREAM_WEBRTC, type StreamWebrtc } from "../../machines/livestream-payload.ts";
 import { Elysia } from "elysia";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
 import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
@@ -20,7 +21,6 @@ import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
-import { LIVE_CHECK_USER_AGENT } from "./live-player.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createSrtIngest } from "./srt-ingest.ts";
 import { createLivestreamService } from "./livestream-service.ts";
@@ -54,8 +54,8 @@ export function createLiveModule(deps: {
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, logger, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
-  // WHEP viewers per stream, told by src/webrtc once it is wired (`countWebrtcViewers`).
-  let webrtcViewers: (streamId: string) => number = () => 0;
+  // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
+  let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
   const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
   const ingest = createLiveIngest({
     runtime,
@@ -140,7 +140,7 @@ export function createLiveModule(deps: {
       const res = deps.objects.kind === "s3" && playlist ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true });
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
       const agent = request.headers.get("user-agent") ?? "";
-      if (playlist && res.status === 200 && deps.onPlaylistServed && agent !== LIVE_CHECK_USER_AGENT) {
+      if (playlist && res.status === 200 && deps.onPlaylistServed) {
         deps.onPlaylistServed(params.token, `${clientAddress(request, server?.requestIP(request)?.address, config.trustProxy)} ${agent}`);
       }
       return res;
@@ -162,7 +162,7 @@ export function createLiveModule(deps: {
           await finalized(id);
         },
         removeFiles: (id) => files.removeHls(id),
-        webrtcViewers: (id) => webrtcViewers(id),
+        webrtc: (id) => webrtcOf?.(id) ?? NO_STREAM_WEBRTC,
         srtUrl: (key) => srt.srtUrl(key),
       }),
     ],
@@ -175,9 +175,9 @@ export function createLiveModule(deps: {
       return rtmp;
     },
     srt,
-    /** src/webrtc: how many WHEP viewers a stream has here (its `webrtc_viewers`). */
-    countWebrtcViewers(count: (streamId: string) => number) {
-      webrtcViewers = count;
+    /** src/webrtc: a stream's WebRTC fields here (`whip_url`/`whep_url` or null, `webrtc_viewers`, `webrtc_transcode`). */
+    describeWebrtc(describe: (streamId: string) => StreamWebrtc) {
+      webrtcOf = describe;
     },
     async start() {
       rtmp = await createRtmpServer({

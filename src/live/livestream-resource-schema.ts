@@ -58,13 +58,30 @@ export const SmallStreamSchema = strictObject({
 /** The GET shape: the full shape plus what exists only later. */
 export const StreamResourceSchema = strictObject({
   ...fullFields,
-  whip_url: t.String({ description: "WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key)." }),
-  whep_url: t.String({ description: "WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP)." }),
+  whip_url: nullable(t.String(), {
+    description:
+      "WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). Null when this server has no WebRTC (`features.webrtc` false in GET /organization/).",
+  }),
+  whep_url: nullable(t.String(), {
+    description: "WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). Null when this server has no WebRTC (`features.webrtc` false).",
+  }),
   srt_url: nullable(t.String(), {
     description:
       'SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`).',
   }),
   webrtc_viewers: integer({ description: "WHEP viewers now (on the process holding the broadcast)." }),
+  webrtc_transcode: nullable(
+    strictObject({
+      reason: t.Union([t.Literal("B_FRAMES"), t.Literal("FORMAT"), t.Literal("INTERLACED")], {
+        description: "B_FRAMES: the encoder sends B-frames; FORMAT: not 8-bit 4:2:0 (10-bit, 4:2:2, 4:4:4); INTERLACED: interlaced H.264.",
+      }),
+      message: t.String({ description: "What was seen in the stream." }),
+    }),
+    {
+      description:
+        "Set while the stream is published here with H.264 that WebRTC players cannot take as sent: WHEP viewers then get it re-encoded to constrained baseline without B-frames, at the source's size and frame rate (CPU on the server, slightly more delay). Null when they get the encoder's H.264 as is, or nothing is published here. To avoid the re-encode, send no B-frames (x264 `-bf 0` or `-tune zerolatency`; OBS: `bframes=0` in the x264 options, or the baseline profile).",
+    },
+  ),
   latency: LatencySchema,
   drm: t.Boolean(),
   duration_seconds: nullable(t.Number()),

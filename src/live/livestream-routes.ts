@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { streamResource, type StreamContext } from "../../machines/livestream-payload.ts";
+import { streamResource, type StreamContext, type StreamWebrtc } from "../../machines/livestream-payload.ts";
 import { streamStatus } from "../../machines/livestream-machine.ts";
 import type { ActorRecord } from "../actors/actor-runtime.ts";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
@@ -46,11 +46,14 @@ export function view(record: ActorRecord<StreamContext>) {
   return viewWith(record);
 }
 
-/** `webrtcViewers`: WHEP viewers per stream in this process (src/webrtc); 0 without it. */
-function viewWith(record: ActorRecord<StreamContext>, webrtcViewers?: (streamId: string) => number, srtUrl?: (streamKey: string) => string | null) {
+/** `webrtc`: the stream's WebRTC fields on this process (src/webrtc); without it no WHIP/WHEP URLs and 0 viewers. */
+function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc, srtUrl?: (streamKey: string) => string | null) {
   const status = streamStatus(record.value);
-  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtcViewers?.(record.id) ?? 0, srtUrl?.(record.context.streamKey) ?? null);
+  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtc, srtUrl?.(record.context.streamKey) ?? null);
 }
+
+/** What else a stream's JSON depends on than its record (the view caches' tag). */
+const webrtcTag = (w: StreamWebrtc | undefined) => (w ? `${w.available ? 1 : 0}:${w.viewers}:${w.transcode?.message ?? ""}` : "");
 
 export function livestreamRoutes(deps: {
   livestreams: LivestreamService;
@@ -58,13 +61,13 @@ export function livestreamRoutes(deps: {
   /** Resolves once the stream's broadcast is finalized (its recording registered). */
   finalized: (id: string) => Promise<void>;
   removeFiles: (id: string) => Promise<void>;
-  /** WHEP viewers of a stream here (src/webrtc), shown as `webrtc_viewers`. */
-  webrtcViewers?: (streamId: string) => number;
+  /** A stream's WebRTC fields here (src/webrtc): `whip_url`/`whep_url` (null without WebRTC), `webrtc_viewers`, `webrtc_transcode`. */
+  webrtc?: (streamId: string) => StreamWebrtc;
   /** A stream's `srt_url` (null without SRT ingest). */
   srtUrl?: (streamKey: string) => string | null;
 }) {
   const { livestreams, ingest } = deps;
-  const view = (record: ActorRecord<StreamContext>) => viewWith(record, deps.webrtcViewers, deps.srtUrl);
+  const view = (record: ActorRecord<StreamContext>, webrtc = deps.webrtc?.(record.id)) => viewWith(record, webrtc, deps.srtUrl);
   const views = createViewCache<ActorRecord<StreamContext>>();
   const pages = createPageCache();
   /** An item answer's `data` (`{"stream":…}`) per record object and viewer count. */
@@ -130,11 +133,12 @@ export function livestreamRoutes(deps: {
         const filter = { status: query.status };
         const { page, next_cursor, rows } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
         // Items serialized once per record version and viewer count, pages once per read and viewer counts (src/http/view-cache.ts).
-        const viewers = page.map((r) => deps.webrtcViewers?.(r.id) ?? 0);
+        const rtc = page.map((r) => deps.webrtc?.(r.id));
+        const tags = rtc.map(webrtcTag);
         return okJson(
-          pages(rows, `${next_cursor}:${viewers.join(",")}`, () =>
+          pages(rows, `${next_cursor}:${tags.join(",")}`, () =>
             pageJson(
-              page.map((r, i) => views(r, viewers[i], () => view(r))),
+              page.map((r, i) => views(r, tags[i], () => view(r, rtc[i]))),
               next_cursor,
             ),
           ),
@@ -161,8 +165,9 @@ export function livestreamRoutes(deps: {
         const record = await livestreams.get(auth.org.id, params.id);
         if (!record) return notFoundResponse();
         // Serialized once per record version and viewer count (src/http/view-cache.ts), shared with the list.
-        const viewers = deps.webrtcViewers?.(record.id) ?? 0;
-        return okJson(items(record, String(viewers), () => `{"stream":${views(record, viewers, () => view(record))}}`));
+        const rtc = deps.webrtc?.(record.id);
+        const tag = webrtcTag(rtc);
+        return okJson(items(record, tag, () => `{"stream":${views(record, tag, () => view(record, rtc))}}`));
       },
       {
         permission: "livestreams.read",

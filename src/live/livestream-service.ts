@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Latency, StreamContext } from "../../machines/livestream-payload.ts";
+import type { StreamEvent } from "../../machines/livestream-machine.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import { streamKeys } from "../db/schema/index.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
@@ -38,13 +39,13 @@ export function createLivestreamService(deps: {
     const rec = record.context.recording;
     if (!rec?.transcoding) return record;
     const video = await runtime.get("video", rec.asset_id, record.orgId);
-    let playbackUrl: string | null;
-    if (!video)
-      playbackUrl = null; // the recording was deleted: nothing is transcoding
-    else if (video.tags.has("settled"))
-      playbackUrl = video.context.outcome?.url ?? null; // null when the transcode failed
+    let event: StreamEvent;
+    // The recording was deleted (its message to the stream not delivered yet): no recording any more.
+    if (!video) event = { type: "RECORDING_DELETED", assetId: rec.asset_id };
+    // Settled: its manifest, or null when the transcode failed.
+    else if (video.tags.has("settled")) event = { type: "RECORDING_TRANSCODED", playbackUrl: video.context.outcome?.url ?? null };
     else return record;
-    const result = await runtime.send("livestream", record.id, { type: "RECORDING_TRANSCODED", playbackUrl });
+    const result = await runtime.send("livestream", record.id, event);
     return result && result.record.status !== "DELETED" ? result.record : record;
   }
 

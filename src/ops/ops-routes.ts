@@ -69,7 +69,7 @@ export function opsRoutes(deps: { metrics: Metrics; checks: Checks; logger: Logg
           operationId: "getReadiness",
           summary: "Readiness probe",
           description:
-            "Checks, each within 2 s: the database answers a query, the storage (DATA_DIR or the S3 bucket) answers, the transcoder backend chosen by MEDIA_BACKEND can run, and the RTMP ingest is listening. 200 when all pass; 503 naming the failed checks. No API key.",
+            "Checks, each within 2 s: the database takes a write (an empty write transaction through the process's write queue, so a database that answers reads but no writes is not ready), the storage (DATA_DIR or the S3 bucket) answers, the transcoder backend chosen by MEDIA_BACKEND can run, and the RTMP ingest is listening. 200 when all pass; 503 naming the failed checks. No API key.",
           security: [],
           responses: {
             200: { description: "Every check passed.", content: { "application/json": { schema: readySchema } } },

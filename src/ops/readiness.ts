@@ -1,4 +1,5 @@
 import { hasNativeFfmpeg, resolveBackend } from "../../media/transcoder/index.ts";
+import { sql } from "drizzle-orm";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
 import type { Logger } from "../log.ts";
@@ -21,7 +22,10 @@ export type Checks = Record<"database" | "storage" | "transcoder" | "ingest", ()
 export function readinessChecks(deps: { config: Config; database: Database; objects: ObjectStore; rtmpPort: () => number | null }): Checks {
   return {
     async database() {
-      await deps.database.client.execute("SELECT 1");
+      // The write path, not a read: a database that answers reads but takes no writes (a stalled
+      // write lock) must read as not ready. An empty write transaction takes the write lock
+      // (BEGIN IMMEDIATE) through this process's write queue, and changes nothing.
+      await deps.database.write((tx) => tx.run(sql`SELECT 1`));
       return { ok: true };
     },
     async storage() {

@@ -49,7 +49,7 @@ async function organizationPage(deps: SettingsDeps, member: Member, opts: { flas
 <thead><tr><th scope="col">Rendition</th><th scope="col">Height</th><th scope="col">Video</th><th scope="col">Audio</th></tr></thead>
 <tbody>${s.transcoding.ladder.map((r) => html`<tr><td>${r.name}</td><td>${r.height} px</td><td>${r.videoBitrateKbps} kbps</td><td>${r.audioBitrateKbps} kbps</td></tr>`)}</tbody>
 </table></div>`
-    : html`<p class="flash flash-error">Transcoding is not configured: new videos are refused with TRANSCODE_NOT_CONFIGURED. Ask the operator (<code>cli org set --transcoding on</code>).</p>`;
+    : html`<p class="flash flash-error">Transcoding is not configured: new videos and uploads are refused with TRANSCODE_NOT_CONFIGURED, and live streams are not recorded. Ask the operator (<code>cli org set --transcoding on</code>).</p>`;
   const body = html`<section class="panel" aria-labelledby="org-facts">
   <h2 id="org-facts">Organization</h2>
   <dl class="facts">

@@ -72,6 +72,7 @@ export function videosPages(deps: SettingsDeps) {
           await checkOrgLimit(deps, member, "/videos/upload-url/");
           const size = textOf(form.size_bytes);
           const input = uploadUrlInput.parse({ filename: textOf(form.filename), size_bytes: size === undefined ? undefined : Number(size) });
+          videos.assertTranscoding(member.org);
           return json({ success: true, data: await uploads.create(member.org.id, input.size_bytes) }, 201);
         } catch (err) {
           return jsonProblem(problemOf(err));
@@ -105,6 +106,7 @@ export function videosPages(deps: SettingsDeps) {
         if (!record) return notFoundPage(member, "videos");
         try {
           await checkOrgLimit(deps, member, `/videos/${record.id}/retry/`);
+          videos.assertTranscoding(member.org);
           await videos.retry(member.org.id, record.id);
         } catch (err) {
           const problem = problemOf(err);

@@ -83,7 +83,7 @@ const NEVER_SERVED_TOP = "original";
 export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
   return new Elysia({ name: "media-routes" }).get(
     "/media/:token/*",
-    ({ params, request }) => {
+    async ({ params, request }) => {
       let rel: string;
       try {
         rel = decodeURIComponent((params as Record<string, string>)["*"] ?? "");
@@ -95,6 +95,12 @@ export function mediaRoutes(store: MediaStore, objects: ObjectStore) {
       if (key.split("/")[2] === NEVER_SERVED_TOP) throw ApiError.notFound();
       // Dot files are bookkeeping, never media: the watch page's entry (videos/watch-entry.ts), a DRM job's clear scratch.
       if (key.split("/").some((part) => part.startsWith("."))) throw ApiError.notFound();
+      // Issue 23: a DRM video (its dash/manifest.mpd beside) transcoded before DRM downloads were encrypted kept a clear
+      // Matroska download: never served. One stat, for .mkv requests only.
+      if (extname(key).toLowerCase() === ".mkv") {
+        const manifest = store.servedKey(params.token, "dash/manifest.mpd");
+        if (manifest && (await objects.stat(manifest))) throw ApiError.notFound();
+      }
       const isDownload = rel.startsWith("downloads/");
       return serveObject(request, objects, key, { attachmentName: isDownload ? rel.split("/").pop() : undefined });
     },

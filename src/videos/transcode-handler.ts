@@ -21,7 +21,7 @@ import { startTranscription, SUMMARY_FILE, TRANSCRIPT_FILE, writeTranscriptOutpu
 import { watchUrl, writeWatchEntry } from "./watch-entry.ts";
 
 export type { TranscodePayload };
-import { asWorkError, videoFailure } from "./video-failure.ts";
+import { asWorkError, permanentFailure, UNREADABLE_SOURCE, videoFailure } from "./video-failure.ts";
 
 /**
  * The `transcode` job: its source is already stored (an upload, a recording,
@@ -125,7 +125,9 @@ export function createTranscodeHandler(deps: {
         probe = await transcoder.probe(source, { signal });
       } catch (err) {
         if (isTranscodeError(err, "CANCELLED")) throw err;
-        throw new PermanentWorkError("INPUT_UNSUPPORTED", `The source could not be read as media: ${videoFailure(err).message}`);
+        // In the user's terms; ffprobe's own words stay in the error's cause (logged by the runner).
+        const f = videoFailure(err);
+        throw permanentFailure("INPUT_UNSUPPORTED", f.code === "INPUT_UNSUPPORTED" ? f.message : UNREADABLE_SOURCE, err);
       }
       if (!probe.hasVideo && !probe.hasAudio) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The source has no audio or video stream.");
 
@@ -183,6 +185,8 @@ export function createTranscodeHandler(deps: {
         )
         .catch((err) => {
           transcription?.cancel();
+          // The tool's last lines are for operators (the video's message says what failed in the user's terms).
+          if (isTranscodeError(err) && err.logTail.length > 0) logger.warn("Transcode tool output", { video_id: ctx.id, code: err.code, log_tail: err.logTail });
           throw asWorkError(err);
         });
       deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
@@ -201,10 +205,10 @@ export function createTranscodeHandler(deps: {
             transcriptBytes = (await writeTranscriptOutputs({ outDir, words: done.words, durationSeconds: duration, title: ctx.title, manifest: result.masterPlaylist })).bytes;
             logger.info("Transcript written", { video_id: ctx.id, engine: deps.transcriber!.name, words: done.words.length, transcribe_ms: Math.round(done.ms), bytes: transcriptBytes });
           } catch (err) {
-            logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: videoFailure(err, [store.dataDir, tmpdir()]).message });
+            logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err });
           }
         } else {
-          logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: videoFailure(done.error, [store.dataDir, tmpdir()]).message });
+          logger.warn("Transcript failed; the video completes without it", { video_id: ctx.id, err: done.error });
         }
       }
       // The watch page's way from the media token back to the video (stored with the ladder, never served).

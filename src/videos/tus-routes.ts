@@ -91,6 +91,7 @@ export function tusRoutes(tus: TusUploads) {
           "400": R(`VALIDATION_ERROR: \`Upload-Length\` missing or 0, invalid \`Upload-Metadata\`, or ${BAD_HEADER}.`, "VALIDATION_ERROR"),
           "403": R('PERMISSION_DENIED: the `token` is invalid or expired (`details: ["upload.token"]`).', "PERMISSION_DENIED"),
           "404": R("NOT_FOUND: the token's upload slot is unknown or already used (single use).", "NOT_FOUND"),
+          "409": R("TRANSCODE_NOT_CONFIGURED: the organization has no transcoding settings; nothing is created (as on POST /videos/).", "TRANSCODE_NOT_CONFIGURED"),
           "413": R("VALIDATION_ERROR: `Upload-Length` over `max_bytes` (`details.Upload-Length`).", "VALIDATION_ERROR"),
           "429": R(
             "RATE_LIMITED: over the API key's request limit, the upload-url limit (60/min per organization), or `UPLOAD_CONCURRENT_PER_ORG` unfinished uploads (`Retry-After`).",

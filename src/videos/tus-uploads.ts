@@ -66,6 +66,8 @@ export function createTusUploads(deps: {
   maxBytes: number;
   /** Unfinished resumable uploads one organization may hold at once (UPLOAD_CONCURRENT_PER_ORG). */
   concurrentPerOrg: number;
+  /** Issue 23: an organization without transcoding gets no upload (409 TRANSCODE_NOT_CONFIGURED), as on POST /videos/. */
+  transcodingConfigured: (orgId: string) => Promise<boolean>;
   logger: Logger;
 }) {
   const { database } = deps;
@@ -76,16 +78,23 @@ export function createTusUploads(deps: {
   datastore.extensions = ["creation", "creation-with-upload", "termination"];
 
   /** The caller of a request: the organization of its key, or the slot its presigned token names. */
-  function callerOf(req: Request): { orgId: string } | { slot: string; expires: number } {
+  function callerOf(req: Request): { orgId: string; transcoding: boolean } | { slot: string; expires: number } {
     const auth = authByRequest.get(req);
-    if (auth) return { orgId: auth.org.id };
+    if (auth) return { orgId: auth.org.id, transcoding: auth.org.settings.transcoding !== null };
     const token = readTusToken(deps.secret, new URL(req.url).searchParams.get("token"));
     if (!token) throw tusError(new ApiError("PERMISSION_DENIED", "The upload token is invalid.", ["upload.token"]));
     return { slot: token.uploadId, expires: token.expires };
   }
 
   const notFound = () => tusError(new ApiError("NOT_FOUND", "No upload at this URL."));
+  const notConfigured = () => tusError(new ApiError("TRANSCODE_NOT_CONFIGURED"));
   const tooMany = () => tusError(new ApiError("RATE_LIMITED", `At most ${deps.concurrentPerOrg} unfinished uploads per organization; finish or delete one, or wait for one to expire.`));
+
+  /** A token's slot: whether its organization has transcoding (an unknown slot is left to the claim, which answers 404). */
+  async function slotOrgTranscodes(slot: string): Promise<boolean> {
+    const row = (await database.db.select({ orgId: uploads.orgId }).from(uploads).where(eq(uploads.id, slot)).limit(1))[0];
+    return !row || (await deps.transcodingConfigured(row.orgId));
+  }
 
   /** Unfinished tus uploads of the organization, not expired (index uploads_expires). */
   const openUploads = async (tx: Parameters<Parameters<Database["write"]>[0]>[0], orgId: string, now: number) => {
@@ -144,6 +153,8 @@ export function createTusUploads(deps: {
       if (!upload.size) throw tusError(ApiError.validation({ "Upload-Length": "must be at least 1" }), 400);
       const caller = callerOf(req);
       const now = Date.now();
+      // Nothing could be registered from the upload: refused before anything is created or claimed.
+      if ("orgId" in caller ? !caller.transcoding : !(await slotOrgTranscodes(caller.slot))) throw notConfigured();
       await database.write(async (tx) => {
         if ("orgId" in caller) {
           if ((await openUploads(tx, caller.orgId, now)) >= deps.concurrentPerOrg) throw tooMany();

@@ -59,6 +59,7 @@ export function createVideoModule(deps: {
     baseUrl: () => config.baseUrl,
     maxBytes: config.uploadMaxBytes,
     concurrentPerOrg: config.uploadConcurrentPerOrg,
+    transcodingConfigured: async (orgId) => !!(await deps.orgs.getOrg(orgId))?.settings.transcoding,
     logger: log,
   });
 
@@ -103,6 +104,7 @@ export function createVideoModule(deps: {
     queueLimit: config.transcodeQueueLimit,
     onQueued: () => deps.work.wake(),
     transcripts: deps.transcripts,
+    orgs: deps.orgs,
   });
 
   return {

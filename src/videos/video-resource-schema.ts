@@ -65,7 +65,9 @@ export const VideoResourceSchema = strictObject({
     created_at: isoTime(),
     thumbnail_url: url("A JPEG frame of the video, once COMPLETED (null for a source without video)."),
     storyboard_url: url("WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED."),
-    watch_url: url("A page with an embeddable player, once COMPLETED."),
+    watch_url: url(
+      "A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one.",
+    ),
   }),
   ...dataFields,
 });

@@ -57,6 +57,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
       "/videos/upload-url/",
       async ({ auth, body, set }) => {
         const input = uploadUrlInput.parse(body);
+        deps.videos.assertTranscoding(auth.org);
         set.status = 201;
         return success(await deps.uploads.create(auth.org.id, input.size_bytes), "Upload URL created. PUT the file there, then register `source_url`.");
       },
@@ -68,11 +69,12 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           bodyRequired: false,
           tags,
           summary: "Presign an upload",
-          description: "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.",
+          description:
+            "Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization. An organization without transcoding gets 409 TRANSCODE_NOT_CONFIGURED (nothing created), as on POST /videos/.",
           ok: 201,
           data: UploadUrlSchema,
           dataDescription: "`upload_url`, `method`, `source_url`, `expires_at`, `max_bytes`.",
-          errors: ["VALIDATION_ERROR"],
+          errors: ["VALIDATION_ERROR", "TRANSCODE_NOT_CONFIGURED"],
         }),
       },
     )
@@ -165,6 +167,7 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
     .post(
       "/videos/:id/retry/",
       async ({ auth, params }) => {
+        videos.assertTranscoding(auth.org);
         const record = await videos.retry(auth.org.id, params.id);
         return success(resource(record), "Video queued again; transcoding events follow.");
       },
@@ -176,10 +179,10 @@ export function videoRoutes(deps: { videos: VideoService; uploads: UploadStore; 
           tags,
           summary: "Retry a failed video",
           description:
-            "Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
+            "Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
           data: VideoResourceSchema,
           dataDescription: "The video (GET shape), `video.status` TRANSCODING.",
-          errors: ["NOT_FOUND", "VIDEO_NOT_RETRYABLE", "TRANSCODE_QUEUE_FAILED", "VALIDATION_ERROR"],
+          errors: ["NOT_FOUND", "VIDEO_NOT_RETRYABLE", "TRANSCODE_NOT_CONFIGURED", "TRANSCODE_QUEUE_FAILED", "VALIDATION_ERROR"],
         }),
       },
     )

@@ -38,6 +38,11 @@ export function createVideoService(deps: {
   /** How many queued or running jobs the queue accepts before refusing (502 TRANSCODE_QUEUE_FAILED). */
   queueLimit: number;
   onQueued: () => void;
+  /**
+   * Issue 23: whether an organization has transcoding configured, read when a live recording would be
+   * registered (no organization store given: always, as before).
+   */
+  orgs?: { getOrg(id: string): Promise<Organization | null> };
   /** Issue 12: the speech-to-text engine (null: none), and what to install when there is none (422 `details.subtitles`). */
   transcripts?: { transcriber: { name: string } | null; unavailableReason: string };
 }) {
@@ -84,7 +89,18 @@ export function createVideoService(deps: {
     return { type: "transcode", payload: last?.payload ?? {} };
   }
 
+  /** Issue 23: TRANSCODE_NOT_CONFIGURED (409, nothing created) on every path that would queue a transcode: registration and upload slots. */
+  function assertTranscoding(org: Organization): void {
+    if (!org.settings.transcoding) throw new TranscodeNotConfigured();
+  }
+
   return {
+    assertTranscoding,
+    /** Whether the organization's recordings can be transcoded: a recording of one without transcoding is not registered. */
+    async transcodingConfigured(orgId: string): Promise<boolean> {
+      if (!deps.orgs) return true;
+      return !!(await deps.orgs.getOrg(orgId))?.settings.transcoding;
+    },
     /** The engine's name (GET /organization/ `features.transcripts`), null without one. */
     transcriptEngine: (): string | null => transcripts.transcriber?.name ?? null,
     assertSubtitles,
@@ -97,7 +113,7 @@ export function createVideoService(deps: {
         throw new InvalidSourceUrl();
       }
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidSourceUrl();
-      if (!org.settings.transcoding) throw new TranscodeNotConfigured();
+      assertTranscoding(org);
       if (body.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
       assertSubtitles(body.subtitles);
       const uploadId = deps.uploads.idFromSourceUrl(url);

@@ -95,7 +95,9 @@ export const WATCH_JS = `"use strict";
       player.configure({ drm: { servers: { "org.w3.clearkey": d.licence } } });
       player.addEventListener("error", (e) => say("Playback failed (" + (e.detail && e.detail.code) + ")."));
       await player.load(d.manifest);
-      player.setTextTrackVisibility(true);
+      // shaka 5 has no setTextTrackVisibility: selecting a text track (the transcript's, when there is one) shows it.
+      const text = player.getTextTracks()[0];
+      if (text) player.selectTextTrack(text);
     } else if (window.Hls && Hls.isSupported()) {
       // Subtitles come from the page's <track> (the transcript), not from the playlist: one track, not two.
       const hls = new Hls({ enableWebVTT: false });

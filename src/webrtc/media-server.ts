@@ -34,7 +34,7 @@ export interface MediaServerOptions {
  * One mediasoup worker per process with one WebRtcServer (a single UDP and
  * TCP port for every session, so a firewall opens two ports, not a range),
  * the ingest router (WHIP producers, the RTMP tap's producers) and one
- * router per payload-type mapping of the viewers (see `viewerRouter`).
+ * router per stream and payload-type mapping of its viewers (see `viewerRouter`).
  */
 export async function createMediaServer(opts: MediaServerOptions) {
   const logger = opts.logger;
@@ -52,24 +52,49 @@ export async function createMediaServer(opts: MediaServerOptions) {
   });
   const webRtcServer: WebRtcServer = await worker.createWebRtcServer({ listenInfos: [listen("udp"), listen("tcp")] });
   const router: Router = await worker.createRouter({ mediaCodecs: mediaCodecs() });
+  // Routers alive in the worker (the ingest router included): /metrics `vidlive_webrtc_routers`.
+  let routers = 1;
+  worker.observer.on("newrouter", (r) => {
+    routers++;
+    r.observer.once("close", () => routers--);
+  });
 
   /**
    * A consumer sends with its router's payload types, while a WHEP client
    * offers its own and (JSEP) receives on those. So viewers are served from
-   * a router whose Opus and H.264 payload types are the client's, one per
-   * distinct mapping (one for every Chrome of a version), with the stream's
-   * producers piped into it once (pipeToRouter inside the worker).
+   * a router whose Opus and H.264 payload types are the client's, with the
+   * stream's producers piped into it once (pipeToRouter inside the worker).
+   * Routers are per stream and mapping (every Chrome of a version shares
+   * one) and counted by their viewers: the last one to leave closes it (its
+   * pipes with it), so unauthenticated offers with ever new payload types
+   * cannot pile routers up (issue 23: the worker grew 53 → 96 MB over 1,800).
    */
-  const viewerRouters = new Map<string, Promise<Router>>();
+  const viewerRouters = new Map<string, { router: Promise<Router>; users: number }>();
   const piped = new Map<string, Promise<Producer>>();
-  function viewerRouter(pt: { opus: number; h264: number }): Promise<Router> {
-    const key = `${pt.opus}/${pt.h264}`;
-    let r = viewerRouters.get(key);
-    if (!r) {
-      r = worker.createRouter({ mediaCodecs: mediaCodecs(pt) });
-      viewerRouters.set(key, r);
+  async function viewerRouter(streamId: string, pt: { opus: number; h264: number }): Promise<{ router: Router; release: () => void }> {
+    const key = `${streamId} ${pt.opus}/${pt.h264}`;
+    let entry = viewerRouters.get(key);
+    if (!entry) {
+      const created = { router: worker.createRouter({ mediaCodecs: mediaCodecs(pt) }), users: 0 };
+      viewerRouters.set(key, created);
+      entry = created;
     }
-    return r;
+    const held = entry;
+    held.users++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--held.users > 0) return;
+      if (viewerRouters.get(key) === held) viewerRouters.delete(key);
+      void held.router.then((r) => r.close()).catch(() => undefined);
+    };
+    try {
+      return { router: await held.router, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
   }
   /** The producer (of the ingest router) as seen in `target`. */
   async function pipe(producer: Producer, target: Router): Promise<Producer> {
@@ -82,6 +107,7 @@ export async function createMediaServer(opts: MediaServerOptions) {
       });
       piped.set(key, p);
       producer.observer.once("close", () => piped.delete(key));
+      target.observer.once("close", () => piped.delete(key));
     }
     return p;
   }
@@ -97,6 +123,10 @@ export async function createMediaServer(opts: MediaServerOptions) {
     viewerRouter,
     pipe,
     webRtcTransport,
+    /** Routers alive in the worker: the ingest router and one per stream and viewer payload-type mapping in use. */
+    get routers() {
+      return routers;
+    },
     get alive() {
       return !dead && !worker.closed;
     },

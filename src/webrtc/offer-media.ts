@@ -13,7 +13,7 @@ export function supportedFeedback(codec: SdpCodec) {
 export function pickCodec(m: SdpMedia): SdpCodec | undefined {
   if (m.kind === "audio") return m.codecs.find((c) => c.name.toLowerCase() === "opus" && c.clockRate === 48000);
   if (m.kind !== "video") return undefined;
-  const h264 = m.codecs.filter((c) => c.name.toLowerCase() === "h264" && Number(c.fmtp["packetization-mode"] ?? 0) === 1);
+  const h264 = m.codecs.filter((c) => c.name.toLowerCase() === "h264" && c.clockRate === 90000 && Number(c.fmtp["packetization-mode"] ?? 0) === 1);
   return h264.find((c) => String(c.fmtp["profile-level-id"] ?? "").toLowerCase() === H264_PROFILE) ?? h264.find((c) => /^42e0/i.test(String(c.fmtp["profile-level-id"] ?? "")));
 }
 

@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { pickCodec, producerParameters } from "./offer-media.ts";
 import { offerCredentials, parseSdp, SdpError, writeAnswer } from "./sdp.ts";
 
+const FINGERPRINT = Array.from({ length: 32 }, (_, i) => i.toString(16).padStart(2, "0").toUpperCase()).join(":");
+
 /** A WHIP offer as OBS (libdatachannel) and Chromium send it: bundle, rtcp-mux, H.264 + Opus, RTX by FID. */
 const OFFER = [
   "v=0",
@@ -9,7 +11,7 @@ const OFFER = [
   "s=-",
   "t=0 0",
   "a=group:BUNDLE 0 1",
-  "a=fingerprint:sha-256 AB:CD:EF",
+  `a=fingerprint:sha-256 ${FINGERPRINT}`,
   "m=audio 9 UDP/TLS/RTP/SAVPF 111",
   "c=IN IP4 0.0.0.0",
   "a=ice-ufrag:uf1",
@@ -58,7 +60,7 @@ describe("WHIP/WHEP SDP", () => {
       ["audio", "0", "sendonly"],
       ["video", "1", "sendonly"],
     ]);
-    expect(offerCredentials(sdp)).toEqual({ ufrag: "uf1", pwd: "pw1", fingerprint: { algorithm: "sha-256", value: "AB:CD:EF" } });
+    expect(offerCredentials(sdp)).toEqual({ ufrag: "uf1", pwd: "pw1", fingerprint: { algorithm: "sha-256", value: FINGERPRINT } });
     const video = sdp.media[1]!;
     const h264 = pickCodec(video)!;
     expect(h264.pt).toBe(97);
@@ -108,5 +110,29 @@ describe("WHIP/WHEP SDP", () => {
   test("not an SDP, or no ICE credentials", () => {
     expect(() => parseSdp("{}")).toThrow(SdpError);
     expect(() => offerCredentials(parseSdp("v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"))).toThrow(SdpError);
+  });
+
+  test("numbers out of range are refused as the offer's fault (SdpError → 422), before anything reaches the worker", () => {
+    const bad: [string, string][] = [
+      ["m=video 9 UDP/TLS/RTP/SAVPF 96 97 98", "m=video 9 UDP/TLS/RTP/SAVPF 96 97 300"],
+      ["a=rtpmap:97 H264/90000", "a=rtpmap:200 H264/90000"],
+      ["m=video 9 UDP/TLS/RTP/SAVPF 96 97 98", "m=video 70000 UDP/TLS/RTP/SAVPF 96 97 98"],
+      ["m=video 9 UDP/TLS/RTP/SAVPF 96 97 98", "m=video -1 UDP/TLS/RTP/SAVPF 96 97 98"],
+      ["m=video 9 UDP/TLS/RTP/SAVPF 96 97 98", "m=video x UDP/TLS/RTP/SAVPF 96 97 98"],
+      [`a=fingerprint:sha-256 ${FINGERPRINT}`, "a=fingerprint:sha-256 AB:CD:EF"],
+      [`a=fingerprint:sha-256 ${FINGERPRINT}`, `a=fingerprint:md5 ${FINGERPRINT}`],
+      [`a=fingerprint:sha-256 ${FINGERPRINT}`, `a=fingerprint:sha-256 ${FINGERPRINT.replace("00", "ZZ")}`],
+      [`a=fingerprint:sha-256 ${FINGERPRINT}`, "a=fingerprint:sha-256"],
+      ["a=extmap:9 urn:example:unknown", "a=extmap:0 urn:example:unknown"],
+      ["a=ssrc:2002 cname:abc", "a=ssrc:4294967296 cname:abc"],
+      ["a=ssrc-group:FID 2001 2002", "a=ssrc-group:FID 2001 99999999999"],
+      ["a=rtpmap:111 opus/48000/2", "a=rtpmap:111 opus/48000/9999"],
+    ];
+    for (const [line, replaced] of bad) {
+      expect(OFFER).toContain(line);
+      expect(() => parseSdp(OFFER.replace(line, replaced)), replaced).toThrow(SdpError);
+    }
+    // A data channel's format is not a payload type; a rejected (port 0) section is fine.
+    expect(() => parseSdp(`${OFFER}m=application 0 UDP/DTLS/SCTP webrtc-datachannel\r\n`)).not.toThrow();
   });
 });

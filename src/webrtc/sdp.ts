@@ -60,6 +60,39 @@ function parseFmtp(text: string): Record<string, string | number> {
   return out;
 }
 
+/** DTLS fingerprint hashes (RFC 8122) and their digest sizes in bytes: what mediasoup's transport accepts. */
+const FINGERPRINT_BYTES: Record<string, number> = { "sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64 };
+
+/** An RTP payload type: 0-127 (7 bits); anything else in an offer is refused, not handed to the worker. */
+function payloadType(text: string | undefined, where: string): number {
+  const pt = Number(text);
+  if (!/^\d{1,3}$/.test(text ?? "") || pt > 127) throw new SdpError(`${where}: payload type ${JSON.stringify(text)} is not 0-127.`);
+  return pt;
+}
+
+/** A decimal integer of the offer within [min, max], else the offer is refused (422) before anything reaches the worker. */
+function bounded(text: string | undefined, min: number, max: number, what: string): number {
+  const n = Number(text);
+  if (!/^\d{1,10}$/.test(text ?? "") || n < min || n > max) throw new SdpError(`${what} ${JSON.stringify(text)} is not ${min}-${max}.`);
+  return n;
+}
+
+function mediaPort(text: string | undefined): number {
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text ?? "") || port > 65535) throw new SdpError(`m= line: port ${JSON.stringify(text)} is not 0-65535.`);
+  return port;
+}
+
+function fingerprintOf(rest: string): { algorithm: string; value: string } {
+  const [algorithm, fp] = rest.split(" ");
+  const alg = (algorithm ?? "").toLowerCase();
+  const value = (fp ?? "").toUpperCase();
+  const bytes = FINGERPRINT_BYTES[alg];
+  if (bytes === undefined) throw new SdpError(`a=fingerprint: hash ${JSON.stringify(algorithm ?? "")} is not one of ${Object.keys(FINGERPRINT_BYTES).join(", ")}.`);
+  if (!new RegExp(`^[0-9A-F]{2}(:[0-9A-F]{2}){${bytes - 1}}$`).test(value)) throw new SdpError(`a=fingerprint: a ${alg} fingerprint is ${bytes} hex bytes separated by colons.`);
+  return { algorithm: alg, value };
+}
+
 export function parseSdp(text: string): SessionDescription {
   if (!/^v=0\r?\n/.test(text)) throw new SdpError("Not an SDP (it must start with v=0).");
   const session: SessionDescription = { media: [] };
@@ -71,7 +104,9 @@ export function parseSdp(text: string): SessionDescription {
     const value = line.slice(2);
     if (type === "m") {
       const [kind, port, protocol, ...formats] = value.split(" ");
-      m = { kind: kind ?? "", port: Number(port), protocol: protocol ?? "", formats, direction: "sendrecv", codecs: [], extmaps: [], ssrcs: new Map(), ssrcGroups: [] };
+      // RTP sections list payload types; others (a data channel's webrtc-datachannel) their own formats.
+      if (/RTP/.test(protocol ?? "")) for (const f of formats) payloadType(f, "m= line");
+      m = { kind: kind ?? "", port: mediaPort(port), protocol: protocol ?? "", formats, direction: "sendrecv", codecs: [], extmaps: [], ssrcs: new Map(), ssrcGroups: [] };
       session.media.push(m);
       continue;
     }
@@ -87,11 +122,9 @@ export function parseSdp(text: string): SessionDescription {
       case "ice-pwd":
         target.icePwd = rest;
         break;
-      case "fingerprint": {
-        const [algorithm, fp] = rest.split(" ");
-        if (algorithm && fp) target.fingerprint = { algorithm: algorithm.toLowerCase(), value: fp.toUpperCase() };
+      case "fingerprint":
+        target.fingerprint = fingerprintOf(rest);
         break;
-      }
       case "setup":
         target.setup = rest;
         break;
@@ -120,8 +153,8 @@ function parseMediaAttribute(m: SdpMedia, name: string, rest: string) {
     case "rtpmap": {
       const match = /^(\d+) ([^/]+)\/(\d+)(?:\/(\d+))?/.exec(rest);
       if (!match) return;
-      const codec: SdpCodec = { pt: Number(match[1]), name: match[2]!, clockRate: Number(match[3]), fmtp: {}, rtcpFb: [] };
-      if (match[4]) codec.channels = Number(match[4]);
+      const codec: SdpCodec = { pt: payloadType(match[1], "a=rtpmap"), name: match[2]!, clockRate: bounded(match[3], 1, 1_000_000, "a=rtpmap: clock rate"), fmtp: {}, rtcpFb: [] };
+      if (match[4]) codec.channels = bounded(match[4], 1, 255, "a=rtpmap: channels");
       m.codecs.push(codec);
       return;
     }
@@ -139,13 +172,14 @@ function parseMediaAttribute(m: SdpMedia, name: string, rest: string) {
     }
     case "extmap": {
       const match = /^(\d+)(?:\/\w+)? (\S+)/.exec(rest);
-      if (match) m.extmaps.push({ id: Number(match[1]), uri: match[2]! });
+      // RFC 8285: ids 1-14 (one-byte headers) and up to 255 (two-byte).
+      if (match) m.extmaps.push({ id: bounded(match[1], 1, 255, "a=extmap: id"), uri: match[2]! });
       return;
     }
     case "ssrc": {
       const match = /^(\d+) ([\w-]+)(?::(.*))?$/.exec(rest);
       if (!match) return;
-      const ssrc = Number(match[1]);
+      const ssrc = bounded(match[1], 0, 0xffffffff, "a=ssrc:");
       const attrs = m.ssrcs.get(ssrc) ?? {};
       attrs[match[2]!] = match[3] ?? "";
       m.ssrcs.set(ssrc, attrs);
@@ -153,7 +187,7 @@ function parseMediaAttribute(m: SdpMedia, name: string, rest: string) {
     }
     case "ssrc-group": {
       const [semantics, ...ssrcs] = rest.split(" ");
-      if (semantics) m.ssrcGroups.push({ semantics, ssrcs: ssrcs.map(Number) });
+      if (semantics) m.ssrcGroups.push({ semantics, ssrcs: ssrcs.map((x) => bounded(x, 0, 0xffffffff, "a=ssrc-group:")) });
       return;
     }
   }

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Consumer, Producer, WebRtcTransport } from "mediasoup/types";
+import type { StreamWebrtc } from "../../machines/livestream-payload.ts";
 import type { Config } from "../config.ts";
 import type { LiveModule } from "../live/live-module.ts";
 import { randomToken } from "../ids.ts";
@@ -42,6 +43,8 @@ interface ViewSession {
   streamId: string;
   transport: WebRtcTransport;
   consumers: Consumer[];
+  /** Gives its viewer router back (closed with its last viewer). */
+  release: () => void;
 }
 
 /** A WebRTC client that connects nothing within this is dropped (its 201 was never used). */
@@ -64,6 +67,7 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
   const { config, live } = deps;
   const logger = deps.logger.child({ component: "webrtc" });
   let server: Promise<MediaServer> | undefined;
+  let running: MediaServer | null = null; // once started: read synchronously by /metrics
   let failure: string | null = deps.availability.available ? null : deps.availability.reason;
   const publishes = new Map<string, PublishSession>(); // by stream id
   const viewers = new Map<string, Map<string, ViewSession>>(); // stream id → session id → viewer
@@ -92,6 +96,7 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
         s.worker.on("died", () => {
           failure = "the mediasoup worker died";
         });
+        running = s;
         logger.info("WebRTC media server started", { ...(await s.ports()), announced_ip: config.webrtcAnnouncedIp });
         return s;
       },
@@ -140,6 +145,7 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     const set = viewers.get(v.streamId);
     if (!set?.delete(v.id)) return;
     if (!v.transport.closed) v.transport.close();
+    v.release();
     if (set.size === 0) noViewers(v.streamId);
   }
 
@@ -158,8 +164,10 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
 
   async function sourceFor(streamId: string, server: MediaServer): Promise<MediaSource> {
     const p = publishes.get(streamId);
-    if (p) return { video: p.video, audio: p.audio };
     const broadcast = live.ingest.local(streamId)?.broadcast;
+    // A WHIP publish plays from its own producers, unless its H.264 cannot go to WebRTC as sent (B-frames from a
+    // non-browser encoder): then, like an RTMP publish, from the broadcast's relay, which re-encodes it.
+    if (p && !(broadcast?.publishing && broadcast.webrtcFit().unfit)) return { video: p.video, audio: p.audio };
     if (!broadcast?.publishing) throw new WebrtcRefusal("STREAM_NOT_LIVE", "The stream has no publisher right now.");
     let relay = relays.get(streamId);
     if (!relay) {
@@ -186,9 +194,22 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     },
     /** WHEP viewers of a stream in this process (`webrtc_viewers`). */
     viewerCount: (streamId: string) => viewers.get(streamId)?.size ?? 0,
+    /**
+     * A stream's WebRTC fields here: the URLs only where WebRTC can run, its
+     * viewers, and whether WHEP viewers get its video re-encoded (the
+     * broadcast's H.264 cannot go to WebRTC as sent: media/flv/webrtc-fit.ts).
+     */
+    describe: (streamId: string): StreamWebrtc => {
+      const broadcast = live.ingest.local(streamId)?.broadcast;
+      return {
+        available: failure === null,
+        viewers: viewers.get(streamId)?.size ?? 0,
+        transcode: broadcast?.publishing ? broadcast.webrtcFit().unfit : null,
+      };
+    },
     publishing: (streamId: string) => publishes.has(streamId),
-    /** This process's WHIP publishers and WHEP viewers (the /metrics gauges). */
-    totals: () => ({ publishers: publishes.size, viewers: [...viewers.values()].reduce((n, set) => n + set.size, 0) }),
+    /** This process's WHIP publishers, WHEP viewers and mediasoup routers (the /metrics gauges; routers 0 before the worker starts). */
+    totals: () => ({ publishers: publishes.size, viewers: [...viewers.values()].reduce((n, set) => n + set.size, 0), routers: running?.routers ?? 0 }),
 
     /**
      * WHIP: authorizes `streamKey` for the stream of `token` (the same digest
@@ -292,11 +313,11 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
       viewers.set(streamId, set);
       try {
         const source = await sourceFor(streamId, s);
-        const played = await acceptPlayOffer(s, offer, source).catch((err) => {
+        const played = await acceptPlayOffer(s, streamId, offer, source).catch((err) => {
           if (err instanceof SdpError) throw new WebrtcRefusal("VALIDATION_ERROR", err.message);
           throw err;
         });
-        const v: ViewSession = { id, streamId, transport: played.transport, consumers: played.consumers };
+        const v: ViewSession = { id, streamId, transport: played.transport, consumers: played.consumers, release: played.release };
         set.set(id, v);
         watchTransport(v.transport, () => viewerGone(v));
         for (const c of v.consumers) c.on("producerclose", () => viewerGone(v));

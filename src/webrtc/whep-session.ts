@@ -13,16 +13,18 @@ export interface PlayedMedia {
   transport: WebRtcTransport;
   consumers: Consumer[];
   answer: string;
+  /** Gives the viewer router back (media-server.ts `viewerRouter`): call once the viewer is gone. */
+  release: () => void;
 }
 
 /**
- * A WHEP offer → a WebRtcTransport on a viewer router whose payload types are
- * the client's (media-server.ts `viewerRouter`), a consumer per offered kind
+ * A WHEP offer → a WebRtcTransport on a viewer router of the stream whose payload
+ * types are the client's (media-server.ts `viewerRouter`), a consumer per offered kind
  * the stream has, and the SDP answer (sendonly, with SSRC and CNAME so the
  * client demuxes without the mid extension). Needs Opus and H.264
  * constrained baseline in the offer, as every browser offers them.
  */
-export async function acceptPlayOffer(server: MediaServer, offerText: string, source: MediaSource): Promise<PlayedMedia> {
+export async function acceptPlayOffer(server: MediaServer, streamId: string, offerText: string, source: MediaSource): Promise<PlayedMedia> {
   const offer = parseSdp(offerText);
   const creds = offerCredentials(offer);
   const wanted = offer.media.map((m) => {
@@ -37,13 +39,15 @@ export async function acceptPlayOffer(server: MediaServer, offerText: string, so
   // A kind the client does not receive still needs a payload type in its router: any other than the one in use.
   const offeredOpus = taken.find((w) => w.m.kind === "audio")?.codec?.pt;
   const offeredH264 = taken.find((w) => w.m.kind === "video")?.codec?.pt;
+  if (offeredOpus !== undefined && offeredOpus === offeredH264) throw new SdpError(`The offer gives audio and video the same payload type (${offeredOpus}).`);
   const opus = offeredOpus ?? (offeredH264 === 111 ? 110 : 111);
   const h264 = offeredH264 ?? (opus === 102 ? 103 : 102);
-  const router = await server.viewerRouter({ opus, h264 });
+  const { router, release } = await server.viewerRouter(streamId, { opus, h264 });
 
-  const transport = await server.webRtcTransport(router);
+  let transport: WebRtcTransport | undefined;
   const consumers: Consumer[] = [];
   try {
+    transport = await server.webRtcTransport(router);
     await transport.connect({ dtlsParameters: { role: "client", fingerprints: [{ algorithm: creds.fingerprint.algorithm as FingerprintAlgorithm, value: creds.fingerprint.value }] } });
     const answered: AnsweredMedia[] = [];
     for (const w of wanted) {
@@ -81,9 +85,10 @@ export async function acceptPlayOffer(server: MediaServer, offerText: string, so
         send: { ssrc: sent.encodings![0]!.ssrc!, cname: sent.rtcp?.cname ?? "vidlive", streamId: "vidlive", trackId: consumer.id },
       });
     }
-    return { transport, consumers, answer: writeAnswer(answerTransport(transport), answered, String(Date.now())) };
+    return { transport, consumers, release, answer: writeAnswer(answerTransport(transport), answered, String(Date.now())) };
   } catch (err) {
-    transport.close();
+    transport?.close();
+    release();
     if (err instanceof SdpError) throw err;
     if (err instanceof Error && /unsupported|no compatible|invalid/i.test(err.message)) throw new SdpError(`The offer cannot be served: ${err.message}`);
     throw err;

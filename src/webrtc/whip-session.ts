@@ -23,6 +23,7 @@ export async function acceptPublishOffer(server: MediaServer, offerText: string)
   const videoPick = picks.find((p) => p.m.kind === "video" && p.codec);
   if (!videoPick) throw new SdpError("The offer sends no H.264 video (packetization-mode=1, constrained baseline 42e01f): WHIP ingest keeps H.264 as is.");
   const audioPick = picks.find((p) => p.m.kind === "audio" && p.codec);
+  if (audioPick && audioPick.codec!.pt === videoPick.codec!.pt) throw new SdpError(`The offer gives audio and video the same payload type (${audioPick.codec!.pt}).`);
 
   const transport = await server.webRtcTransport(server.router);
   try {

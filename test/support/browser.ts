@@ -23,6 +23,9 @@
  *   a CDN; hls.js renders subtitles natively, so its WebVTT cues land in the
  *   video element's TextTrack, which the page reads back.
  *
+ * - dash.js (`tryDashJs`, issue 23): dashjs-player.html loads dash.js's UMD
+ *   build (node_modules/dashjs/dist/modern/umd) from the same page server.
+ *
  * Without /usr/bin/chromium the player suites skip (`describe.skipIf(!hasChromium)`)
  * with CHROMIUM_MISSING; in CI .ci/run installs it, so they run.
  */
@@ -46,6 +49,11 @@ const SHAKA_JS = join(ROOT, "node_modules", "shaka-player", "dist", "shaka-playe
 const PLAYER_HTML = join(import.meta.dir, "player.html");
 const HLS_JS = join(ROOT, "node_modules", "hls.js", "dist", "hls.js");
 const HLS_PLAYER_HTML = join(import.meta.dir, "hls-player.html");
+const DASHJS = join(ROOT, "node_modules", "dashjs", "dist", "modern", "umd", "dash.all.min.js");
+const DASHJS_PLAYER_HTML = join(import.meta.dir, "dashjs-player.html");
+
+/** What dash.js made of a DASH manifest (`tryDashJs`): played past the mark with decoded frames, or its error. */
+export type DashJsResult = ({ ok: true; currentTime: number; decodedFrames: number } | { ok: false; error: { code?: number; message: string } }) & { requests: string[] };
 
 export interface ShakaError {
   code?: number;
@@ -136,6 +144,8 @@ export interface PlayerHarness {
   playDash(opts: PlayOptions | string): Promise<{ currentTime: number; keySystem: string | null; requests: string[] }>;
   /** Plays an HLS master with hls.js in a fresh page; resolves with the result, never throws for a playback failure. */
   tryHls(opts: HlsPlayOptions): Promise<HlsPlayResult>;
+  /** Plays a DASH manifest with dash.js (ClearKey `serverURL` = `licenseUrl`) in a fresh page; never throws for a playback failure. */
+  tryDashJs(opts: PlayOptions): Promise<DashJsResult>;
   /** Plays until currentTime passes 2 s (and the first subtitle track's cues arrive); rejects with HlsPlaybackError (hls.js's fatal error details) otherwise. */
   playHls(opts: HlsPlayOptions | string): Promise<HlsPlayed>;
   close(): Promise<void>;
@@ -152,6 +162,8 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
       if (path === "/shaka-player.compiled.js") return new Response(Bun.file(SHAKA_JS), { headers: { "content-type": "text/javascript" } });
       if (path === "/hls-player.html") return new Response(Bun.file(HLS_PLAYER_HTML), { headers: { "content-type": "text/html; charset=utf-8" } });
       if (path === "/hls.js") return new Response(Bun.file(HLS_JS), { headers: { "content-type": "text/javascript" } });
+      if (path === "/dashjs-player.html") return new Response(Bun.file(DASHJS_PLAYER_HTML), { headers: { "content-type": "text/html; charset=utf-8" } });
+      if (path === "/dash.all.min.js") return new Response(Bun.file(DASHJS), { headers: { "content-type": "text/javascript" } });
       if (opts.files && path.startsWith("/files/")) {
         const rel = normalize(path.slice("/files/".length));
         if (rel.startsWith("..")) return new Response("forbidden", { status: 403 });
@@ -170,7 +182,12 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
     throw err;
   }
 
-  async function tryDash(o: PlayOptions): Promise<PlayResult & { requests: string[] }> {
+  /**
+   * Opens `pagePath` in a fresh page and runs its `window[fn](args)`: the result, with the page errors added
+   * to a failure's message and the requests the page made to other origins (the service). Never throws for a
+   * playback failure.
+   */
+  async function playOnPage<R extends { ok: boolean }>(pagePath: string, fn: string, args: Record<string, unknown>): Promise<R & { requests: string[] }> {
     const page: Page = await browser.newPage();
     const pageErrors: string[] = [];
     const requests: string[] = [];
@@ -179,47 +196,44 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
       if (!r.url().startsWith(origin)) requests.push(`${r.method()} ${r.url()}`);
     });
     try {
-      await page.goto(`${origin}/player.html`);
-      const result = (await page.evaluate((args) => (globalThis as any).playDash(args), {
-        manifestUrl: o.manifestUrl,
-        licenseUrl: o.licenseUrl,
-        clearKeys: o.clearKeys,
-        untilSeconds: o.untilSeconds ?? 2,
-        timeoutMs: o.timeoutMs ?? 30_000,
-      })) as PlayResult;
-      if (!result.ok && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
+      await page.goto(`${origin}${pagePath}`);
+      const result = (await page.evaluate(({ fn, args }) => (globalThis as any)[fn](args), { fn, args })) as R & { error?: { message: string } };
+      if (!result.ok && result.error && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
       return { ...result, requests };
     } finally {
       await page.close();
     }
   }
 
-  async function tryHls(o: HlsPlayOptions): Promise<HlsPlayResult> {
-    const page: Page = await browser.newPage();
-    const pageErrors: string[] = [];
-    const requests: string[] = [];
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    page.on("request", (r) => {
-      if (!r.url().startsWith(origin)) requests.push(`${r.method()} ${r.url()}`);
+  const tryDash = (o: PlayOptions) =>
+    playOnPage<PlayResult>("/player.html", "playDash", {
+      manifestUrl: o.manifestUrl,
+      licenseUrl: o.licenseUrl,
+      clearKeys: o.clearKeys,
+      untilSeconds: o.untilSeconds ?? 2,
+      timeoutMs: o.timeoutMs ?? 30_000,
     });
-    try {
-      await page.goto(`${origin}/hls-player.html`);
-      const result = (await page.evaluate((args) => (globalThis as any).playHls(args), {
-        manifestUrl: o.manifestUrl,
-        untilSeconds: o.untilSeconds ?? 2,
-        selectSubtitle: o.selectSubtitle ?? true,
-        cueWaitMs: o.cueWaitMs ?? 10_000,
-        timeoutMs: o.timeoutMs ?? 30_000,
-      })) as HlsPlayResult;
-      if (!result.ok && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
-      return { ...result, requests };
-    } finally {
-      await page.close();
-    }
-  }
+
+  const tryHls = (o: HlsPlayOptions): Promise<HlsPlayResult> =>
+    playOnPage<HlsPlayResult>("/hls-player.html", "playHls", {
+      manifestUrl: o.manifestUrl,
+      untilSeconds: o.untilSeconds ?? 2,
+      selectSubtitle: o.selectSubtitle ?? true,
+      cueWaitMs: o.cueWaitMs ?? 10_000,
+      timeoutMs: o.timeoutMs ?? 30_000,
+    });
+
+  const tryDashJs = (o: PlayOptions): Promise<DashJsResult> =>
+    playOnPage<DashJsResult>("/dashjs-player.html", "playDashJs", {
+      manifestUrl: o.manifestUrl,
+      licenseUrl: o.licenseUrl,
+      untilSeconds: o.untilSeconds ?? 2,
+      timeoutMs: o.timeoutMs ?? 30_000,
+    });
 
   return {
     origin,
+    tryDashJs,
     fileUrl: (path) => `${origin}/files/${path.replace(/^\//, "")}`,
     tryDash,
     async playDash(o) {

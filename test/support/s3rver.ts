@@ -13,6 +13,8 @@ export interface S3Server {
   pause(): Promise<void>;
   /** Listens again on the same port with the same objects. */
   resume(): Promise<void>;
+  /** The server's process id (SIGSTOP/SIGCONT: an object store that hangs). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startS3rver(bucket = "vidlive"): Promise<S3Server> {
     endpoint,
     bucket,
     dir,
+    pid: proc.pid,
     env: { STORAGE: "s3", S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: "S3RVER", S3_SECRET_ACCESS_KEY: "S3RVER", S3_REGION: "us-east-1" },
     async pause() {
       await end(proc, "SIGKILL");

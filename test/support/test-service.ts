@@ -91,7 +91,8 @@ export async function startTestService(
   if (opts.listen !== false) {
     const { port } = await service.listen();
     base = `http://127.0.0.1:${port}`;
-    service.config.baseUrl = base;
+    // A BASE_URL the test chose (e.g. one the process cannot reach) stays.
+    if (!opts.env?.BASE_URL) service.config.baseUrl = base;
   }
   const apiKey = org.apiKey;
   return {

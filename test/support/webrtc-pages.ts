@@ -122,6 +122,17 @@ window.viewerState = async () => {
   });
   return state;
 };
+window.decodedFps = async (ms) => {
+  const read = async () => {
+    let frames = 0, at = 0;
+    (await window.viewer.pc.getStats()).forEach((r) => { if (r.type === "inbound-rtp" && r.kind === "video") { frames = r.framesDecoded || 0; at = r.timestamp; } });
+    return { frames, at };
+  };
+  const a = await read();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = await read();
+  return b.at > a.at ? ((b.frames - a.frames) * 1000) / (b.at - a.at) : 0;
+};
 `;
 
 /** Publishes the fake camera + microphone by WHIP (H.264 constrained baseline preferred); the connection stays in `window.pc`. */
@@ -152,6 +163,11 @@ export function viewerState(page: Page): Promise<ViewerState> {
   return page.evaluate(() => (globalThis as any).viewerState());
 }
 
+/** Pictures the page's WHEP viewer decoded per second over `ms` (inbound-rtp framesDecoded, by getStats' own clock). */
+export function decodedFps(page: Page, ms: number): Promise<number> {
+  return page.evaluate((m) => (globalThis as any).decodedFps(m), ms);
+}
+
 /** Waits until the viewer plays: a decoded picture (videoWidth > 0) and currentTime advancing; returns the two readings. */
 export async function untilPlaying(page: Page, timeoutMs = 20_000): Promise<{ first: ViewerState; later: ViewerState }> {
   const until = Date.now() + timeoutMs;
@@ -169,17 +185,17 @@ export async function untilPlaying(page: Page, timeoutMs = 20_000): Promise<{ fi
 }
 
 /**
- * A live test picture with a tone pushed by ffmpeg, as an encoder for WebRTC viewers sends it: H.264 without
- * B-frames (zerolatency), a keyframe a second, AAC.
+ * A live test picture with a tone pushed by ffmpeg, by default as an encoder for WebRTC viewers sends it: H.264
+ * without B-frames (zerolatency), a keyframe a second, AAC. `x264`: other encoder flags instead (e.g. the README's).
  */
-export function ffmpegTestPublish(url: string, o: { seconds: number; size: string; fps: number; audioKbps: number }) {
+export function ffmpegTestPublish(url: string, o: { seconds: number; size: string; fps: number; audioKbps: number; x264?: string[] }) {
   return Bun.spawn(
     [
       "ffmpeg",
       ...["-hide_banner", "-loglevel", "error", "-re"],
       ...["-f", "lavfi", "-i", `testsrc2=size=${o.size}:rate=${o.fps}:duration=${o.seconds}`],
       ...["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${o.seconds}`],
-      ...["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", String(o.fps), "-pix_fmt", "yuv420p"],
+      ...["-c:v", "libx264", ...(o.x264 ?? ["-preset", "veryfast", "-tune", "zerolatency", "-g", String(o.fps)]), "-pix_fmt", "yuv420p"],
       ...["-c:a", "aac", "-b:a", `${o.audioKbps}k`, "-f", "flv", url],
     ],
     { stdout: "ignore", stderr: "pipe" },

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Checks, each within 2 s: the database answers a query, the storage (DATA_DIR or the S3 bucket) answers, the transcoder backend chosen by MEDIA_BACKEND can run, and the RTMP ingest is listening. 200 when all pass; 503 naming the failed checks. No API key.
+         * @description Checks, each within 2 s: the database takes a write (an empty write transaction through the process's write queue, so a database that answers reads but no writes is not ready), the storage (DATA_DIR or the S3 bucket) answers, the transcoder backend chosen by MEDIA_BACKEND can run, and the RTMP ingest is listening. 200 when all pass; 503 naming the failed checks. No API key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Presign an upload
-         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization.
+         * @description Returns a single-use `upload_url` (PUT the raw file, expires in one hour) and the `source_url` to pass to POST /videos/ afterwards. Rate limited to 60/min per organization. An organization without transcoding gets 409 TRANSCODE_NOT_CONFIGURED (nothing created), as on POST /videos/.
          */
         post: operations["createUploadUrl"];
         delete?: never;
@@ -351,7 +351,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed video
-         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
+         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
          */
         post: operations["retryVideo"];
         delete?: never;
@@ -767,7 +767,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE";
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE" | "SERVICE_UNAVAILABLE";
                 /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
@@ -846,7 +846,7 @@ export interface components {
                 thumbnail_url: string | null;
                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                 storyboard_url: string | null;
-                /** @description A page with an embeddable player, once COMPLETED. */
+                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                 watch_url: string | null;
             };
             renditions: components["schemas"]["Rendition"][];
@@ -901,14 +901,21 @@ export interface components {
             tags: {
                 [key: string]: unknown;
             } | null;
-            /** @description WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). */
-            whip_url: string;
-            /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). */
-            whep_url: string;
+            /** @description WHIP ingest (RFC 9725): POST an SDP offer with `Authorization: Bearer <stream_key>` (OBS 30+: WHIP output, Server = this URL, Bearer Token = the stream key). Null when this server has no WebRTC (`features.webrtc` false in GET /organization/). */
+            whip_url: string | null;
+            /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). Null when this server has no WebRTC (`features.webrtc` false). */
+            whep_url: string | null;
             /** @description SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`). */
             srt_url: string | null;
             /** @description WHEP viewers now (on the process holding the broadcast). */
             webrtc_viewers: number;
+            /** @description Set while the stream is published here with H.264 that WebRTC players cannot take as sent: WHEP viewers then get it re-encoded to constrained baseline without B-frames, at the source's size and frame rate (CPU on the server, slightly more delay). Null when they get the encoder's H.264 as is, or nothing is published here. To avoid the re-encode, send no B-frames (x264 `-bf 0` or `-tune zerolatency`; OBS: `bframes=0` in the x264 options, or the baseline profile). */
+            webrtc_transcode: {
+                /** @description B_FRAMES: the encoder sends B-frames; FORMAT: not 8-bit 4:2:0 (10-bit, 4:2:2, 4:4:4); INTERLACED: interlaced H.264. */
+                reason: "B_FRAMES" | "FORMAT" | "INTERLACED";
+                /** @description What was seen in the stream. */
+                message: string;
+            } | null;
             latency: "NORMAL" | "LOW";
             drm: boolean;
             duration_seconds: number | null;
@@ -1494,6 +1501,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED: the organization has no transcoding settings; nothing is created (as on POST /videos/). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -3155,6 +3188,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     listVideos: {
@@ -3329,6 +3390,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     createVideo: {
@@ -3423,7 +3512,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
@@ -3515,7 +3604,7 @@ export interface operations {
                                 thumbnail_url: string | null;
                                 /** @description WebVTT storyboard (sprite coordinates) for scrubbing previews, once COMPLETED. */
                                 storyboard_url: string | null;
-                                /** @description A page with an embeddable player, once COMPLETED. */
+                                /** @description A page with an embeddable player, once COMPLETED. A DRM video's carries `?drm_token=`: the licence token of this answer (the same as in `drm_license_url`, valid `DRM_TOKEN_TTL_MS`); the page never mints one. */
                                 watch_url: string | null;
                             };
                             renditions: components["schemas"]["Rendition"][];
@@ -3756,6 +3845,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     createUploadUrl: {
@@ -3837,6 +3954,32 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description TRANSCODE_NOT_CONFIGURED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -3943,6 +4086,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -4149,6 +4320,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     deleteVideo: {
@@ -4333,6 +4532,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -4565,6 +4792,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     retryVideo: {
@@ -4678,7 +4933,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VIDEO_NOT_RETRYABLE */
+            /** @description VIDEO_NOT_RETRYABLE, TRANSCODE_NOT_CONFIGURED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4690,7 +4945,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VIDEO_NOT_RETRYABLE";
+                            code: "VIDEO_NOT_RETRYABLE" | "TRANSCODE_NOT_CONFIGURED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -4799,6 +5054,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TRANSCODE_QUEUE_FAILED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -4972,6 +5255,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -5220,10 +5531,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description NO_SLOTS_AVAILABLE */
+            /** @description SERVICE_UNAVAILABLE, NO_SLOTS_AVAILABLE */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying (30). */
+                    /** @description Seconds to wait before retrying (5). */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5234,7 +5545,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "NO_SLOTS_AVAILABLE";
+                            code: "SERVICE_UNAVAILABLE" | "NO_SLOTS_AVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -5489,6 +5800,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     getLivestream: {
@@ -5671,6 +6010,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -5881,6 +6248,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     endLivestream: {
@@ -6076,6 +6471,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     listenWebhookEvents: {
@@ -6218,6 +6641,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -6437,6 +6888,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     listWebhooks: {
@@ -6596,6 +7075,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -6832,6 +7339,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     getWebhook: {
@@ -7014,6 +7549,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -7213,6 +7776,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -7426,6 +8017,34 @@ export interface operations {
                     };
                 };
             };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
         };
     };
     retryWebhookDelivery: {
@@ -7616,6 +8235,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -7854,6 +8501,34 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
