@@ -92,7 +92,8 @@ export interface StreamWebrtc {
 export const NO_STREAM_WEBRTC: StreamWebrtc = { available: false, viewers: 0, transcode: null };
 
 /** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
-export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc: StreamWebrtc = NO_STREAM_WEBRTC) {
+/** `srtUrl`: the SRT push URL when SRT ingest listens (src/live/srt-ingest.ts), else null. */
+export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc: StreamWebrtc = NO_STREAM_WEBRTC, srtUrl: string | null = null) {
   // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc); null where WebRTC cannot run.
   const liveBase = ctx.hlsUrl.replace(/\/index\.m3u8$/, "");
   return {
@@ -101,6 +102,7 @@ export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc:
     whep_url: webrtc.available ? `${liveBase}/whep` : null,
     webrtc_viewers: webrtc.viewers,
     webrtc_transcode: webrtc.transcode,
+    srt_url: srtUrl,
     playback_url: ctx.playbackUrl,
     latency: ctx.latency,
     drm: ctx.drm,

@@ -8,6 +8,8 @@ export interface Config {
   rtmpPort: number;
   /** RTMP_HOST: the host name in `rtmp_url`; default BASE_URL's host name. */
   rtmpHost: string;
+  /** SRT_PORT (UDP, one for every stream): default 9000, 0 picks a free port, `off` = no SRT ingest (null). */
+  srtPort: number | null;
   dataDir: string;
   baseUrl: string;
   databaseUrl: string;
@@ -223,6 +225,7 @@ function hostOf(baseUrl: string): string {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = portNumber(env, "PORT", 8080);
   const rtmpPort = portNumber(env, "RTMP_PORT", 1935);
+  const srtPort = env.SRT_PORT === "off" ? null : portNumber(env, "SRT_PORT", 9000);
   const dataDir = resolve(env.DATA_DIR || "./data");
   const backend = (env.MEDIA_BACKEND || "auto") as Config["mediaBackend"];
   if (!["auto", "wasm", "native"].includes(backend)) throw new ConfigError(`MEDIA_BACKEND must be auto, wasm or native, got "${backend}"`);
@@ -257,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     hostname: env.HOST || "0.0.0.0",
     rtmpPort,
     rtmpHost,
+    srtPort,
     dataDir,
     baseUrl,
     databaseUrl,

@@ -226,7 +226,13 @@ export async function createService(
     logger,
     baseUrl: () => config.baseUrl,
     webhooks: webhookEventsDoc(),
-    plugins: [organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available }), ...videos.plugins, ...live.plugins, ...webhooks.plugins, ...playback.plugins],
+    plugins: [
+      organizationRoutes({ transcripts: () => videos.videos.transcriptEngine(), webrtc: () => rtc.available, srt: () => live.srt.available() }),
+      ...videos.plugins,
+      ...live.plugins,
+      ...webhooks.plugins,
+      ...playback.plugins,
+    ],
     publicPlugins: [
       ops.plugin,
       staticAssets,

@@ -23,6 +23,7 @@ import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
+import { createSrtIngest } from "./srt-ingest.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 
 /**
@@ -74,6 +75,17 @@ export function createLiveModule(deps: {
     onSegment: (id, info, seconds) => {
       for (const l of segmentListeners) l(id, info, seconds);
     },
+  });
+  // SRT callers are relayed into the RTMP server on loopback: one path for both (src/live/srt-ingest.ts).
+  const srt = createSrtIngest({
+    port: config.srtPort,
+    hostname: config.hostname,
+    publicHost: config.rtmpHost,
+    livestreams,
+    rtmp: () => rtmp,
+    rtmpUrl: (key) => urls.rtmpUrl(key),
+    publishDeadlineMs: config.rtmpPublishDeadlineMs,
+    logger,
   });
   const handlers = createLiveWork({
     runtime,
@@ -159,6 +171,7 @@ export function createLiveModule(deps: {
         },
         removeFiles: (id) => files.removeHls(id),
         webrtc: (id) => webrtcOf?.(id) ?? NO_STREAM_WEBRTC,
+        srtUrl: (key) => srt.srtUrl(key),
       }),
     ],
     publicPlugins: [hlsRoutes],
@@ -169,6 +182,7 @@ export function createLiveModule(deps: {
     get rtmp() {
       return rtmp;
     },
+    srt,
     /** src/webrtc: a stream's WebRTC fields here (`whip_url`/`whep_url` or null, `webrtc_viewers`, `webrtc_transcode`). */
     describeWebrtc(describe: (streamId: string) => StreamWebrtc) {
       webrtcOf = describe;
@@ -189,6 +203,8 @@ export function createLiveModule(deps: {
       });
       config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
+      srt.start();
+      if (srt.port !== null) config.srtPort = srt.port;
       renewer.start();
       handover.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
@@ -202,6 +218,7 @@ export function createLiveModule(deps: {
       const held = ingest.held();
       // Files closed (with STORAGE=s3 the recordings' last parts uploaded) before the leases are handed over, so the
       // process that finalizes them finds every byte.
+      await srt.stop();
       await rtmp?.stop();
       await ingest.stop();
       await deps.database

@@ -72,6 +72,10 @@ export const StreamResourceSchema = strictObject({
   whep_url: nullable(t.String(), {
     description: "WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). Null when this server has no WebRTC (`features.webrtc` false).",
   }),
+  srt_url: nullable(t.String(), {
+    description:
+      'SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`).',
+  }),
   webrtc_viewers: integer({ description: "WHEP viewers now (on the process holding the broadcast)." }),
   webrtc_transcode: nullable(
     strictObject({

@@ -49,9 +49,9 @@ export function view(record: ActorRecord<StreamContext>) {
 }
 
 /** `webrtc`: the stream's WebRTC fields on this process (src/webrtc); without it no WHIP/WHEP URLs and 0 viewers. */
-function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc) {
+function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc, srtUrl?: (streamKey: string) => string | null) {
   const status = streamStatus(record.value);
-  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtc);
+  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtc, srtUrl?.(record.context.streamKey) ?? null);
 }
 
 /** What else a stream's JSON depends on than its record (the view caches' tag). */
@@ -65,9 +65,11 @@ export function livestreamRoutes(deps: {
   removeFiles: (id: string) => Promise<void>;
   /** A stream's WebRTC fields here (src/webrtc): `whip_url`/`whep_url` (null without WebRTC), `webrtc_viewers`, `webrtc_transcode`. */
   webrtc?: (streamId: string) => StreamWebrtc;
+  /** A stream's `srt_url` (null without SRT ingest). */
+  srtUrl?: (streamKey: string) => string | null;
 }) {
   const { livestreams, ingest } = deps;
-  const view = (record: ActorRecord<StreamContext>, webrtc = deps.webrtc?.(record.id)) => viewWith(record, webrtc);
+  const view = (record: ActorRecord<StreamContext>, webrtc = deps.webrtc?.(record.id)) => viewWith(record, webrtc, deps.srtUrl);
   const views = createViewCache<ActorRecord<StreamContext>>();
   const pages = createPageCache();
   /** An item answer's `data` (`{"stream":…}`) per record object and viewer count. */

@@ -6,13 +6,13 @@ import type { Organization } from "../orgs/org-store.ts";
 import { OrganizationSchema } from "./organization-schema.ts";
 
 /** GET /organization/'s `data` (its schema: organization-schema.ts). */
-export function organizationView(org: Organization, transcripts: string | null, webrtc = false) {
+export function organizationView(org: Organization, transcripts: string | null, webrtc = false, srt = false) {
   return {
     organization: {
       id: org.id,
       name: org.name,
       created_at: new Date(org.createdAt).toISOString(),
-      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts, webrtc },
+      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts, webrtc, srt },
       transcoding: org.settings.transcoding,
       downloads: org.settings.downloads,
       playback: { policy: org.settings.playback.policy },
@@ -31,10 +31,11 @@ export function organizationView(org: Organization, transcripts: string | null, 
 export function organizationRoutes(deps: {
   /** The speech-to-text engine's name, null without one (issue 12). */ transcripts: () => string | null;
   /** Whether the mediasoup worker is built (issue 14, src/webrtc/availability.ts). */ webrtc?: () => boolean;
+  /** Whether SRT ingest listens (issue 26, src/live/srt-ingest.ts). */ srt?: () => boolean;
 }) {
   return new Elysia({ name: "organization-routes", prefix: API_PREFIX })
     .use(apiContext)
-    .get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts(), deps.webrtc?.() ?? false)), {
+    .get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts(), deps.webrtc?.() ?? false, deps.srt?.() ?? false)), {
       permission: "organization.read",
       detail: doc({
         operationId: "getOrganization",
@@ -43,7 +44,7 @@ export function organizationRoutes(deps: {
         tags: ["Organization"],
         data: OrganizationSchema,
         dataDescription:
-          "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null, `webrtc`: whether the WebRTC media server is built), transcoding, downloads, limits, permissions.",
+          "`organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null, `webrtc`: whether the WebRTC media server is built, `srt`: whether SRT ingest listens), transcoding, downloads, limits, permissions.",
       }),
     });
 }

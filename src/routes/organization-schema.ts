@@ -18,6 +18,7 @@ export const OrganizationSchema = strictObject({
       drm: t.Boolean(),
       transcripts: nullable(t.String(), { description: "The speech-to-text engine's name, null without one." }),
       webrtc: t.Boolean({ description: "Whether WebRTC (WHIP ingest, WHEP playback) is available: the mediasoup worker is built (npm run setup:webrtc)." }),
+      srt: t.Boolean({ description: "Whether SRT ingest listens (libsrt installed, SRT_PORT not `off`): streams then have an `srt_url`." }),
     }),
     transcoding: nullable(strictObject({ ladder: t.Array(RungSchema) }), { description: "The rendition ladder; null: the organization cannot transcode." }),
     downloads: strictObject({ rungs: t.Array(t.String()), format: t.Union([t.Literal("mkv"), t.Literal("mp4-encrypted")]) }),

@@ -68,7 +68,12 @@ export function livePages(deps: SettingsDeps) {
         title: s.title,
         active: "live",
         flash: DONE[String(query.done ?? "")],
-        body: streamPage(s, { canManage: can(member.role, "livestreams.manage"), csrf: csrfField(member), copy: copyButton }),
+        body: streamPage(s, {
+          canManage: can(member.role, "livestreams.manage"),
+          csrf: csrfField(member),
+          copy: copyButton,
+          srtUrl: deps.live.srt.srtUrl(record.context.streamKey),
+        }),
       });
     })
     .get("/live/:id/status.json", async ({ member, params }) => {

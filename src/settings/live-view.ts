@@ -86,6 +86,24 @@ function pushInstructions(s: StreamView, copy: (text: string, label: string) => 
   </section>`;
 }
 
+/** SRT push (issue 26): shown only to roles that may manage streams, when the server has SRT ingest. */
+function srtInstructions(srtUrl: string, copy: (text: string, label: string) => Html): Html {
+  return html`<section class="panel" aria-labelledby="push-srt">
+    <h2 id="push-srt">Go live over SRT</h2>
+    <label for="srt-url">SRT URL</label>
+    <input id="srt-url" type="text" readonly value="${srtUrl}" class="secret">
+    ${copy(srtUrl, "Copy SRT URL")}
+    <p class="muted">MPEG-TS with H.264 and AAC. Anyone with this URL can broadcast on this stream: keep it private.</p>
+    <h3>OBS Studio (28+)</h3>
+    <ol>
+      <li>Settings → Stream, Service: <strong>Custom…</strong></li>
+      <li>Server: paste the SRT URL above; Stream Key: leave it <strong>blank</strong>.</li>
+    </ol>
+    <h3>ffmpeg</h3>
+    <pre><code>ffmpeg -re -i input.mp4 -c:v libx264 -preset veryfast -g 60 -c:a aac -f mpegts "${srtUrl}"</code></pre>
+  </section>`;
+}
+
 function preview(s: StreamView): Html {
   if (s.status === "ENDED" || s.status === "ERROR") return html``;
   // hls.js served by the service (/assets/): the preview attaches once the stream is LIVE (the page polls its status).
@@ -98,7 +116,7 @@ function preview(s: StreamView): Html {
   <script src="/assets/hls.min.js"></script>`;
 }
 
-export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html; copy: (text: string, label: string) => Html }): Html {
+export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html; copy: (text: string, label: string) => Html; srtUrl?: string | null }): Html {
   const settled = s.status === "ENDED" || s.status === "ERROR";
   const recording = s.recording
     ? html`<p><a href="/settings/videos/${s.recording.asset_id}" id="recording-link">Recording</a> ${s.recording.transcoding ? html`<span class="muted">(transcoding)</span>` : ""}${
@@ -123,6 +141,7 @@ export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html
   </dl>
   <section class="panel" aria-labelledby="recording"><h2 id="recording">Recording</h2>${recording}</section>
   ${settled ? "" : opts.canManage ? pushInstructions(s, opts.copy) : html`<p class="muted" id="push-hidden">The push URL and stream key are shown to roles that manage live streams (anyone holding them can broadcast).</p>`}
+  ${!settled && opts.canManage && opts.srtUrl ? srtInstructions(opts.srtUrl, opts.copy) : ""}
   ${preview(s)}
   ${
     opts.canManage && !settled

@@ -78,7 +78,7 @@ export async function startTestService(
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-"));
   const database = TEST_DATABASE?.startsWith("sqld") && !opts.env?.DATABASE_URL ? { DATABASE_URL: await testDatabaseUrl(dataDir) } : {};
-  const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...database, ...opts.env });
+  const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", SRT_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...database, ...opts.env });
   const service = await createService(config, { logger: opts.logger ?? (process.env.TEST_LOGS ? undefined : silentLogger) });
   let org = opts.org;
   if (!org) {

@@ -1022,6 +1022,8 @@ export interface components {
             whip_url: string | null;
             /** @description WHEP playback: POST an SDP offer (sub-second, while the stream is LIVE, whether published by WHIP or RTMP). Null when this server has no WebRTC (`features.webrtc` false). */
             whep_url: string | null;
+            /** @description SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`). */
+            srt_url: string | null;
             /** @description WHEP viewers now (on the process holding the broadcast). */
             webrtc_viewers: number;
             /** @description Set while the stream is published here with H.264 that WebRTC players cannot take as sent: WHEP viewers then get it re-encoded to constrained baseline without B-frames, at the source's size and frame rate (CPU on the server, slightly more delay). Null when they get the encoder's H.264 as is, or nothing is published here. To avoid the re-encode, send no B-frames (x264 `-bf 0` or `-tune zerolatency`; OBS: `bframes=0` in the x264 options, or the baseline profile). */
@@ -1184,6 +1186,8 @@ export interface components {
                 transcripts: string | null;
                 /** @description Whether WebRTC (WHIP ingest, WHEP playback) is available: the mediasoup worker is built (npm run setup:webrtc). */
                 webrtc: boolean;
+                /** @description Whether SRT ingest listens (libsrt installed, SRT_PORT not `off`): streams then have an `srt_url`. */
+                srt: boolean;
             };
             /** @description The rendition ladder; null: the organization cannot transcode. */
             transcoding: {
@@ -3159,7 +3163,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null, `webrtc`: whether the WebRTC media server is built), transcoding, downloads, limits, permissions. */
+            /** @description `organization`: id, name, features (`transcoding`, `drm`, `transcripts`: the speech-to-text engine's name or null, `webrtc`: whether the WebRTC media server is built, `srt`: whether SRT ingest listens), transcoding, downloads, limits, permissions. */
             200: {
                 headers: {
                     [name: string]: unknown;
