@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { importPKCS8, SignJWT } from "jose";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { waitFor } from "./support/events.ts";
 import { streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 27 on a real broadcast: a signed live stream still goes LIVE (the

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { decodedFps, ffmpegTestPublish, startWebrtcBrowser, untilPlaying, type WebrtcBrowser, whepPlay } from "./support/webrtc-pages.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 23 item 7: WHEP viewers of an RTMP publish get the source's frame

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { waitFor } from "./support/events.ts";
 import { streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { ffmpegTestPublish } from "./support/webrtc-pages.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /**
  * Issue 23 item 5, black-box: unauthenticated WHEP offers (no browser: an

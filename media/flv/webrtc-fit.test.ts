@@ -1,9 +1,12 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readFlvFile } from "./flv-reader.ts";
 import { createWebrtcFitCheck, type WebrtcFit } from "./webrtc-fit.ts";
+
+// Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 /** Real libx264 encodes (Debian's ffmpeg) as an RTMP encoder sends them, read tag by tag. */
 const hasFfmpeg = !!Bun.which("ffmpeg");
