@@ -292,14 +292,15 @@ test("an organization without transcoding: the broadcast works, its recording is
   const get = async () => ((await (await t.api(`/livestreams/${s.id}/`, { key: apiKey })).json()) as any).data.stream;
   const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast" });
   await pub.started;
-  await waitFor(async () => (await get()).status === "LIVE" || undefined, { timeoutMs: 20_000, what: "LIVE" });
+  // Polled once a second: this organization's key has the default 120 requests a minute.
+  await waitFor(async () => (await get()).status === "LIVE" || undefined, { timeoutMs: 60_000, intervalMs: 1000, what: "LIVE" });
   await pub.finished.catch(() => undefined);
   const ended = await waitFor(
     async () => {
       const st = await get();
       return st.status === "ENDED" ? st : undefined;
     },
-    { timeoutMs: RECONNECT_MS + 30_000, what: "ENDED" },
+    { timeoutMs: RECONNECT_MS + 60_000, intervalMs: 1000, what: "ENDED" },
   );
   expect(ended).toMatchObject({ recording: null, playback_url: null });
   const events = await outboxEvents(t.service, s.id);
