@@ -3,7 +3,7 @@ import { createActor } from "xstate";
 import type { DomainEvent } from "./domain-event.ts";
 import { livestreamMachine, migrateStream, streamDelays, streamStatus } from "./livestream-machine.ts";
 import type { RecordingInfo } from "./livestream-payload.ts";
-import { streamInput } from "./test-contexts.ts";
+import { streamInput, FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "./test-contexts.ts";
 
 function start(scheduledAt: string | null = null) {
   const emitted: DomainEvent[] = [];
@@ -15,23 +15,8 @@ function start(scheduledAt: string | null = null) {
 }
 
 const recording: RecordingInfo = { asset_id: "vid_rec", transcoding: true, duration_seconds: 6, resolution: "640x360", width: 640, height: 360 };
-const FULL_KEYS = [
-  "ended_at",
-  "hls_url",
-  "id",
-  "playback_policy",
-  "playback_restriction_id",
-  "playback_url",
-  "public_id",
-  "rtmp_url",
-  "scheduled_at",
-  "started_at",
-  "status",
-  "stream_key",
-  "tags",
-  "title",
-];
-const SMALL_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "playback_policy", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];
+const FULL_KEYS = FULL_STREAM_KEYS;
+const SMALL_KEYS = SMALL_STREAM_KEYS;
 
 describe("live stream machine", () => {
   test("created right away: READY_TO_STREAM and SCHEDULED event with the full shape", () => {

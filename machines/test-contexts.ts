@@ -45,3 +45,23 @@ export function streamInput(over: Partial<StreamContext> = {}): StreamContext {
     ...over,
   };
 }
+
+/** The spec's full stream shape (2.7) in events, sorted: the contract every live suite checks. */
+export const FULL_STREAM_KEYS = [
+  "ended_at",
+  "hls_url",
+  "id",
+  "playback_policy",
+  "playback_restriction_id",
+  "playback_url",
+  "public_id",
+  "rtmp_url",
+  "scheduled_at",
+  "started_at",
+  "status",
+  "stream_key",
+  "tags",
+  "title",
+];
+/** The small stream shape of the recording events, sorted. */
+export const SMALL_STREAM_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "playback_policy", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];

@@ -5,27 +5,13 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
+import { FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "../machines/test-contexts.ts";
 
 setDefaultTimeout(120_000);
 
 let t: TestService;
-const FULL_KEYS = [
-  "ended_at",
-  "hls_url",
-  "id",
-  "playback_policy",
-  "playback_restriction_id",
-  "playback_url",
-  "public_id",
-  "rtmp_url",
-  "scheduled_at",
-  "started_at",
-  "status",
-  "stream_key",
-  "tags",
-  "title",
-];
-const SMALL_KEYS = ["drm", "duration_seconds", "ended_at", "id", "latency", "playback_policy", "scheduled_at", "started_at", "status", "stream_key", "title", "transcoding_in_secs"];
+const FULL_KEYS = FULL_STREAM_KEYS;
+const SMALL_KEYS = SMALL_STREAM_KEYS;
 
 beforeAll(async () => {
   t = await startTestService({ env: { LIVE_RECONNECT_MS: "400", LIVE_SCHEDULE_LEAD_MS: "500" } });
