@@ -50,7 +50,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     const rtmpUrl = await page.getByLabel("RTMP URL", { exact: true }).inputValue();
     expect(rtmpUrl).toBe((await getStream(screen.t, id)).rtmp_url);
     expect(await page.getByRole("button", { name: "Copy RTMP URL" }).isVisible()).toBe(true);
-    expect(await page.getByText("Stream Key: leave it blank.").isVisible()).toBe(true);
+    expect(await page.getByText("Stream Key: leave it blank.", { exact: true }).isVisible()).toBe(true);
 
     // The URL as shown, pushed by ffmpeg (looped until the stream is ended from the page).
     const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", FIXTURE, "-c", "copy", "-f", "flv", rtmpUrl], { stderr: "pipe" });
