@@ -65,7 +65,10 @@ export const SAMPLE_FAILURE = { code: "SOURCE_NOT_FOUND", message: "The source a
  */
 function emittedBy<TEvent>(machine: AnyStateMachine, input: unknown, events: TEvent[]): DomainEvent[] {
   const out: DomainEvent[] = [];
-  const actor = createActor(machine, { input });
+  // Delayed transitions (a booking's lead, an idle end) never fire in a sample run: a clock that schedules nothing
+  // (XState's default setTimeout got a delay years ahead, which Node clamps to 1 ms with a TimeoutOverflowWarning).
+  const clock = { setTimeout: () => 0, clearTimeout: () => {} };
+  const actor = createActor(machine, { input, clock });
   actor.on("domain", (e: DomainEvent) => out.push(e));
   actor.start();
   for (const e of events) actor.send(e as never);
