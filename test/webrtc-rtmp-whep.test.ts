@@ -43,7 +43,7 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
 
     const ff = ffmpegTestPublish(s.rtmp_url, { seconds: 25, size: "640x360", fps: 30, audioKbps: 96 });
     try {
-      await streamIn(t, s.id, ["LIVE"], 20_000);
+      await streamIn(t, s.id, ["LIVE"], 60_000);
       const viewer = await b.page();
       const played = await whepPlay(viewer, s.whep_url);
       expect(played.status).toBe(201);
@@ -56,7 +56,7 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
           const st = await viewerState(viewer);
           return st.audioPackets > 20 && st.audioSamples > 0 ? st : undefined;
         },
-        { timeoutMs: 10_000, what: "Opus decoded at the viewer" },
+        { timeoutMs: 45_000, what: "Opus decoded at the viewer" },
       );
       expect(audio.audioSamples).toBeGreaterThan(0);
       expect(audio.framesDecoded).toBeGreaterThan(0);

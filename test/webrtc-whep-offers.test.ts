@@ -98,7 +98,7 @@ describe.skipIf(!ready)("WHEP offers cannot pile up routers", () => {
 
       // Every session DELETEd (404: already dropped for never connecting): the viewer routers go with them.
       for (const url of sessions) expect([200, 404]).toContain((await fetch(url, { method: "DELETE" })).status);
-      await waitFor(async () => ((await routers(t)) === 1 ? true : undefined), { timeoutMs: 10_000, what: "viewer routers freed by DELETE" });
+      await waitFor(async () => ((await routers(t)) === 1 ? true : undefined), { timeoutMs: 45_000, what: "viewer routers freed by DELETE" });
 
       // Ten more pairs whose viewers never connect (no DTLS) and never DELETE: dropped at the 20 s connect deadline.
       for (let i = 0; i < 10; i++) expect((await post(s.whep_url, offer({ opus: 100 + i, h264: 120 - i }))).status).toBe(201);

@@ -56,18 +56,18 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
     expect(second.res.headers["retry-after"]).toMatch(/^\d+$/);
     expect(JSON.parse(second.res.body)).toMatchObject({ success: false, error: { code: "RATE_LIMITED" } });
     // The first one's relay (from 127.0.0.1) got in; the refused one holds nothing.
-    await streamIn(t, s1.id, ["LIVE"], 25_000);
+    await streamIn(t, s1.id, ["LIVE"], 60_000);
     expect((await getStream(t, s2.id)).status).toBe("READY_TO_STREAM");
     expect(t.service.rtc.publishing(s2.id)).toBe(false);
 
     // Over: the address has its place back.
     expect((await fetch(new URL(first.res.headers.location!), { method: "DELETE" })).status).toBe(200);
-    await streamIn(t, s1.id, ["ENDED"], 20_000);
+    await streamIn(t, s1.id, ["ENDED"], 60_000);
     const again = await whipFrom("127.0.0.2", s2);
     expect(again.res.status).toBe(201);
-    await streamIn(t, s2.id, ["LIVE"], 25_000);
+    await streamIn(t, s2.id, ["LIVE"], 60_000);
     expect((await fetch(new URL(again.res.headers.location!), { method: "DELETE" })).status).toBe(200);
-    await streamIn(t, s2.id, ["ENDED"], 20_000);
+    await streamIn(t, s2.id, ["ENDED"], 60_000);
     await Promise.all([first.page.close(), second.page.close(), again.page.close()]);
   }, 120_000);
 
@@ -77,11 +77,11 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
     let pub: Awaited<ReturnType<typeof whipFrom>> | undefined;
     try {
       // ffmpeg holds 127.0.0.1's only place.
-      await streamIn(t, rtmp.id, ["LIVE"], 25_000);
+      await streamIn(t, rtmp.id, ["LIVE"], 60_000);
       pub = await whipFrom("127.0.0.3", whip);
       expect(pub.res.status).toBe(201);
       // Its relay connects from 127.0.0.1 too, and is let in on the WHIP session's seat.
-      await streamIn(t, whip.id, ["LIVE"], 25_000);
+      await streamIn(t, whip.id, ["LIVE"], 60_000);
       expect((await getStream(t, rtmp.id)).status).toBe("LIVE");
 
       // Exempting the relay did not exempt loopback: a second local ffmpeg is closed on accept.
@@ -92,7 +92,7 @@ describe.skipIf(!ready)("WHIP and the RTMP per-IP connection cap", () => {
       expect(code).not.toBe("still running");
       expect((await getStream(t, extra.id)).status).toBe("READY_TO_STREAM");
       expect((await fetch(new URL(pub.res.headers.location!), { method: "DELETE" })).status).toBe(200);
-      await streamIn(t, whip.id, ["ENDED"], 20_000);
+      await streamIn(t, whip.id, ["ENDED"], 60_000);
     } finally {
       ff.kill();
       await ff.exited;

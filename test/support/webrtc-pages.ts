@@ -169,7 +169,7 @@ export function decodedFps(page: Page, ms: number): Promise<number> {
 }
 
 /** Waits until the viewer plays: a decoded picture (videoWidth > 0) and currentTime advancing; returns the two readings. */
-export async function untilPlaying(page: Page, timeoutMs = 20_000): Promise<{ first: ViewerState; later: ViewerState }> {
+export async function untilPlaying(page: Page, timeoutMs = 60_000): Promise<{ first: ViewerState; later: ViewerState }> {
   const until = Date.now() + timeoutMs;
   let first: ViewerState | undefined;
   let last: ViewerState | undefined;
