@@ -1,5 +1,6 @@
 import type { Client } from "@libsql/client";
 import LibsqlDatabase from "libsql";
+import type { ChangeFeed } from "./change-feed.ts";
 
 /**
  * The hot-path reader of a database (its own file so read-cache.ts, which wraps it, and
@@ -14,9 +15,13 @@ export interface HotReader {
    * `PRAGMA data_version` of the hot connection on a `file:` database: it changes whenever
    * any other connection (this process's writer, another process) commits, so a result read
    * while it held a value is still the database's answer while it holds it (read-cache.ts).
-   * Null on a server: nothing is cached there.
+   * On a server, the polled change feed (change-feed.ts): a commit elsewhere is seen within
+   * 750 ms, this process's own at once; null while the server has not answered a poll lately.
+   * Null for `:memory:`: nothing is cached there.
    */
   version(): number | null;
+  /** True when reads are round trips to a server (no local connection). */
+  readonly remote: boolean;
   close(): void;
 }
 
@@ -58,10 +63,11 @@ function walIndexWatcher(path: string): (() => number) | null {
   };
 }
 
-export function createHotReader(url: string, client: Client): HotReader {
+export function createHotReader(url: string, client: Client, feed: ChangeFeed | null): HotReader {
   const path = url.startsWith("file:") ? url.slice("file:".length) : null;
   if (!path || path === ":memory:" || path.includes("mode=memory")) {
     return {
+      remote: !path,
       async get(sql, args) {
         const res = await client.execute({ sql, args: args as never });
         return res.rows[0] ? Array.from(res.rows[0]) : undefined;
@@ -70,8 +76,10 @@ export function createHotReader(url: string, client: Client): HotReader {
         const res = await client.execute({ sql, args: args as never });
         return res.rows.map((r) => Array.from(r));
       },
-      version: () => null,
-      close() {},
+      version: () => feed?.version() ?? null,
+      close() {
+        feed?.close();
+      },
     };
   }
   const conn = new LibsqlDatabase(path, { readonly: true });
@@ -89,6 +97,7 @@ export function createHotReader(url: string, client: Client): HotReader {
     return st;
   };
   return {
+    remote: false,
     async get(sql, args) {
       return (prepared(sql).get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
     },

@@ -6,7 +6,6 @@ import { ApiError } from "../http/api-error.ts";
 import { success } from "../http/envelope.ts";
 import { bodyInput, enumListParam, field, queryInput, queryInteger, type QueryField } from "../http/input.ts";
 import { doc, strictObject } from "../http/openapi-docs.ts";
-import { newId } from "../ids.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
 import { ListenLimitReached, TEST_ENTITY_PREFIX, type ListenHub } from "./listen-hub.ts";
 import { sampleEventData, type SampleOptions } from "./sample-events.ts";
