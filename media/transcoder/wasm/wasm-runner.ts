@@ -90,6 +90,9 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
 
   return {
     backend: "wasm",
+    // Segment-aligned chunks over every worker, joined by stream copies (chunked-runs.ts; README, "The wasm backend").
+    runLayout: "chunked",
+    parallelism: pool.size,
     toolPaths,
     run(req) {
       if (req.signal.aborted) return Promise.reject(abortReason(req.signal));
