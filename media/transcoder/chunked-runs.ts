@@ -151,8 +151,19 @@ function buildJoinArgs(plan: EncodePlan, chunks: ChunkPlan, r: PlannedRendition,
   args.push("-map", "0:v:0");
   if (plan.hasAudio) args.push("-map", "1:a:0");
   args.push("-c", "copy");
+  // The MP4 muxer takes a copied MPEG-TS stream's 90 kHz clock; an encode's track gets its frame rate's (the packager's timescale).
+  const timescale = plan.mp4Dir ? movVideoTimescale(plan.frameRate) : null;
+  if (timescale) args.push("-video_track_timescale", String(timescale));
   args.push(...(plan.mp4Dir ? mp4MuxerArgs(r, paths, plan.mp4Dir) : hlsMuxerArgs(plan, r, paths)));
   return args;
+}
+
+/** What ffmpeg's MP4 muxer picks for an encoded video track: the encoder's time base denominator (1/fps, 1001/30000 for NTSC rates), doubled until >= 10000. */
+export function movVideoTimescale(fps: number | null): number | null {
+  if (!fps || !(fps > 0)) return null;
+  let den = Math.abs(fps - Math.round(fps)) < 1e-6 ? Math.round(fps) : Math.round((fps * 1001) / 1000) * 1000;
+  while (den < 10000) den *= 2;
+  return den;
 }
 
 /** Creates the chunk directories and each rendition's concat list (relative names, so the same list works for both backends' paths). */
