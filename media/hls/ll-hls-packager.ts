@@ -150,9 +150,9 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
     const index = openParts.length;
     const uri = `part-${msn}-${index}.m4s`;
     const duration = Math.max(0.001, end - p.start);
-    await write(uri, bytes);
     openParts.push({ uri, duration, independent: p.independent, bytes });
-    if (segmentDone) await closeSegment();
+    // The part and the segment it completes are independent files: written together, both before the playlist.
+    await Promise.all([write(uri, bytes), segmentDone ? closeSegment() : null]);
     const playlist = renderLlPlaylist({
       targetDuration: Math.max(Math.ceil(segmentSeconds), maxRoundedDuration),
       partTarget: partSeconds,
