@@ -2,9 +2,9 @@ import { mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { FlvTag } from "../flv/flv-tag.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
-import { flvMediaEvent, type FlvMediaEvent } from "./flv-media-event.ts";
 import { type Fmp4Sample, type Fmp4Track, fragment, initSegment, VIDEO_TIMESCALE } from "./fmp4.ts";
 import { HlsPackagerError, LIVE_HLS_PLAYLIST, type LiveHlsInfo, type LiveHlsPackager, type LiveHlsPackagerOptions } from "./live-hls-packager.ts";
+import { takeTag } from "./tag-intake.ts";
 import { createLiveTracks, type MediaEvent, type TimedFrame } from "./live-tracks.ts";
 import { type LlPart, type LlSegment, renderLlPlaylist } from "./ll-playlist.ts";
 
@@ -209,28 +209,11 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
   }
 
   async function handle(tag: FlvTag, arrivalMs: number): Promise<void> {
-    let ev: FlvMediaEvent;
-    try {
-      ev = flvMediaEvent(tag);
-    } catch (err) {
-      const name = err instanceof Error ? err.name : "Error";
-      return warnOnce(`tag-${name}`, `${tag.type} tag not usable, dropped (further ones are dropped silently)`, { error: String(err) });
-    }
-    switch (ev.kind) {
-      case "ignored":
-        return;
-      case "video-config":
-        tracks.onVideoConfig(ev.record);
-        break;
-      case "audio-config":
-        tracks.onAudioConfig(ev.asc);
-        break;
-      default: {
-        // RTMP servers reuse buffers; samples are held until their part is written.
-        const media: MediaEvent = { ...ev, data: ev.data.slice(), arrivalMs };
-        if (phase === "running") return feed(media);
-        tracks.buffer(media);
-      }
+    const media = takeTag(tag, arrivalMs, tracks, warnOnce);
+    if (media === null) return;
+    if (media !== "config") {
+      if (phase === "running") return feed(media);
+      tracks.buffer(media);
     }
     if (phase === "probing" && tracks.ready()) await start();
   }
