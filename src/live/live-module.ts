@@ -28,6 +28,7 @@ import { createSrtIngest } from "./srt-ingest.ts";
 import { blockingRequest, partRequest } from "./blocking-reload.ts";
 import { CROSS_PROCESS_POLL_MS, createPlaylistWaiter } from "./playlist-waiter.ts";
 import { createLivestreamService } from "./livestream-service.ts";
+import { createStreamKeys } from "./stream-keys.ts";
 
 /**
  * Everything of live streaming, wired: API, RTMP ingest, live HLS, broadcast
@@ -60,7 +61,8 @@ export function createLiveModule(deps: {
   const logger = deps.logger.child({ component: "live" });
   const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects, partMs: config.recordingPartMs });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger, playback: deps.playback, assertSubtitles: deps.videos.assertSubtitles });
+  const keys = createStreamKeys({ database: deps.database, keyDigest: urls.keyDigest });
+  const livestreams = createLivestreamService({ runtime, urls, keys, logger, playback: deps.playback, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
   // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
   let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
@@ -175,6 +177,8 @@ export function createLiveModule(deps: {
 
   return {
     livestreams,
+    /** Stream key digests (stream-keys.ts; the start-up sealing restores older streams' through it). */
+    keys,
     ingest,
     urls,
     handlers,
