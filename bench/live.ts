@@ -4,7 +4,10 @@
  * server CPU ms per stream-second, whether everyone kept real time, and the
  * delay from a keyframe's arrival to its segment in the playlist, against the
  * segment duration. Steps N up until real time is lost or the top step is done.
- * Usage: npm run bench:live [-- --seconds 12 --steps 10,25,50,100,150]
+ * Then (issue 26) the LL-HLS figures of bench/live-llhls.ts: hls.js lowLatencyMode
+ * latency over `--ll-seconds` (60) per run, `--ll-runs` (3) runs; SRT publish →
+ * first part. `--only llhls` skips the load steps; `--ll-runs 0` the LL-HLS part.
+ * Usage: npm run bench:live [-- --seconds 12 --steps 10,25,50,100,150 --ll-runs 3 --ll-seconds 60]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,19 +15,22 @@ import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
+import { benchLlHls } from "./live-llhls.ts";
 
 const arg = (name: string, d: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : d;
 };
 const seconds = Number(arg("seconds", "12"));
-const steps = arg("steps", "10,25,50,100,150").split(",").map(Number);
+const steps = arg("only", "") === "llhls" ? [] : arg("steps", "10,25,50,100,150").split(",").map(Number);
+const llRuns = Number(arg("ll-runs", "3"));
+const llSeconds = Number(arg("ll-seconds", "60"));
 // Publishers must never fall further behind than this (the encoder's own buffer).
 const LAG_BUDGET_MS = 1000;
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-live-"));
 const service = await createService(
-  loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", LIVE_SLOTS: "100000", LIVE_RECONNECT_MS: "200", TRANSCODE_QUEUE_LIMIT: "0" }),
+  loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", SRT_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", LIVE_SLOTS: "100000", LIVE_RECONNECT_MS: "200", TRANSCODE_QUEUE_LIMIT: "0" }),
   { logger: silentLogger },
 );
 const { org } = await service.orgs.createOrg("bench");
@@ -69,6 +75,7 @@ for (const n of steps) {
   for (const s of streams) await service.live.ingest.endExplicitly(s.context).catch(() => undefined);
   if (!held) break;
 }
-console.log(`largest N held in real time: ${best}  (target >= 100); delay target <= segment + 500 ms`);
+if (steps.length > 0) console.log(`largest N held in real time: ${best}  (target >= 100); delay target <= segment + 500 ms`);
+if (llRuns > 0) await benchLlHls(service, org.id, { runs: llRuns, seconds: llSeconds });
 await service.stop();
 rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,8 @@ import { createClient } from "@libsql/client";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
-import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
+import { playlistEdge } from "../media/hls/ll-playlist.ts";
+import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 
 setDefaultTimeout(120_000);
 
@@ -52,21 +53,42 @@ test.skipIf(!hasFfmpeg)(
       const playlistText = await waitFor(
         async () => {
           const r = await fetch(hlsAtB);
-          return r.ok ? r.text() : undefined;
+          const text = r.ok ? await r.text() : "";
+          return parsePlaylist(text).uris.length > 0 ? text : undefined;
         },
-        { timeoutMs: 15_000, what: "the live playlist through B" },
+        { timeoutMs: 45_000, what: "the live playlist through B" },
       );
       const pl = parsePlaylist(playlistText);
       expect(pl.uris.length).toBeGreaterThan(0);
       const segment = await fetch(new URL(pl.uris[0]!, hlsAtB));
       expect(segment.status).toBe(200);
-      const media = await inspectMedia(await segment.arrayBuffer());
+      const media = await inspectFirstSegment(hlsAtB.href, playlistText);
       expect(media).toMatchObject({ videoCodec: "avc", width: 640, height: 360 });
       expect(await keysUnder(`live/${token}/`)).toContain(`live/${token}/${pl.uris[0]}`);
       await waitFor(async () => (((await (await b.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE" ? true : undefined), {
         timeoutMs: 15_000,
         what: "LIVE",
       });
+
+      // LL-HLS across processes (issue 26): a blocking reload at B (the playlist read from the bucket) for the next part
+      // answers once A has written it. The same request at A (woken by its own write) times the write.
+      const hlsAtA = new URL(s.hls_url);
+      hlsAtA.host = new URL(a.base).host;
+      const lags: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const edge = playlistEdge(await (await fetch(hlsAtB)).text());
+        const ask = `?_HLS_msn=${edge.lastMsn + 1}&_HLS_part=${edge.openParts}`;
+        const timed = async (url: URL) => {
+          const r = await fetch(`${url.href}${ask}`);
+          return { at: Date.now(), status: r.status, text: await r.text() };
+        };
+        const [atA, atB] = await Promise.all([timed(hlsAtA), timed(hlsAtB)]);
+        expect([atA.status, atB.status]).toEqual([200, 200]);
+        const listed = (t: string) => t.includes(`URI="part-${edge.lastMsn + 1}-${edge.openParts}.m4s"`) || playlistEdge(t).lastMsn > edge.lastMsn;
+        expect([listed(atA.text), listed(atB.text)]).toEqual([true, true]);
+        lags.push(atB.at - atA.at);
+      }
+      console.log(`[live-scaleout] LL-HLS blocking reload through B (s3, another process) answered ${lags.join(", ")} ms after A's`);
 
       // Ended through B, which does not hold the broadcast.
       const endAt = Date.now();

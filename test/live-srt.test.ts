@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createSocket } from "node:dgram";
 import { outboxEvents, waitFor } from "./support/events.ts";
-import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
+import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
@@ -81,12 +81,12 @@ describe("SRT ingest", () => {
       async () => {
         const r = await fetch(s.hls_url);
         if (!r.ok) return undefined;
-        const pl = parsePlaylist(await r.text());
-        return pl.uris.length > 0 ? pl : undefined;
+        const text = await r.text();
+        return parsePlaylist(text).uris.length > 0 ? text : undefined;
       },
       { timeoutMs: 60_000, what: "live playlist with a segment" },
     );
-    const seg = await inspectMedia(await (await fetch(new URL(playlist.uris[0]!, s.hls_url))).arrayBuffer());
+    const seg = await inspectFirstSegment(s.hls_url, playlist);
     expect(seg.videoCodec).toBe("avc");
     expect(seg.width).toBe(640);
 

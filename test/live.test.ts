@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags, RawClient } from "../media/rtmp/test-support.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
-import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
+import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
 import { FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "../machines/test-contexts.ts";
@@ -41,13 +41,12 @@ describe("a broadcast from start to a playable recording", () => {
     const playlistText = await waitFor(
       async () => {
         const r = await fetch(s.hls_url);
-        return r.ok ? r.text() : undefined;
+        const text = r.ok ? await r.text() : "";
+        return parsePlaylist(text).uris.length > 0 ? text : undefined;
       },
-      { timeoutMs: 10_000, what: "live playlist" },
+      { timeoutMs: 10_000, what: "live playlist with a segment" },
     );
-    const pl = parsePlaylist(playlistText);
-    expect(pl.uris.length).toBeGreaterThan(0);
-    const seg = await inspectMedia(await (await fetch(new URL(pl.uris[0]!, s.hls_url))).arrayBuffer());
+    const seg = await inspectFirstSegment(s.hls_url, playlistText);
     expect(seg.videoCodec).toBe("avc");
     expect(seg.width).toBe(640);
 

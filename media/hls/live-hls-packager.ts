@@ -4,7 +4,7 @@ import { CmafOutputFormat, EncodedAudioPacketSource, EncodedPacket, EncodedVideo
 import type { FlvTag } from "../flv/flv-tag.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { bufferedPathedTarget } from "./buffered-pathed-target.ts";
-import { flvMediaEvent, type FlvMediaEvent } from "./flv-media-event.ts";
+import { takeTag } from "./tag-intake.ts";
 import { createLiveTracks, type MediaEvent } from "./live-tracks.ts";
 import { parseMediaPlaylist, withTargetDuration } from "./media-playlist.ts";
 import { createSegmentRetention } from "./segment-retention.ts";
@@ -252,30 +252,11 @@ export function createLiveHlsPackager(options: LiveHlsPackagerOptions): LiveHlsP
   }
 
   async function handle(tag: FlvTag, arrivalMs: number): Promise<void> {
-    let ev: FlvMediaEvent;
-    try {
-      ev = flvMediaEvent(tag);
-    } catch (err) {
-      const name = err instanceof Error ? err.name : "Error";
-      return warnOnce(`tag-${name}`, `${tag.type} tag not usable, dropped (further ones are dropped silently)`, {
-        error: String(err),
-      });
-    }
-    switch (ev.kind) {
-      case "ignored":
-        return;
-      case "video-config":
-        tracks.onVideoConfig(ev.record);
-        break;
-      case "audio-config":
-        tracks.onAudioConfig(ev.asc);
-        break;
-      default: {
-        // RTMP servers reuse buffers; mediabunny holds packets until their segment is written.
-        const media: MediaEvent = { ...ev, data: ev.data.slice(), arrivalMs };
-        if (phase === "running") return feed(media);
-        tracks.buffer(media);
-      }
+    const media = takeTag(tag, arrivalMs, tracks, warnOnce);
+    if (media === null) return;
+    if (media !== "config") {
+      if (phase === "running") return feed(media);
+      tracks.buffer(media);
     }
     if (phase === "probing" && tracks.ready()) await start();
   }

@@ -3,7 +3,8 @@ import { dirname } from "node:path";
 import { createFlvWriter, type FlvWriter } from "../../media/flv/flv-writer.ts";
 import type { FlvTag } from "../../media/flv/flv-tag.ts";
 import { createWebrtcFitCheck } from "../../media/flv/webrtc-fit.ts";
-import { createLiveHlsPackager, LIVE_HLS_LATENCY_PRESETS, type LiveHlsFileSink, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import { LIVE_HLS_LATENCY_PRESETS, type LiveHlsFileSink, type LiveHlsPackager, type LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import { createLlHlsPackager, type LlHlsPartInfo } from "../../media/hls/ll-hls-packager.ts";
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
@@ -30,6 +31,8 @@ export function createBroadcast(opts: {
   recordingParts?: PartUploader;
   logger: Logger;
   onSegment: (info: LiveHlsSegmentInfo) => void;
+  /** Every LL-HLS part listed (the playlist was just written): blocking playlist reloads are answered at once. */
+  onPart?: (info: LlHlsPartInfo) => void;
 }) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
@@ -64,11 +67,13 @@ export function createBroadcast(opts: {
       writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true });
       opts.recordingParts?.start();
     }
-    packager ??= createLiveHlsPackager({
+    // LL-HLS (issue 26): CMAF parts every 1/3 s inside the preset's segments (media/hls/ll-hls-packager.ts).
+    packager ??= createLlHlsPackager({
       dir: opts.hlsDir,
       files: opts.hlsFiles,
       ...preset,
       onSegment: (info) => opts.onSegment(info),
+      onPart: (info) => opts.onPart?.(info),
       logger: {
         warn: (m, f) => opts.logger.warn(m, { ...f, stream_id: opts.streamId }),
         error: (m, f) => opts.logger.error(m, { ...f, stream_id: opts.streamId }),

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LiveHlsFileSink } from "../../media/hls/live-hls-packager.ts";
@@ -14,6 +14,8 @@ const HLS_TYPES: Record<string, string> = {
   m4s: "video/iso.segment",
   mp4: "video/mp4",
 };
+/** A live playlist closed by another process: ENDLIST, and no LL-HLS preload hint of a part that will never come. */
+const endedPlaylist = (text: string) => `${text.replace(/^#EXT-X-PRELOAD-HINT:.*\n?/gm, "").replace(/\n?$/, "\n")}#EXT-X-ENDLIST\n`;
 const typeOf = (name: string) => HLS_TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream";
 
 /** Upload times of live HLS files (ms), per broadcast, for the finalize log and the README's figure. */
@@ -189,13 +191,13 @@ export function createLiveFiles(opts: {
       if (!remote) {
         const playlist = join(hlsDir(id), "index.m3u8");
         const text = await readFile(playlist, "utf8").catch(() => null);
-        if (text !== null && !text.includes("#EXT-X-ENDLIST")) await appendFile(playlist, "#EXT-X-ENDLIST\n");
+        if (text !== null && !text.includes("#EXT-X-ENDLIST")) await writeFile(playlist, endedPlaylist(text));
         return;
       }
       const key = `${hlsPrefix(id)}/index.m3u8`;
       if ((await objects.stat(key)) === null) return;
       const text = await new Response(objects.body(key)).text();
-      if (!text.includes("#EXT-X-ENDLIST")) await objects.putBytes(key, `${text}${text.endsWith("\n") ? "" : "\n"}#EXT-X-ENDLIST\n`, { type: HLS_TYPES.m3u8 });
+      if (!text.includes("#EXT-X-ENDLIST")) await objects.putBytes(key, endedPlaylist(text), { type: HLS_TYPES.m3u8 });
     },
 
     /** The live HLS files, wherever the store keeps them. */

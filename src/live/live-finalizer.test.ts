@@ -421,7 +421,9 @@ describe("live-finalize with STORAGE=s3 (a real s3rver bucket)", () => {
     await s3.stop();
   });
 
-  const OPEN_PLAYLIST = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.000,\nsegment-0.ts\n";
+  // An LL-HLS playlist left open: its preload hint names a part that will never come.
+  const OPEN_PLAYLIST = '#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:2.000,\nsegment-0.m4s\n#EXT-X-PART:DURATION=0.334,URI="part-1-0.m4s",INDEPENDENT=YES\n';
+  const HINT = '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part-1-1.m4s"\n';
   const objectText = (s: Stack, key: string) => new Response(s.objects.body(key)).text();
 
   test("the owner's FLV is uploaded to recordings/<stream>.flv and removed from this disk before the commit that registers the recording", async () => {
@@ -458,14 +460,14 @@ describe("live-finalize with STORAGE=s3 (a real s3rver bucket)", () => {
     expect(await recordings(s)).toHaveLength(1);
   });
 
-  test("a dead owner on another machine: its playlist in the bucket gets its ENDLIST, the stream ends without a recording; live-files-remove empties live/<token>/", async () => {
+  test("a dead owner on another machine: its playlist in the bucket gets its ENDLIST (its LL-HLS preload hint dropped), the stream ends without a recording; live-files-remove empties live/<token>/", async () => {
     await started;
     const s = await openStack({ s3 });
     const { id } = await streamOnAir(s);
     await ownerDied(s, id);
     const prefix = s.files.hlsPrefix(id);
-    await s.objects.putBytes(`${prefix}/segment-0.ts`, new Uint8Array(188));
-    await s.objects.putBytes(`${prefix}/index.m3u8`, OPEN_PLAYLIST);
+    await s.objects.putBytes(`${prefix}/segment-0.m4s`, new Uint8Array(188));
+    await s.objects.putBytes(`${prefix}/index.m3u8`, OPEN_PLAYLIST + HINT);
 
     const row = await openRow(s, id, "live-finalize");
     await s.handlers["live-finalize"].run(row, ctx);

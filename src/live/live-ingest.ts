@@ -1,5 +1,6 @@
 import type { AuthorizeResult, CloseReason, PublishHandlers, PublishRequest } from "../../media/rtmp/publish-handlers.ts";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import type { LlHlsPartInfo } from "../../media/hls/ll-hls-packager.ts";
 import type { StreamContext } from "../../machines/livestream-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Logger } from "../log.ts";
@@ -41,6 +42,8 @@ export function createLiveIngest(deps: {
   kick: (streamKey: string) => boolean;
   /** Every published segment, for metrics (bench/live.ts measures keyframe-to-playlist delay with it). */
   onSegment?: (streamId: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void;
+  /** Every LL-HLS part published (its playlist written): the blocking reloads waiting here answer at once. */
+  onPart?: (streamId: string, info: LlHlsPartInfo) => void;
 }) {
   const { runtime, logger, leases } = deps;
   const live = new Map<string, LocalBroadcast>();
@@ -150,6 +153,7 @@ export function createLiveIngest(deps: {
               startPlayer(created);
               deps.onSegment?.(ctx.id, info, created.broadcast.segmentSeconds);
             },
+            onPart: (info) => deps.onPart?.(ctx.id, info),
           }),
         };
         entry = created;

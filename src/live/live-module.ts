@@ -1,6 +1,7 @@
 import { NO_STREAM_WEBRTC, type StreamWebrtc } from "../../machines/livestream-payload.ts";
 import { Elysia } from "elysia";
 import type { LiveHlsSegmentInfo } from "../../media/hls/live-hls-packager.ts";
+import type { LlHlsPartInfo } from "../../media/hls/ll-hls-packager.ts";
 import { createRtmpServer, type RtmpServer } from "../../media/rtmp/rtmp-server.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Config } from "../config.ts";
@@ -24,6 +25,8 @@ import type { LiveUrls } from "./live-urls.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createSrtIngest } from "./srt-ingest.ts";
+import { blockingRequest, partRequest } from "./blocking-reload.ts";
+import { CROSS_PROCESS_POLL_MS, createPlaylistWaiter } from "./playlist-waiter.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 import { createStreamKeys } from "./stream-keys.ts";
 
@@ -64,6 +67,13 @@ export function createLiveModule(deps: {
   // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
   let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
   const segmentListeners = new Set<(id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void>();
+  const partListeners = new Set<(id: string, info: LlHlsPartInfo) => void>();
+  // LL-HLS blocking reloads: told at once of this process's playlist writes, polling the store for another process's.
+  const waiter = createPlaylistWaiter({
+    read: async (key) => ((await deps.objects.stat(key)) === null ? null : await new Response(deps.objects.body(key)).text()),
+    pollMs: CROSS_PROCESS_POLL_MS,
+    onError: (err) => logger.debug("Live playlist read failed (blocking reload)", { err }),
+  });
   const ingest = createLiveIngest({
     runtime,
     ledger: deps.ledger,
@@ -76,6 +86,10 @@ export function createLiveModule(deps: {
     kick: (key) => rtmp?.kick(key) ?? false,
     onSegment: (id, info, seconds) => {
       for (const l of segmentListeners) l(id, info, seconds);
+    },
+    onPart: (id, info) => {
+      waiter.notify(`live/${urls.token(id)}/index.m3u8`);
+      for (const l of partListeners) l(id, info);
     },
   });
   // SRT callers are relayed into the RTMP server on loopback: one path for both (src/live/srt-ingest.ts).
@@ -146,6 +160,9 @@ export function createLiveModule(deps: {
       // The stream's playback rules (the service's own live check reads the store, not this route).
       const grant = await (deps.gate ?? OPEN_GATE)(request, params.token, params.file);
       if (grant instanceof Response) return grant;
+      // LL-HLS: `_HLS_msn`/`_HLS_part` hold the playlist until it lists them; a hinted part is held until it is written.
+      const held = playlist ? await blockingRequest(request, key, waiter, grant) : await partRequest(params.file, key, deps.objects, waiter);
+      if (held) return held;
       // From the store, not this process's disk: with STORAGE=s3 the broadcast may be ingested by another process.
       const res = deps.objects.kind === "s3" && playlist && !grant?.token ? await livePlaylist(key) : await serveObject(request, deps.objects, key, { live: true, grant: grant ?? undefined });
       // A player reloads the playlist every segment: each client seen doing so is a viewer.
@@ -182,6 +199,11 @@ export function createLiveModule(deps: {
     onSegment(listener: (id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void) {
       segmentListeners.add(listener);
       return () => segmentListeners.delete(listener);
+    },
+    /** Every LL-HLS part published by a broadcast of this process (bench/live.ts: publish → first part). */
+    onPart(listener: (id: string, info: LlHlsPartInfo) => void) {
+      partListeners.add(listener);
+      return () => partListeners.delete(listener);
     },
     get rtmp() {
       return rtmp;

@@ -33,7 +33,10 @@ const fullFields = {
   status: StreamStatusSchema,
   rtmp_url: t.String({ description: "Push here (ffmpeg: as is; OBS: as Server with a blank key)." }),
   stream_key: t.String(),
-  hls_url: t.String({ description: "The live HLS playlist." }),
+  hls_url: t.String({
+    description:
+      "The live HLS playlist: CMAF segments for every player and, in the same playlist, low-latency HLS parts (EXT-X-PART, at most 0.5 s) with blocking reload (`_HLS_msn`, `_HLS_part`) for players that support it (hls.js `lowLatencyMode`, Safari).",
+  }),
   playback_policy: PlaybackPolicySchema,
   playback_restriction_id: nullable(t.String(), { description: "The playback restriction whose referrer rules apply (also to the recording)." }),
   playback_url: nullable(t.String(), { description: "The recording's HLS master once playable; always null in events." }),

@@ -32,3 +32,15 @@ export async function inspectMedia(bytes: ArrayBuffer) {
     duration: await input.computeDuration(),
   };
 }
+
+/**
+ * A live playlist's first whole segment as a player loads it: its init
+ * segment (`EXT-X-MAP`, CMAF/LL-HLS) first, then the segment; inspected.
+ */
+export async function inspectFirstSegment(playlistUrl: string, text: string, init?: RequestInit) {
+  const pl = parsePlaylist(text);
+  const get = async (uri: string) => new Uint8Array(await (await fetch(new URL(uri, playlistUrl), init)).arrayBuffer());
+  const map = /URI="([^"]+)"/.exec(pl.map ?? "")?.[1];
+  const parts = [...(map ? [await get(map)] : []), await get(pl.uris[0]!)];
+  return inspectMedia(Buffer.concat(parts).buffer as ArrayBuffer);
+}

@@ -1001,7 +1001,7 @@ export interface components {
             /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
             rtmp_url: string;
             stream_key: string;
-            /** @description The live HLS playlist. */
+            /** @description The live HLS playlist: CMAF segments for every player and, in the same playlist, low-latency HLS parts (EXT-X-PART, at most 0.5 s) with blocking reload (`_HLS_msn`, `_HLS_part`) for players that support it (hls.js `lowLatencyMode`, Safari). */
             hls_url: string;
             /** @description `signed`: `hls_url` and the recording's media need `?token=<JWT>` (see Signed playback); the recording inherits it. */
             playback_policy: "public" | "signed";
@@ -1139,7 +1139,7 @@ export interface components {
             /** @description Push here (ffmpeg: as is; OBS: as Server with a blank key). */
             rtmp_url: string;
             stream_key: string;
-            /** @description The live HLS playlist. */
+            /** @description The live HLS playlist: CMAF segments for every player and, in the same playlist, low-latency HLS parts (EXT-X-PART, at most 0.5 s) with blocking reload (`_HLS_msn`, `_HLS_part`) for players that support it (hls.js `lowLatencyMode`, Safari). */
             hls_url: string;
             /** @description `signed`: `hls_url` and the recording's media need `?token=<JWT>` (see Signed playback); the recording inherits it. */
             playback_policy: "public" | "signed";
