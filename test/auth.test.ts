@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { eq } from "drizzle-orm";
 import { apiKeys } from "../src/db/schema/index.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -100,9 +101,9 @@ describe("API keys", () => {
     await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, permissions: s.permissions.filter((p) => p !== "organization.read") }));
     const res = await t.api("/organization/", { key: apiKey });
     expect(res.status).toBe(403);
-    const body = (await res.json()) as any;
+    const body = await failed(res, "getOrganization");
     expect(body).toMatchObject({ success: false, error: { code: "PERMISSION_DENIED", details: ["organization.read"] } });
-    expect(body.meta.timestamp).toBeString();
+    expect(body.meta!.timestamp).toBeString();
   });
 });
 
@@ -161,7 +162,7 @@ describe("envelope on unexpected failures", () => {
       broken.service.database.close();
       const res = await broken.api("/organization/");
       expect(res.status).toBe(500);
-      const body = (await res.json()) as any;
+      const body = await failed(res, "getOrganization");
       expect(body).toEqual({ success: false, message: "Internal server error.", error: { code: "INTERNAL_ERROR" }, meta: { timestamp: expect.any(String) } });
       const logged = lines.map((l) => JSON.parse(l)).find((l) => l.level === "error");
       expect(logged).toMatchObject({ msg: expect.stringContaining("Unhandled"), err: { message: expect.any(String) } });

@@ -1,5 +1,6 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -43,7 +44,7 @@ test("POST /livestreams/schedule/ counts in the same 10/min per-organization buc
   const limited = await schedule();
   expect(limited.status).toBe(429);
   expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
-  expect(((await limited.json()) as any).error.code).toBe("RATE_LIMITED");
+  expect((await failed(limited)).error.code).toBe("RATE_LIMITED");
   expect((await create()).status).toBe(429);
   // Reads are not counted in it.
   expect((await t.api("/livestreams/")).status).toBe(200);

@@ -16,6 +16,7 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -114,7 +115,7 @@ describe("responses match the document", () => {
     const done = await waitFor(
       async () => {
         const r = await t.api(`/videos/${videoId}/`);
-        const b = (await r.json()) as any;
+        const b = await ok(r, "getVideo");
         return b.data.video.status !== "TRANSCODING" && b;
       },
       { timeoutMs: 25_000, what: "the transcode to end" },
@@ -205,7 +206,7 @@ describe("responses match the document", () => {
     const made = await fetch(`${t.base}${PREFIX}/videos/uploads/`, { method: "POST", headers: { ...tus, "upload-length": "3" } });
     const res = await fetch(made.headers.get("location")!, { method: "PATCH", headers: { ...tus, "content-type": "application/offset+octet-stream" }, body: "abc" });
     expect(res.status).toBe(403);
-    expect(((await res.json()) as any).error).toEqual({ code: "VALIDATION_ERROR", details: { "Upload-Offset": "is required" } });
+    expect((await failed(res)).error).toEqual({ code: "VALIDATION_ERROR", details: { "Upload-Offset": "is required" } });
   });
 
   test("the sample payload of every event (POST …/test/, cli trigger) matches the document", () => {

@@ -5,6 +5,7 @@ import { type Browser, chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -70,7 +71,7 @@ afterAll(async () => {
 });
 
 async function presign() {
-  return ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+  return (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
 }
 
 describe("CORS preflights", () => {

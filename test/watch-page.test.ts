@@ -11,6 +11,7 @@ import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./suppor
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -143,17 +144,17 @@ describe.skipIf(!hasChromium)("watch page", () => {
     async () => {
       await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
       const res = await t.api("/videos/", { method: "POST", json: { source_url: `${files.url("av-720p-3s.mp4")}?drm=1`, title: "Protected", drm_enabled: true } });
-      const drm = (await completed(t, ((await res.json()) as any).data.asset.public_id)).video;
+      const drm = (await completed(t, (await ok(res, "createVideo")).data.asset.public_id)).video;
       expect(drm.url).toEndWith(".mpd");
       expect(drm.thumbnail_url).toEndWith("/thumbnail.jpg");
       expect(drm.storyboard_url).toEndWith(".vtt");
 
       // Issue 23 (8): GET's watch_url carries the answer's licence token, so the link plays as given.
-      const bare = drm.watch_url.split("?")[0];
-      expect(new URL(drm.watch_url).searchParams.get("drm_token")).toBe(new URL(drm.drm_license_url).searchParams.get("token"));
+      const bare = drm.watch_url!.split("?")[0];
+      expect(new URL(drm.watch_url!).searchParams.get("drm_token")).toBe(new URL(drm.drm_license_url!).searchParams.get("token"));
       await onWatchPage(async (page) => {
         // The page does not mint a licence: without a token it shows the poster and says what to pass.
-        await page.goto(bare);
+        await page.goto(bare!);
         expect(await page.$eval("video", (v) => (v as any).poster)).toBe(drm.thumbnail_url);
         await page.waitForFunction(() => !((globalThis as any).document.getElementById("message") as any).hidden);
         expect(await page.textContent("#message")).toContain("drm_token");

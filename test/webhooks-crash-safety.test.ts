@@ -9,6 +9,7 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, statusOf, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -112,7 +113,7 @@ describe("leases", () => {
     await shared.t.service.database.write((tx) => tx.insert(webhookDeliveries).values([dead, live, held]));
 
     const res = await org.api(`/webhooks/${id}/deliveries/${held.id}/retry/`, { method: "POST" });
-    expect(((await res.json()) as any).data.attempt.status_code).toBe(204);
+    expect((await ok(res, "retryWebhookDelivery")).data.attempt!.status_code).toBe(204);
     await waitFor(async () => rx.received.some((r) => r.headers.get("x-service-delivery") === dead.id), { timeoutMs: 3000, intervalMs: 10, what: "the dead process's delivery" });
     const ids = () => rx.received.map((r) => r.headers.get("x-service-delivery"));
     await Bun.sleep(Math.max(0, live.leaseUntil - 300 - Date.now()));

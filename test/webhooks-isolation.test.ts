@@ -6,6 +6,7 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -39,12 +40,12 @@ describe("fields paths cannot pollute shared state", () => {
     for (const path of ["constructor.prototype.cursor", "__proto__.x", "video.__proto__.cursor", "prototype"]) {
       const res = await a.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["video.id", path] } });
       expect([path, res.status]).toEqual([path, 422]);
-      const body = (await res.json()) as any;
+      const body = await failed<Record<string, string>>(res);
       expect(body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(body.error.details)).toEqual(["fields"]);
       expect(body.error.details.fields).toContain(JSON.stringify(path));
     }
-    expect(((await (await a.api("/webhooks/")).json()) as any).data.items).toEqual([]);
+    expect((await ok(a.api("/webhooks/"), "listWebhooks")).data.items).toEqual([]);
     // An event fires for A; B's lists are untouched.
     await a.upload();
     expect(({} as any).cursor).toBeUndefined();
@@ -81,7 +82,7 @@ describe("fields paths cannot pollute shared state", () => {
     for (const key of POLLUTED) expect([key, (Object.prototype as any)[key]]).toEqual([key, undefined]);
     const res = await b.api("/videos/");
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).data).toEqual({ items: [], next_cursor: null });
+    expect((await ok(res, "listVideos")).data).toEqual({ items: [], next_cursor: null });
     expect(await listsOf(b)).toEqual(ALL_OK);
   });
 });
@@ -95,11 +96,11 @@ describe("shared pools: endpoints per organization", () => {
     for (let i = 0; i < 20; i++) ids.push((await a.register(body(i))).id);
     const over = await a.api("/webhooks/", { method: "POST", json: body(20) });
     expect(over.status).toBe(422);
-    const refused = (await over.json()) as any;
+    const refused = await failed<Record<string, string>>(over);
     expect(refused).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR" } });
     expect(Object.keys(refused.error.details)).toEqual(["endpoints"]);
     expect(refused.error.details.endpoints).toContain("20");
-    const listed = ((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items;
+    const listed = (await ok(a.api("/webhooks/?limit=100"), "listWebhooks")).data.items;
     expect(listed).toHaveLength(20);
     // Another organization registers as usual.
     expect((await b.api("/webhooks/", { method: "POST", json: body(0) })).status).toBe(201);
@@ -115,7 +116,7 @@ describe("shared pools: endpoints per organization", () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(20);
     expect(statuses.filter((s) => s === 422)).toHaveLength(10);
-    expect(((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items).toHaveLength(20);
+    expect((await ok(a.api("/webhooks/?limit=100"), "listWebhooks")).data.items).toHaveLength(20);
   });
 });
 

@@ -9,6 +9,7 @@ import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, whipPublish } from "./support/webrtc-pages.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -114,14 +115,14 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect((await outboxEvents(t.service, s.id)).map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
     const video = await waitFor(
       async () => {
-        const body = (await (await t.api(`/videos/${ended.recording.asset_id}/`)).json()) as any;
+        const body = await ok(t.api(`/videos/${ended.recording!.asset_id}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(body.data?.video?.status) ? body.data.video : undefined;
       },
       { timeoutMs: 60_000, what: "recording transcode" },
     );
     expect(video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
     // The recording kept the browser's H.264 and has its Opus audio as AAC.
-    const streams = await recordingStreams(s.id, ended.recording.asset_id);
+    const streams = await recordingStreams(s.id, ended.recording!.asset_id);
     expect(streams.find((x) => x.codec_type === "video")?.codec_name).toBe("h264");
     expect(streams.find((x) => x.codec_type === "audio")?.codec_name).toBe("aac");
     // The viewer's session went with the publisher.
