@@ -64,7 +64,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
 
   const completed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_COMPLETED")!.data;
   const { video } = completed;
-  const keyRow = (await t.service.database.client.execute({ sql: "SELECT key_id FROM drm_keys WHERE video_id = ?", args: [id] })).rows[0] as any;
+  const keyRow = (await t.service.database.client.execute({ sql: "SELECT key_id FROM drm_keys WHERE video_id = ?", args: [id] })).rows[0]!;
   expect(video).toMatchObject({ status: "COMPLETED", drm: true, drm_content_id: keyRow.key_id });
   expect(video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
   expect(video.url).toEndWith("/dash/manifest.mpd");
@@ -92,10 +92,10 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
     const lic = await fetch(url, { method: "POST", headers: { "content-type": "application/json", origin: "https://player.example" }, body: JSON.stringify({ kids: [kid], type: "temporary" }) });
     expect(lic.status).toBe(200);
     expect(lic.headers.get("access-control-allow-origin")).toBe("*");
-    const body = (await lic.json()) as any;
+    const body = await ok(lic, "requestDrmLicense");
     expect(body.keys.map((k: any) => [k.kty, k.kid])).toEqual([["oct", kid]]);
   }
-  const licence = (await (await fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) })).json()) as any;
+  const licence = await ok(fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) }), "requestDrmLicense");
   const key = Buffer.from(licence.keys[0].k, "base64url").toString("hex");
   expect(key).not.toContain(video.drm_content_id);
   expect(JSON.stringify(await outboxEvents(t.service, id))).not.toContain(key);
@@ -193,7 +193,7 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   expect(rec.video.url).toEndWith("/dash/manifest.mpd");
   expect(rec.video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
   const kid = b64url(rec.video.drm_content_id);
-  const lic = (await (await fetch(rec.video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
+  const lic = await ok(fetch(rec.video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) }), "requestDrmLicense");
   expect(lic.keys.map((k: any) => k.kid)).toEqual([kid]);
   const mpd = await (await fetch(rec.video.url)).text();
   expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(rec.video.drm_content_id));
@@ -241,7 +241,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     const minted = await ok(b.api(`/videos/${id}/drm-token/`, { method: "POST" }), "createDrmToken");
     expect(minted.data.drm_license_url).toStartWith(`${b.base}/drm/clearkey/${id}/license?token=`);
     const kid = b64url(done.video.drm_content_id);
-    const lic = (await (await fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
+    const lic = await ok(fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) }), "requestDrmLicense");
     const key = Buffer.from(lic.keys[0].k, "base64url").toString("hex");
     // The token a minted is valid on b too (one SECRET_KEY).
     expect((await fetch(done.video.drm_license_url.replace(a.base, b.base), { method: "POST", body: JSON.stringify({ kids: [kid] }) })).status).toBe(200);

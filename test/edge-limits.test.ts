@@ -26,6 +26,7 @@ test("502 TRANSCODE_QUEUE_FAILED carries Retry-After: 10", async () => {
   expect(refused.headers.get("retry-after")).toBe("10");
   expect(await refused.json()).toMatchObject({ success: false, error: { code: "TRANSCODE_QUEUE_FAILED" } });
   // The OpenAPI document says so too.
+  // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
   const doc = (await (await fetch(`${t.base}/openapi/json`)).json()) as any;
   expect(doc.paths["/api/public/v1/videos/"].post.responses["502"].headers["Retry-After"]).toBeDefined();
   expect(doc.paths["/api/public/v1/livestreams/"].post.responses["503"].headers["Retry-After"]).toBeDefined();

@@ -105,7 +105,7 @@ describe("an id longer than 64 characters is 404 like any unknown id", () => {
     for (const [method, template] of paths) {
       for (const id of [long, "x".repeat(500), "unknown_1"]) {
         const res = await t.api(template.replaceAll("{id}", id), { method });
-        const body = (await res.json()) as any;
+        const body = await failed(res);
         expect({ method, template, len: id.length, status: res.status, code: body.error?.code }).toEqual({ method, template, len: id.length, status: 404, code: "NOT_FOUND" });
       }
     }

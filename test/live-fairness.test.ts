@@ -21,7 +21,7 @@ afterAll(() => t.stop());
 
 async function post(path: string, json: unknown, key?: string) {
   const res = await t.api(path, { method: "POST", json, key });
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+  return { status: res.status, body: (await res.json()) as unknown, headers: res.headers };
 }
 
 async function allStreams(key?: string): Promise<any[]> {

@@ -69,8 +69,8 @@ test.skipIf(!hasFfmpeg)(
 
       const video = await waitFor(
         async () => {
-          const v = ((await ok(b.api(`/videos/${stream.recording!.asset_id}/`), "getVideo")).data?.video ?? {}) as any;
-          return ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
+          const v = (await ok(b.api(`/videos/${stream.recording!.asset_id}/`), "getVideo")).data?.video;
+          return v && ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
         },
         { timeoutMs: 60_000, what: "the recording transcoded" },
       );

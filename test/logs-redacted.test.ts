@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 async function json(res: Response) {
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as unknown };
 }
 
 async function broadcast(form: "ffmpeg" | "obs") {

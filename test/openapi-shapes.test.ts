@@ -55,7 +55,7 @@ async function call(method: string, path: string, template: string, init: { json
   const response = op.responses[String(res.status)];
   expect(response, `${method} ${template} answered ${res.status}, which the document does not list`).toBeDefined();
   expectValid(response.content["application/json"].schema, body, `${method} ${template} ${res.status}`);
-  return { status: res.status, body: body as any };
+  return { status: res.status, body: body as unknown };
 }
 
 /** A request outside `t.api` (tus, the presigned PUT): its status must be listed for the operation, its body match. */
@@ -160,7 +160,7 @@ describe("responses match the document", () => {
     }
     const seen = new Set(receiver.received.map((r) => r.headers.get("x-service-event")));
     for (const e of ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]) expect(seen).toContain(e);
-    const endpointId2 = ((await t.api("/webhooks/").then((r) => r.json())) as any).data.items[0].id;
+    const endpointId2 = (await ok(t.api("/webhooks/"), "listWebhooks")).data.items[0]!.id;
     expect((await call("DELETE", `/webhooks/${endpointId2}/`, "/webhooks/{endpoint_id}/")).status).toBe(200);
   }, 120_000);
 

@@ -25,7 +25,7 @@ let player: PlayerHarness;
 let dir: string;
 let otherKey: string;
 
-const json = async (r: Response) => (await r.json()) as any;
+const json = async (r: Response) => (await r.json()) as unknown;
 const api = (path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}) => t.api(path, init);
 
 async function createKey(key?: string): Promise<{ id: string; private_key: string }> {

@@ -18,7 +18,7 @@ let other: { orgId: string; key: string };
 
 const get = async (path: string, key = t.apiKey) => {
   const res = await t.api(path, { key });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as unknown };
 };
 
 beforeAll(async () => {

@@ -9,6 +9,7 @@ import { parsePlaylist } from "./support/media-check.ts";
 import type { Child } from "./support/service-process.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { ok } from "./support/api.ts";
+import { type VideoEventData } from "../packages/client/src/index.ts";
 
 setDefaultTimeout(120_000);
 
@@ -148,7 +149,7 @@ test.skipIf(!hasFfmpeg)(
     const deliveryIds = rx.received.map((r) => r.headers.get("x-service-delivery"));
     expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
     expect(received.length).toBe(9);
-    const pairs = rx.received.map((r) => `${(JSON.parse(r.body) as any).data.video.id}:${r.headers.get("x-service-event")}`);
+    const pairs = rx.received.map((r) => `${(JSON.parse(r.body) as { data: VideoEventData }).data.video.id}:${r.headers.get("x-service-event")}`);
     expect(new Set(pairs).size).toBe(9);
   },
   150_000,

@@ -191,7 +191,7 @@ describe("file permissions", () => {
       const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)![1]!;
       const up = await fetch(`${base}/api/public/v1/videos/upload-url/`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" });
       expect(up.status).toBe(201);
-      const put = await fetch(((await up.json()) as any).data.upload_url, { method: "PUT", body: Bun.file(join(import.meta.dir, "../fixtures/av-360p-2s.mp4")) });
+      const put = await fetch((await ok(up, "createUploadUrl")).data.upload_url, { method: "PUT", body: Bun.file(join(import.meta.dir, "../fixtures/av-360p-2s.mp4")) });
       expect(put.status).toBe(200);
       const open: string[] = [];
       const files = [...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: false, dot: true })];

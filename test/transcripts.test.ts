@@ -12,7 +12,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
-import { answer, ok } from "./support/api.ts";
+import { answer, failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -266,16 +266,16 @@ test("no speech-to-text engine: features.transcripts null; subtitles: true → 4
     ] as const) {
       const res = await svc.api(path, { method: "POST", json });
       expect(res.status).toBe(422);
-      const body = (await res.json()) as any;
+      const body = await failed<Record<string, string>>(res);
       expect(body.success).toBe(false);
       expect(body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(body.error.details)).toEqual(["subtitles"]);
       expect(body.error.details.subtitles).toContain("pocketsphinx");
-      const list = ((await (await svc.api(path)).json()) as any).data;
+      const list = (await ok(svc.api(path), path === "/videos/" ? "listVideos" : "listLivestreams")).data;
       expect(JSON.stringify(list)).not.toContain('"id":"');
     }
     const actors = await svc.service.database.client.execute("SELECT count(*) AS n FROM actors");
-    expect(Number((actors.rows[0] as any).n)).toBe(0);
+    expect(Number(actors.rows[0]!.n)).toBe(0);
     // Without subtitles the same registration is accepted.
     expect((await svc.api("/videos/", { method: "POST", json: { source_url: "https://example.com/a.mp4" } })).status).toBe(201);
   } finally {

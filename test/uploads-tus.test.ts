@@ -194,7 +194,7 @@ describe("resumable uploads with the API key", () => {
     expect((await offsetOf(mine, other.apiKey)).status).toBe(404);
     const theirs = await patch(mine, 0, new Uint8Array(10), other.apiKey);
     expect(theirs.status).toBe(404);
-    const body = (await theirs.json()) as any;
+    const body = await failed(theirs, "appendTusUpload");
     expect(body.success).toBe(false);
     expect(body.error.code).toBe("NOT_FOUND");
     expect((await tus(mine, { method: "DELETE", key: other.apiKey })).status).toBe(404);
@@ -208,7 +208,7 @@ describe("resumable uploads with the API key", () => {
     const before = await t.service.database.db.select().from(uploads);
     const res = await create(MAX + 1);
     expect(res.status).toBe(413);
-    const body = (await res.json()) as any;
+    const body = await failed(res);
     expect(body.error.code).toBe("VALIDATION_ERROR");
     expect(Object.keys(body.error.details)).toEqual(["Upload-Length"]);
     expect((await t.service.database.db.select().from(uploads)).length).toBe(before.length);
@@ -290,7 +290,7 @@ describe("resumable uploads with a presigned token (browsers, no key)", () => {
     const expired = tusToken(t.service.secret, up.upload_id, Math.floor(Date.now() / 1000) - 1);
     const res = await create(10, null, `${endpoint()}?token=${expired}`);
     expect(res.status).toBe(403);
-    expect(((await res.json()) as any).message).toContain("expired");
+    expect((await failed(res)).message).toContain("expired");
   });
 });
 

@@ -94,11 +94,11 @@ test("a process killed with SIGKILL mid-transcode: after restart the job resumes
     { timeoutMs: 60_000, what: "child service" },
   );
   const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
-  const created = (await (await fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) })).json()) as any;
+  const created = await ok(fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) }), "createVideo");
   const id = created.data.asset.public_id;
   await waitFor(
     async () => {
-      const b = (await (await fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers })).json()) as any;
+      const b = await ok(fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers }), "getVideo");
       return b.data.video.transcoder_id ? true : undefined;
     },
     { timeoutMs: 30_000, what: "transcode started" },

@@ -12,6 +12,11 @@ import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { answer, ok } from "./support/api.ts";
 
+/** The stored actor state this test rewrites (the fields it touches; the rest passes through). */
+type ActorState = { context: { outcome: { renditions: Record<string, unknown>[]; download_passwords_sealed?: unknown } & Record<string, unknown> } & Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 setDefaultTimeout(120_000);
 
 /**
@@ -133,9 +138,9 @@ describe("a completed video with an encrypted download", () => {
     const password: string = data.video.download_password;
     // Write the row as older versions stored it.
     const [row] = await t.service.database.db.select().from(actors).where(eq(actors.id, id));
-    const state = row!.state as any;
+    const state = row!.state as ActorState;
     const { download_passwords_sealed: _s, ...outcome } = state.context.outcome;
-    const legacy = { ...state, context: { ...state.context, outcome: { ...outcome, renditions: outcome.renditions.map((r: any) => ({ ...r, download_password: password })) } } };
+    const legacy = { ...state, context: { ...state.context, outcome: { ...outcome, renditions: outcome.renditions.map((r) => ({ ...r, download_password: password })) } } };
     await t.service.database.write((tx) => tx.update(actors).set({ state: legacy }).where(eq(actors.id, id)));
     const org = { orgId: t.orgId, apiKey: t.apiKey };
     await t.stop({ cleanup: false });

@@ -62,7 +62,7 @@ describe("POST /videos/{id}/retry/", () => {
     present = true;
     const res = await retry(id);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "retryVideo");
     expect(body.success).toBe(true);
     expect(body.data.video).toMatchObject({ id, status: "TRANSCODING", source_url: sourceUrl("later") });
     expect(body.data.error).toBeNull();
@@ -82,7 +82,7 @@ describe("POST /videos/{id}/retry/", () => {
     // While it transcodes (or if it already completed): refused, with its status.
     const early = await retry(id);
     expect(early.status).toBe(409);
-    const earlyBody = (await early.json()) as any;
+    const earlyBody = await failed<{ status: string }>(early);
     expect(earlyBody).toMatchObject({ success: false, error: { code: "VIDEO_NOT_RETRYABLE" } });
     expect(["TRANSCODING", "COMPLETED"]).toContain(earlyBody.error.details.status);
     expect((await settledVideo(id)).video.status).toBe("COMPLETED");

@@ -226,7 +226,7 @@ describe("uploads", () => {
     const tampered = up.upload_url.replace(/sig=./, (m: string) => (m.endsWith("0") ? "sig=1" : "sig=0"));
     const forged = await fetch(tampered, { method: "PUT", body: Bun.file(`${FIXTURES}/av-360p-2s.mp4`) });
     expect(forged.status).toBe(403);
-    expect(((await forged.json()) as any).success).toBe(false);
+    expect((await failed(forged, "uploadFile")).success).toBe(false);
 
     const notYet = await register({ source_url: up.source_url });
     expect(notYet.status).toBe(422);

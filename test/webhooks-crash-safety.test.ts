@@ -51,7 +51,7 @@ describe("crash safety", () => {
       const api: TestService["api"] = (path, init = {}) => again.api(path, { ...init, key: org.apiKey });
       const items = await waitFor(
         async () => {
-          const list = ((await (await api(`/webhooks/${id}/deliveries/`)).json()) as any).data.items;
+          const list = (await ok(api(`/webhooks/${id}/deliveries/`), "listWebhookDeliveries")).data.items;
           return list[0]?.status === "DELIVERED" && list;
         },
         { timeoutMs: 5000 },
@@ -108,7 +108,7 @@ describe("leases", () => {
       updatedAt: now,
     });
     const dead = row(1, "dsp_killed", now - 1); // its process died mid-attempt; the lease ran out
-    const live = row(2, "dsp_elsewhere", now + 2500); // another process holds it, as far as anyone can tell
+    const live = row(2, "dsp_elsewhere", now + 2500); // another process holds it, by all appearances
     const held = row(3, "dsp_elsewhere", now + 60_000);
     await shared.t.service.database.write((tx) => tx.insert(webhookDeliveries).values([dead, live, held]));
 

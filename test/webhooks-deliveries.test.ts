@@ -290,7 +290,7 @@ test("the signing secret never reaches the logs", async () => {
       headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
       body: JSON.stringify({ url: rx.url, events: ["VIDEO_UPLOADED"] }),
     });
-    const secret: string = ((await res.json()) as any).data.signing_secret;
+    const secret: string = (await ok(res, "createWebhook")).data.signing_secret;
     await service.runtime.create("video", uploadInput(org.id));
     await rx.waitFor(2);
     await waitFor(async () => lines.some((l) => l.includes("abandoned")), { timeoutMs: 3000 });

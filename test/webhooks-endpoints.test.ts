@@ -120,6 +120,7 @@ describe("endpoints", () => {
   });
 
   test("the routes are documented in OpenAPI", async () => {
+    // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
     const doc = (await (await fetch(`${shared.t.base}/openapi/json`)).json()) as any;
     const paths = Object.keys(doc.paths);
     for (const p of [

@@ -20,7 +20,7 @@ const { receiver } = shared;
 const POLLUTED = ["cursor", "x", "limit"];
 afterEach(() => {
   // Only does anything when a test failed: keeps one failure from failing the rest.
-  for (const key of POLLUTED) delete (Object.prototype as any)[key];
+  for (const key of POLLUTED) delete (Object.prototype as Record<string, unknown>)[key];
 });
 
 /** What every organization's list endpoints answer. */
@@ -48,7 +48,7 @@ describe("fields paths cannot pollute shared state", () => {
     expect((await ok(a.api("/webhooks/"), "listWebhooks")).data.items).toEqual([]);
     // An event fires for A; B's lists are untouched.
     await a.upload();
-    expect(({} as any).cursor).toBeUndefined();
+    expect(({} as Record<string, unknown>).cursor).toBeUndefined();
     expect(await listsOf(b)).toEqual(ALL_OK);
   });
 
@@ -67,7 +67,7 @@ describe("fields paths cannot pollute shared state", () => {
     const [got] = await rx.waitFor(1);
     expect(JSON.parse(got!.body).data).toEqual({ video: { id: ctx.id } });
     await a.waitDeliveries(row.id, (list) => list[0]?.status === "DELIVERED");
-    expect([({} as any).cursor, ({} as any).x]).toEqual([undefined, undefined]);
+    expect([({} as Record<string, unknown>).cursor, ({} as Record<string, unknown>).x]).toEqual([undefined, undefined]);
     expect(await listsOf(b)).toEqual(ALL_OK);
     expect(await listsOf(a)).toEqual(ALL_OK);
   });
@@ -79,7 +79,7 @@ describe("fields paths cannot pollute shared state", () => {
       filterFields(payload, [path]);
       filterFields(payload, ["video.id", path]);
     }
-    for (const key of POLLUTED) expect([key, (Object.prototype as any)[key]]).toEqual([key, undefined]);
+    for (const key of POLLUTED) expect([key, (Object.prototype as Record<string, unknown>)[key]]).toEqual([key, undefined]);
     const res = await b.api("/videos/");
     expect(res.status).toBe(200);
     expect((await ok(res, "listVideos")).data).toEqual({ items: [], next_cursor: null });

@@ -51,7 +51,7 @@ test("without the mediasoup worker: whip_url and whep_url are null, features.web
     const base = created.hls_url.replace(/\/index\.m3u8$/, "");
     const whip = await fetch(`${base}/whip`, { method: "POST", headers: { authorization: `Bearer ${created.stream_key}`, "content-type": "application/sdp" }, body: "v=0\r\n" });
     expect(whip.status).toBe(503);
-    const body = (await whip.json()) as any;
+    const body = await failed(whip, "createWhipSession");
     expect(body).toMatchObject({ success: false, error: { code: "WEBRTC_UNAVAILABLE" } });
     expect(body.message).toContain("npm run setup:webrtc");
     const whep = await fetch(`${base}/whep`, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });

@@ -12,6 +12,9 @@ type Json<R> = R extends { content: { "application/json": infer J } } ? J : neve
 type Responses<Op extends keyof operations> = operations[Op]["responses"];
 type Success = 200 | 201 | 202 | 204;
 
+/** An operation of the API by its operationId (`getVideo`, `createLivestream`, …). */
+export type OperationId = keyof operations;
+
 /** An operation's success body (any 2xx), as the SDK types it. */
 export type Ok<Op extends keyof operations> = { [S in keyof Responses<Op>]: S extends Success ? Json<Responses<Op>[S]> : never }[keyof Responses<Op>];
 /** An operation's error answers (any non-2xx), as the SDK types them. */
