@@ -96,7 +96,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
     expect(body.keys.map((k: any) => [k.kty, k.kid])).toEqual([["oct", kid]]);
   }
   const licence = await ok(fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) }), "requestDrmLicense");
-  const key = Buffer.from(licence.keys[0].k, "base64url").toString("hex");
+  const key = Buffer.from(licence.keys[0]!.k, "base64url").toString("hex");
   expect(key).not.toContain(video.drm_content_id);
   expect(JSON.stringify(await outboxEvents(t.service, id))).not.toContain(key);
   // Nor in any log line of the run (transcoder and packager included, at debug), in any form.
@@ -242,7 +242,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     expect(minted.data.drm_license_url).toStartWith(`${b.base}/drm/clearkey/${id}/license?token=`);
     const kid = b64url(done.video.drm_content_id);
     const lic = await ok(fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) }), "requestDrmLicense");
-    const key = Buffer.from(lic.keys[0].k, "base64url").toString("hex");
+    const key = Buffer.from(lic.keys[0]!.k, "base64url").toString("hex");
     // The token a minted is valid on b too (one SECRET_KEY).
     expect((await fetch(done.video.drm_license_url.replace(a.base, b.base), { method: "POST", body: JSON.stringify({ kids: [kid] }) })).status).toBe(200);
 

@@ -271,7 +271,7 @@ test("no speech-to-text engine: features.transcripts null; subtitles: true → 4
       expect(body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(body.error.details)).toEqual(["subtitles"]);
       expect(body.error.details.subtitles).toContain("pocketsphinx");
-      const list = (await ok(svc.api(path), path === "/videos/" ? "listVideos" : "listLivestreams")).data;
+      const list = path === "/videos/" ? (await ok(svc.api(path), "listVideos")).data : (await ok(svc.api(path), "listLivestreams")).data;
       expect(JSON.stringify(list)).not.toContain('"id":"');
     }
     const actors = await svc.service.database.client.execute("SELECT count(*) AS n FROM actors");

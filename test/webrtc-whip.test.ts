@@ -37,7 +37,7 @@ afterAll(async () => {
 async function createStream(body: Record<string, unknown>, path = "/livestreams/") {
   const res = await t.api(path, { method: "POST", json: body });
   expect(res.status).toBe(201);
-  return (await ok(res, path === "/livestreams/" ? "createLivestream" : "scheduleLivestream")).data.stream;
+  return path === "/livestreams/" ? (await ok(res, "createLivestream")).data.stream : (await ok(res, "scheduleLivestream")).data.stream;
 }
 
 /** The recording's streams by ffprobe: the FLV beside the live files, or kept as the video's original once transcoded. */
