@@ -31,13 +31,13 @@ beforeAll(async () => {
     env: { WEBHOOK_TIMEOUT_MS: "500", LIVE_SLOTS: "100000", LIVE_SLOTS_PER_ORG: "100000", TRANSCODE_WORKERS: "1", SOURCE_TIMEOUT_MS: "2000" },
   });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, limits: { ...s.limits, uploadUrlPerMinute: 1_000_000, videosCreatePerMinute: 1_000_000, livestreamsCreatePerMinute: 1_000_000 } }));
-  const post = async <Op extends OperationId>(path: string, json: unknown, op: Op) => (await ok(t.api(path, { method: "POST", json }), op)).data;
+  const post = async <Op extends OperationId>(path: string, json: unknown, op: Op) => ok(t.api(path, { method: "POST", json }), op);
   for (let i = 0; i < 2; i++) {
-    real.video.push((await post("/videos/", { source_url: `http://127.0.0.1:9/fixture-${i}.mp4` }, "createVideo")).asset.public_id);
-    real.stream.push((await post("/livestreams/", { title: `fixture ${i}` }, "createLivestream")).stream.id);
-    real.endpoint.push((await post("/webhooks/", { url: "https://127.0.0.1:9/hook", events: ["VIDEO_UPLOADED"] }, "createWebhook")).endpoint.id);
+    real.video.push((await post("/videos/", { source_url: `http://127.0.0.1:9/fixture-${i}.mp4` }, "createVideo")).data.asset.public_id);
+    real.stream.push((await post("/livestreams/", { title: `fixture ${i}` }, "createLivestream")).data.stream.id);
+    real.endpoint.push((await post("/webhooks/", { url: "https://127.0.0.1:9/hook", events: ["VIDEO_UPLOADED"] }, "createWebhook")).data.endpoint.id);
   }
-  real.delivery.push((await post(`/webhooks/${real.endpoint[0]}/test/`, { event: "VIDEO_UPLOADED" }, "testWebhook")).delivery.id);
+  real.delivery.push((await post(`/webhooks/${real.endpoint[0]}/test/`, { event: "VIDEO_UPLOADED" }, "testWebhook")).data.delivery.id);
 });
 
 afterAll(async () => {

@@ -98,7 +98,7 @@ describe("probes", () => {
     const body = await ok(res, "getReadiness");
     expect(body.status).toBe("ready");
     expect(body.failed).toEqual([]);
-    for (const check of ["database", "storage", "transcoder", "ingest"]) expect(body.checks[check].ok).toBe(true);
+    for (const check of ["database", "storage", "transcoder", "ingest"] as const) expect(body.checks[check].ok).toBe(true);
   });
 
   test("the probes and /metrics are documented in the OpenAPI document, without security", async () => {

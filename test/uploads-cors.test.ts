@@ -155,8 +155,8 @@ describe.skipIf(!hasChromium)("Chromium, on a page of another origin", () => {
       for (const [id, sourceUrl] of [
         [put.upload_id, put.source_url],
         [viaToken.upload_id, viaToken.source_url],
-        [keyResult.sourceUrl.split("/").pop(), keyResult.sourceUrl],
-      ]) {
+        [keyResult.sourceUrl!.split("/").pop()!, keyResult.sourceUrl!],
+      ] as const) {
         expect(Buffer.compare(readFileSync(join(t.dataDir, "uploads", id)), bytes)).toBe(0);
         const reg = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl } });
         expect(reg.status).toBe(201);

@@ -160,7 +160,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
       await onWatchPage(async (page) => {
         // The page does not mint a licence: without a token it shows the poster and says what to pass.
         await page.goto(bare!);
-        expect(await page.$eval("video", (v) => (v as unknown as PageVideo).poster)).toBe(drm.thumbnail_url);
+        expect(await page.$eval("video", (v) => (v as unknown as PageVideo).poster)).toBe(drm.thumbnail_url!);
         await page.waitForFunction(() => !(globalThis as unknown as PageWindow).document.getElementById("message").hidden);
         expect(await page.textContent("#message")).toContain("drm_token");
         // A forged token is no better.
