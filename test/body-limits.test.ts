@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { loadServerSecret } from "../src/secrets/server-secret.ts";
 import { createDrmTokens } from "../src/videos/drm-tokens.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
+import { ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -196,7 +197,7 @@ describe("a 256 MiB chunked body is cut at its route's limit (413), the service'
 
 describe("uploads stream to disk, bounded by what was declared", () => {
   test("a presigned PUT of 256 MiB (chunked) is received whole with the service's memory flat", async () => {
-    const slot = (await (await child.api("/videos/upload-url/", { method: "POST", json: { filename: "big.bin" } })).json()) as any;
+    const slot = await ok(child.api("/videos/upload-url/", { method: "POST", json: { filename: "big.bin" } }), "createUploadUrl");
     const r = await measured("PUT /uploads/{id} (256 MiB, stored)", slot.data.upload_url, { method: "PUT" });
     expect(r.res.status).toBe(200);
     expect(r.body.data.size_bytes).toBe(String(BODY_MIB * MiB));
@@ -227,7 +228,7 @@ describe("the server's own ceiling is the largest legitimate body (UPLOAD_MAX_BY
   test("a body over UPLOAD_MAX_BYTES is refused by the server before any route reads it (was 64 GiB)", async () => {
     smallDir = mkdtempSync(join(tmpdir(), "body-ceiling-"));
     small = await spawnService({ DATA_DIR: smallDir, UPLOAD_MAX_BYTES: String(4 * MiB) });
-    const slot = (await (await small.api("/videos/upload-url/", { method: "POST", json: { filename: "a.bin" } })).json()) as any;
+    const slot = await ok(small.api("/videos/upload-url/", { method: "POST", json: { filename: "a.bin" } }), "createUploadUrl");
     // Within the ceiling, the route decides (a file at its max is stored).
     const fits = await fetch(slot.data.upload_url, { method: "PUT", body: new Uint8Array(4 * MiB) });
     expect(fits.status).toBe(200);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { checkWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -108,7 +109,7 @@ describe("cli listen / cli trigger", () => {
       expect((await t.api("/livestreams/", { method: "POST", json: { title: "theirs" }, key: other.apiKey })).status).toBe(201);
       const made = await t.api("/livestreams/", { method: "POST", json: { title: "mine" } });
       expect(made.status).toBe(201);
-      const streamId = ((await made.json()) as any).data.stream.id;
+      const streamId = (await ok(made, "createLivestream")).data.stream.id;
 
       await waitFor(async () => all.hits.length >= 2 && filtered.hits.length >= 1, { what: "two forwards", timeoutMs: 15_000 });
       expect(all.hits.map((h) => h.event)).toEqual(["VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED"]);
@@ -158,7 +159,7 @@ describe("cli listen / cli trigger", () => {
     expect(bad.err).toContain('unknown event "NOPE"');
     const api = await t.api("/webhooks/trigger/", { method: "POST", json: { event: "NOPE" } });
     expect(api.status).toBe(422);
-    expect(((await api.json()) as any).error.code).toBe("VALIDATION_ERROR");
+    expect((await failed(api)).error.code).toBe("VALIDATION_ERROR");
     const refused = await cli("listen", "--forward-to", "http://127.0.0.1:9/hooks", "--api-url", base, "--api-key", "sk_live_nope_nope");
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("INVALID_API_KEY");
@@ -177,7 +178,7 @@ describe("cli listen / cli trigger", () => {
       }
       const sixth = await get();
       expect(sixth.status).toBe(429);
-      expect(((await sixth.json()) as any).error.code).toBe("RATE_LIMITED");
+      expect((await failed(sixth)).error.code).toBe("RATE_LIMITED");
     } finally {
       for (const r of open) await r.body?.cancel();
     }

@@ -16,6 +16,7 @@ import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -44,7 +45,7 @@ afterAll(async () => {
 async function settled(svc: TestService, id: string, what: string): Promise<any> {
   return waitFor(
     async () => {
-      const body = (await (await svc.api(`/videos/${id}/`)).json()) as any;
+      const body = await ok(svc.api(`/videos/${id}/`), "getVideo");
       return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
     },
     { timeoutMs: 240_000, what },
@@ -55,7 +56,7 @@ const b64url = (hex: string) => Buffer.from(hex, "hex").toString("base64url");
 
 test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decrypts every segment", async () => {
   const source = join(FIXTURES, "av-360p-2s.mp4");
-  const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
+  const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } }), "createVideo");
   const id: string = created.data.asset.public_id;
   expect(created.data.video.drm).toBe(true);
   const got = await settled(t, id, "DRM video done");
@@ -63,7 +64,7 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
 
   const completed = (await outboxEvents(t.service, id)).find((e) => e.event === "VIDEO_TRANSCODING_COMPLETED")!.data;
   const { video } = completed;
-  const keyRow = (await t.service.database.client.execute({ sql: "SELECT key_id FROM drm_keys WHERE video_id = ?", args: [id] })).rows[0] as any;
+  const keyRow = (await t.service.database.client.execute({ sql: "SELECT key_id FROM drm_keys WHERE video_id = ?", args: [id] })).rows[0]!;
   expect(video).toMatchObject({ status: "COMPLETED", drm: true, drm_content_id: keyRow.key_id });
   expect(video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
   expect(video.url).toEndWith("/dash/manifest.mpd");
@@ -91,11 +92,11 @@ test("POST /videos/ with drm_enabled → encrypted DASH, the licence's key decry
     const lic = await fetch(url, { method: "POST", headers: { "content-type": "application/json", origin: "https://player.example" }, body: JSON.stringify({ kids: [kid], type: "temporary" }) });
     expect(lic.status).toBe(200);
     expect(lic.headers.get("access-control-allow-origin")).toBe("*");
-    const body = (await lic.json()) as any;
+    const body = await ok(lic, "requestDrmLicense");
     expect(body.keys.map((k: any) => [k.kty, k.kid])).toEqual([["oct", kid]]);
   }
-  const licence = (await (await fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) })).json()) as any;
-  const key = Buffer.from(licence.keys[0].k, "base64url").toString("hex");
+  const licence = await ok(fetch(video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid] }) }), "requestDrmLicense");
+  const key = Buffer.from(licence.keys[0]!.k, "base64url").toString("hex");
   expect(key).not.toContain(video.drm_content_id);
   expect(JSON.stringify(await outboxEvents(t.service, id))).not.toContain(key);
   // Nor in any log line of the run (transcoder and packager included, at debug), in any form.
@@ -130,7 +131,7 @@ test("a DRM video where downloads are mkv: the download is an encrypted MP4 and 
   const before = (await t.service.orgs.getOrg(t.orgId))!.settings.downloads;
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, downloads: { rungs: ["360p"], format: "mkv" } }));
   try {
-    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4?dl=mkv"), drm_enabled: true } })).json()) as any;
+    const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4?dl=mkv"), drm_enabled: true } }), "createVideo");
     const id: string = created.data.asset.public_id;
     const done = await settled(t, id, "DRM video with a download");
     expect(done.error).toBeNull();
@@ -169,7 +170,7 @@ test("a DRM video where downloads are mkv: the download is an encrypted MP4 and 
 }, 300_000);
 
 test("a live stream created with drm_enabled: its live HLS is clear, its recording is packaged with DRM and licensed", async () => {
-  const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Protected live", drm_enabled: true } })).json()) as any).data.stream;
+  const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Protected live", drm_enabled: true } }), "createLivestream")).data.stream;
   expect(s.drm).toBe(true);
   const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast", unpublishAtEnd: false });
   await pub.started;
@@ -182,17 +183,17 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   );
   // The live HLS stays clear (decisions: only the recording is protected): no key tag in its playlist.
   expect(playlist).not.toContain("#EXT-X-KEY");
-  await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 40_000, what: "LIVE" });
+  await waitFor(async () => (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.status === "LIVE", { timeoutMs: 40_000, what: "LIVE" });
   expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
   await pub.finished.catch(() => undefined);
-  const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 60_000, what: "recording" });
+  const assetId = await waitFor(async () => (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.recording?.asset_id, { timeoutMs: 60_000, what: "recording" });
   const rec = await settled(t, assetId, "recording transcoded");
   expect(rec.error).toBeNull();
   expect(rec.video).toMatchObject({ kind: "LIVESTREAM_RECORDING", drm: true });
   expect(rec.video.url).toEndWith("/dash/manifest.mpd");
   expect(rec.video.drm_content_id).toMatch(/^[0-9a-f]{32}$/);
   const kid = b64url(rec.video.drm_content_id);
-  const lic = (await (await fetch(rec.video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
+  const lic = await ok(fetch(rec.video.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) }), "requestDrmLicense");
   expect(lic.keys.map((k: any) => k.kid)).toEqual([kid]);
   const mpd = await (await fetch(rec.video.url)).text();
   expect(mpdProtection(mpd).defaultKids).toContain(keyIdAsUuid(rec.video.drm_content_id));
@@ -223,7 +224,7 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
   const scratch = mkdtempSync(join(tmpdir(), "drm-e2e-"));
   try {
     await a.service.orgs.updateSettings(a.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
-    const created = (await (await a.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } })).json()) as any;
+    const created = await ok(a.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), drm_enabled: true } }), "createVideo");
     const id: string = created.data.asset.public_id;
     const done = await settled(b, id, "DRM video done (s3)");
     expect(done.error).toBeNull();
@@ -237,11 +238,11 @@ test("STORAGE=s3, two processes on one database and bucket: packaged into the bu
     // Everything through process b: the manifest (from the bucket), a token it mints, the key it opens.
     const mpdUrl = done.video.url.replace(a.base, b.base);
     const mpd = await (await fetch(mpdUrl)).text();
-    const minted = (await (await b.api(`/videos/${id}/drm-token/`, { method: "POST" })).json()) as any;
+    const minted = await ok(b.api(`/videos/${id}/drm-token/`, { method: "POST" }), "createDrmToken");
     expect(minted.data.drm_license_url).toStartWith(`${b.base}/drm/clearkey/${id}/license?token=`);
     const kid = b64url(done.video.drm_content_id);
-    const lic = (await (await fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) })).json()) as any;
-    const key = Buffer.from(lic.keys[0].k, "base64url").toString("hex");
+    const lic = await ok(fetch(minted.data.drm_license_url, { method: "POST", body: JSON.stringify({ kids: [kid], type: "temporary" }) }), "requestDrmLicense");
+    const key = Buffer.from(lic.keys[0]!.k, "base64url").toString("hex");
     // The token a minted is valid on b too (one SECRET_KEY).
     expect((await fetch(done.video.drm_license_url.replace(a.base, b.base), { method: "POST", body: JSON.stringify({ kids: [kid] }) })).status).toBe(200);
 

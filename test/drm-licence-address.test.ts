@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DRM_LICENCE_LIMITS } from "../src/http/route-limits.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -34,7 +35,7 @@ describe("DRM licence per-address limit", () => {
     expect([...statuses]).toEqual([[403, DRM_LICENCE_LIMITS.perAddress]]);
     const refused = await licence("2001:db8:77:1:ffff:ffff:ffff:ffff");
     expect(refused.status).toBe(429);
-    expect(((await refused.json()) as any).error.code).toBe("RATE_LIMITED");
+    expect((await failed(refused)).error.code).toBe("RATE_LIMITED");
     expect((await licence("2001:db8:77:2::1")).status).toBe(403);
     expect((await licence("192.0.2.7")).status).toBe(403);
   }, 120_000);

@@ -9,6 +9,7 @@ import { waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { createDrmTokens } from "../src/videos/drm-tokens.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -72,11 +73,11 @@ describe.skipIf(!hasChromium || !native)("DRM video in shaka-player and dash.js 
     files = startFileServer();
     [player, t] = await Promise.all([startPlayer(), startTestService({ env: { MEDIA_BACKEND: "native" } })]);
     await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
-    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4"), drm_enabled: true } })).json()) as any;
+    const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4"), drm_enabled: true } }), "createVideo");
     if (!created.success) throw new Error(`POST /videos/ failed: ${JSON.stringify(created)}`);
     const data = await waitFor(
       async () => {
-        const b = (await (await t.api(`/videos/${created.data.asset.public_id}/`)).json()) as any;
+        const b = await ok(t.api(`/videos/${created.data.asset.public_id}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
       },
       { timeoutMs: 60_000, what: "DRM video COMPLETED" },

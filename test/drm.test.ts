@@ -8,6 +8,7 @@ import { createDrmTokens } from "../src/videos/drm-tokens.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -39,6 +40,7 @@ async function cli(...args: string[]) {
 }
 
 async function json(res: Response) {
+  // Untyped on purpose: one reader for the API's envelopes and the licence service's bare `{keys, type}` alike.
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
@@ -131,7 +133,7 @@ describe("content keys", () => {
     expect(await t.service.videos.drm.keys.ensure(a.id, t.orgId)).toEqual({ keyId: a.keyId, key: a.key });
     expect(await Promise.all([1, 2, 3].map(() => t.service.videos.drm.keys.ensure(b.id, t.orgId)))).toEqual([1, 2, 3].map(() => ({ keyId: b.keyId, key: b.key })));
 
-    const row = (await t.service.database.client.execute({ sql: "SELECT * FROM drm_keys WHERE video_id = ?", args: [a.id] })).rows[0] as any;
+    const row = (await t.service.database.client.execute({ sql: "SELECT * FROM drm_keys WHERE video_id = ?", args: [a.id] })).rows[0]!;
     expect(row.key_id).toBe(a.keyId);
     expect(row.sealed_key).toMatch(/^v1\./);
     expect(row.sealed_key).not.toContain(a.key);
@@ -262,6 +264,7 @@ describe("the ClearKey licence endpoint", () => {
   });
 
   test("documented in OpenAPI with its request and answer shapes", async () => {
+    // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
     const doc = (await (await fetch(`${t.base}/openapi/json`)).json()) as any;
     const op = doc.paths["/drm/clearkey/{videoId}/license"].post;
     expect(op.security).toEqual([]);
@@ -322,7 +325,7 @@ describe("rate limits", () => {
     // Earlier tests of this file spent part of the allowance: refused sooner, never later.
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.slice(0, -1).every((s) => s === 200 || s === 403)).toBe(true);
-    const body = (await last!.json()) as any;
+    const body = await failed(last!);
     expect(body.error.code).toBe("RATE_LIMITED");
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(last!.headers.get("access-control-allow-origin")).toBe("*");

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { actors, uploads, webhookDeliveries, webhookEndpoints } from "../src/db/schema/index.ts";
 import { bodyFor, idFor, queryKeys, queryString } from "./support/fuzz-arbitraries.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { type OperationId, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -30,13 +31,13 @@ beforeAll(async () => {
     env: { WEBHOOK_TIMEOUT_MS: "500", LIVE_SLOTS: "100000", LIVE_SLOTS_PER_ORG: "100000", TRANSCODE_WORKERS: "1", SOURCE_TIMEOUT_MS: "2000" },
   });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, limits: { ...s.limits, uploadUrlPerMinute: 1_000_000, videosCreatePerMinute: 1_000_000, livestreamsCreatePerMinute: 1_000_000 } }));
-  const post = async (path: string, json: unknown) => ((await (await t.api(path, { method: "POST", json })).json()) as any).data;
+  const post = async <Op extends OperationId>(path: string, json: unknown, op: Op) => ok(t.api(path, { method: "POST", json }), op);
   for (let i = 0; i < 2; i++) {
-    real.video.push((await post("/videos/", { source_url: `http://127.0.0.1:9/fixture-${i}.mp4` })).asset.public_id);
-    real.stream.push((await post("/livestreams/", { title: `fixture ${i}` })).stream.id);
-    real.endpoint.push((await post("/webhooks/", { url: "https://127.0.0.1:9/hook", events: ["VIDEO_UPLOADED"] })).endpoint.id);
+    real.video.push((await post("/videos/", { source_url: `http://127.0.0.1:9/fixture-${i}.mp4` }, "createVideo")).data.asset.public_id);
+    real.stream.push((await post("/livestreams/", { title: `fixture ${i}` }, "createLivestream")).data.stream.id);
+    real.endpoint.push((await post("/webhooks/", { url: "https://127.0.0.1:9/hook", events: ["VIDEO_UPLOADED"] }, "createWebhook")).data.endpoint.id);
   }
-  real.delivery.push((await post(`/webhooks/${real.endpoint[0]}/test/`, { event: "VIDEO_UPLOADED" })).delivery.id);
+  real.delivery.push((await post(`/webhooks/${real.endpoint[0]}/test/`, { event: "VIDEO_UPLOADED" }, "testWebhook")).data.delivery.id);
 });
 
 afterAll(async () => {
@@ -103,8 +104,8 @@ function mayBeValid(raw: string | undefined, fields: string[], required: string[
   if (typeof v !== "object" || Array.isArray(v)) return { valid: false, unknown: false };
   const keys = Object.keys(v as object);
   const unknown = keys.some((k) => !fields.includes(k));
-  const missing = required.some((k) => (v as any)[k] === undefined || (v as any)[k] === null);
-  const tags = Object.hasOwn(v as object, "tags") ? (v as any).tags : undefined;
+  const missing = required.some((k) => (v as Record<string, unknown>)[k] === undefined || (v as Record<string, unknown>)[k] === null);
+  const tags = Object.hasOwn(v as object, "tags") ? (v as Record<string, unknown>).tags : undefined;
   const badTags = tags !== undefined && tags !== null && (typeof tags !== "object" || Array.isArray(tags));
   return { valid: !unknown && !missing && !badTags && raw.length <= 1024 * 1024, unknown };
 }
@@ -225,6 +226,6 @@ describe("query strings and path ids: every GET and DELETE route", () => {
 
 test("nothing the fuzzer sent reached Object.prototype", () => {
   expect(Object.keys(Object.prototype)).toEqual([]);
-  expect(({} as any).polluted).toBeUndefined();
-  expect(({} as any).cursor).toBeUndefined();
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  expect(({} as Record<string, unknown>).cursor).toBeUndefined();
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -75,7 +76,7 @@ describe("405 with Allow", () => {
         const res = await send(method, path);
         expect({ path, method, status: res.status }).toEqual({ path, method, status: 405 });
         expect({ path, method, allow: res.headers.get("allow") }).toEqual({ path, method, allow });
-        if (method !== "HEAD") expect(((await res.json()) as any).error.code).toBe("METHOD_NOT_ALLOWED");
+        if (method !== "HEAD") expect((await failed(res)).error.code).toBe("METHOD_NOT_ALLOWED");
         checked.push(`${method} ${path}`);
       }
     }
@@ -104,7 +105,7 @@ describe("an id longer than 64 characters is 404 like any unknown id", () => {
     for (const [method, template] of paths) {
       for (const id of [long, "x".repeat(500), "unknown_1"]) {
         const res = await t.api(template.replaceAll("{id}", id), { method });
-        const body = (await res.json()) as any;
+        const body = await failed(res);
         expect({ method, template, len: id.length, status: res.status, code: body.error?.code }).toEqual({ method, template, len: id.length, status: 404, code: "NOT_FOUND" });
       }
     }

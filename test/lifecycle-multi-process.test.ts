@@ -12,6 +12,7 @@ import { parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 /**
  * The durable live lifecycle across real processes on one database file:
@@ -26,7 +27,7 @@ const LEAD_MS = 1000;
 // Short leases so a dead process's holds lapse within the test: the broadcast's, and its claimed work's.
 const ENV = { LIVE_BROADCAST_LEASE_MS: String(LEASE_MS), LIVE_RECONNECT_MS: "500", JOB_LEASE_MS: "2000", LIVE_SCHEDULE_LEAD_MS: String(LEAD_MS) };
 
-const childStream = async (c: Child, id: string) => ((await (await c.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+const childStream = async (c: Child, id: string) => (await ok(c.api(`/livestreams/${id}/`), "getLivestream")).data?.stream;
 
 /** Settles with the child's exit, or fails after `ms`. */
 async function exitOf(c: Child, ms: number): Promise<{ code: number | null; signal: string | null }> {
@@ -71,7 +72,7 @@ test("a second process starting on the database never ends the first one's broad
   try {
     const created = await a.api("/livestreams/", { method: "POST", json: { title: "On air at A" } });
     expect(created.status).toBe(201);
-    const s = ((await created.json()) as any).data.stream;
+    const s = (await ok(created, "createLivestream")).data.stream;
     expect(s.rtmp_url).toContain(`:${a.service.config.rtmpPort}/`);
     // 30 s of real-time media: longer than anything below, closed by the test.
     pub = publish({ url: s.rtmp_url, tags: looped(await fixtureTags(), 5), pace: "realtime" });
@@ -125,7 +126,7 @@ for (const point of ["before-commit", "after-commit"] as const) {
     try {
       const created = await c.api("/livestreams/", { method: "POST", json: { title: `Crash ${point}` } });
       expect(created.status).toBe(201);
-      const s = ((await created.json()) as any).data.stream;
+      const s = (await ok(created, "createLivestream")).data.stream;
       expect(s.rtmp_url).toContain(`:${c.rtmpPort}/`);
       pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "realtime" });
       await pub.started;
@@ -173,7 +174,7 @@ for (const point of ["before-commit", "after-commit"] as const) {
 
       const assetId = ended.recording?.asset_id;
       expect(ended.recording).toMatchObject({ transcoding: true, resolution: "640x360" });
-      expect(ended.recording.duration_seconds).toBeGreaterThanOrEqual(1);
+      expect(ended.recording!.duration_seconds).toBeGreaterThanOrEqual(1);
       expect(ended.duration_seconds).toBeGreaterThanOrEqual(1);
       // The live playlist C left open on disk was closed: players see the end. (hls_url names C's base URL, stored
       // at creation; processes behind one public BASE_URL share it, here each has its own port: asked of F.)
@@ -183,21 +184,21 @@ for (const point of ["before-commit", "after-commit"] as const) {
       expect(assetId).toMatch(/^vid_/);
       const video = await waitFor(
         async () => {
-          const v = ((await (await f!.api(`/videos/${assetId}/`)).json()) as any).data?.video;
+          const v = (await ok(f!.api(`/videos/${assetId}/`), "getVideo")).data?.video;
           return ["COMPLETED", "ERROR"].includes(v?.status) ? v : undefined;
         },
         { timeoutMs: 120_000, what: "the recording transcoded" },
       );
       expect(video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
       const playbackUrl = await waitFor(async () => (await getStream(f!, s.id))?.playback_url ?? undefined, { timeoutMs: 40_000, what: "playback_url" });
-      expect(playbackUrl).toBe(video.url);
+      expect(playbackUrl).toBe(video.url!);
 
       await Bun.sleep(500); // room for a duplicate to show up
       const names = (await outboxEvents(f.service, s.id)).map((e) => e.event);
       expect(count(names, "LIVESTREAM_ENDED")).toBe(1);
       expect(count(names, "LIVESTREAM_RECORDING_READY")).toBe(1);
       expect(names).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
-      const recordingEvents = (await outboxEvents(f.service, assetId)).map((e) => e.event);
+      const recordingEvents = (await outboxEvents(f.service, assetId!)).map((e) => e.event);
       expect(recordingEvents).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
       expect(await f.service.database.db.select().from(broadcasts).where(eq(broadcasts.streamId, s.id))).toHaveLength(0);
     } finally {
@@ -218,7 +219,7 @@ test("a stream booked by a process that then died becomes READY_TO_STREAM on tim
     const due = Date.parse(scheduledAt) - LEAD_MS;
     const created = await d.api("/livestreams/schedule/", { method: "POST", json: { title: "Booked at D", scheduled_at: scheduledAt } });
     expect(created.status).toBe(201);
-    const s = ((await created.json()) as any).data.stream;
+    const s = (await ok(created, "scheduleLivestream")).data.stream;
     expect(s.status).toBe("SCHEDULED");
 
     d.proc.kill("SIGKILL");

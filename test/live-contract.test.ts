@@ -11,6 +11,7 @@ import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
 import { FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "../machines/test-contexts.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -33,7 +34,7 @@ afterAll(async () => {
 async function createStream(title: string) {
   const res = await t.api("/livestreams/", { method: "POST", json: { title } });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data.stream;
+  return (await ok(res, "createLivestream")).data.stream;
 }
 
 const getStream = (id: string) => getStreamOf(t, id);
@@ -42,7 +43,7 @@ const streamIn = (id: string, statuses: string[], timeoutMs?: number) => streamI
 const videoDone = (id: string, timeoutMs = 120_000) =>
   waitFor(
     async () => {
-      const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      const b = await ok(t.api(`/videos/${id}/`), "getVideo");
       return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
     },
     { timeoutMs, what: `video ${id} transcoded` },
@@ -113,21 +114,21 @@ describe("live timestamps are re-based", () => {
     const wallSeconds = (performance.now() - wallStart) / 1000;
 
     const ended = await streamIn(s.id, ["ENDED"], RECONNECT_MS + 15_000);
-    expect(ended.recording.asset_id).toMatch(/^vid_/);
+    expect(ended.recording!.asset_id).toMatch(/^vid_/);
     // The live playlist never saw a giant segment.
     const playlist = parsePlaylist(await (await fetch(s.hls_url)).text());
     expect(playlist.ended).toBe(true);
     expect(Math.max(...playlist.durations)).toBeLessThanOrEqual(2 * SEGMENT_S);
 
     // The recording (FLV, read by ffprobe) is as long as the broadcast, within one segment.
-    const media = await recordingSeconds(s.id, ended.recording.asset_id);
+    const media = await recordingSeconds(s.id, ended.recording!.asset_id);
     expect(Math.abs(media - wallSeconds)).toBeLessThanOrEqual(SEGMENT_S);
-    expect(Math.abs(ended.duration_seconds - wallSeconds)).toBeLessThanOrEqual(SEGMENT_S);
-    expect(ended.recording.duration_seconds).toBeLessThanOrEqual(wallSeconds + SEGMENT_S);
+    expect(Math.abs(ended.duration_seconds! - wallSeconds)).toBeLessThanOrEqual(SEGMENT_S);
+    expect(ended.recording!.duration_seconds).toBeLessThanOrEqual(wallSeconds + SEGMENT_S);
 
-    const video = await videoDone(ended.recording.asset_id);
+    const video = await videoDone(ended.recording!.asset_id);
     expect(video.video.status).toBe("COMPLETED");
-    expect(Math.abs(video.video.duration_seconds - wallSeconds)).toBeLessThanOrEqual(SEGMENT_S + 0.5);
+    expect(Math.abs(video.video.duration_seconds! - wallSeconds)).toBeLessThanOrEqual(SEGMENT_S + 0.5);
   }, 120_000);
 });
 
@@ -139,7 +140,7 @@ describe("DELETE /livestreams/{id}/ on air", () => {
     await streamIn(s.id, ["LIVE"], 15_000);
     const del = await t.api(`/livestreams/${s.id}/`, { method: "DELETE" });
     expect(del.status).toBe(200);
-    expect(((await del.json()) as any).data).toEqual({ id: s.id, deleted: true });
+    expect((await ok(del, "deleteLivestream")).data).toEqual({ id: s.id, deleted: true });
     await expect(pub.finished).rejects.toThrow();
     expect((await t.api(`/livestreams/${s.id}/`)).status).toBe(404);
 
@@ -156,7 +157,7 @@ describe("DELETE /livestreams/{id}/ on air", () => {
 
     const video = await videoDone(assetId);
     expect(video.video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
-    expect(video.stream.id).toBe(s.id);
+    expect(video.stream!.id).toBe(s.id);
     // Nothing more was announced for the deleted stream.
     expect((await outboxEvents(t.service, s.id)).map((e) => e.event)).toEqual(events.map((e) => e.event));
   }, 120_000);
@@ -178,21 +179,21 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
     await streamIn(s.id, ["LIVE"], 15_000);
     await pub.finished;
     const ended = await streamIn(s.id, ["ENDED"], RECONNECT_MS + 15_000);
-    expect(ended.recording.transcoding).toBe(true);
+    expect(ended.recording!.transcoding).toBe(true);
     expect(ended.playback_url).toBeNull();
-    const video = await videoDone(ended.recording.asset_id);
+    const video = await videoDone(ended.recording!.asset_id);
     expect(video.video.status).toBe("COMPLETED");
     const after = await waitFor(
       async () => {
         const st = await getStream(s.id);
-        return st.recording.transcoding === false ? st : undefined;
+        return st.recording!.transcoding === false ? st : undefined;
       },
       { timeoutMs: 10_000, what: "recording.transcoding false" },
     );
     expect(after.playback_url).toBe(video.video.url);
     // The list says the same.
-    const listed = ((await (await t.api("/livestreams/?limit=100")).json()) as any).data.items.find((i: any) => i.id === s.id);
-    expect(listed.recording.transcoding).toBe(false);
+    const listed = (await ok(t.api("/livestreams/?limit=100"), "listLivestreams")).data.items.find((i: any) => i.id === s.id);
+    expect(listed!.recording!.transcoding).toBe(false);
   }, 120_000);
 
   test("also when the in-memory notice was missed: the GET reads the recording video's state", async () => {
@@ -202,7 +203,7 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
     await t.api(`/livestreams/${s.id}/end/`, { method: "POST" });
     const reg = await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), title: "rec" } });
     expect(reg.status).toBe(201);
-    const videoId = ((await reg.json()) as any).data.video.id;
+    const videoId = (await ok(reg, "createVideo")).data.video.id;
     const video = await videoDone(videoId);
     expect(video.video.status).toBe("COMPLETED");
     await t.service.runtime.send("livestream", s.id, {
@@ -210,7 +211,7 @@ describe("GET /livestreams/{id}/ reflects the recording", () => {
       recording: { asset_id: videoId, transcoding: true, duration_seconds: 2, resolution: "640x360", width: 640, height: 360 },
     });
     const st = await getStream(s.id);
-    expect(st.recording.transcoding).toBe(false);
+    expect(st.recording!.transcoding).toBe(false);
     expect(st.playback_url).toBe(video.video.url);
     // Stored, not only computed: the stream actor itself was brought up to date.
     const rec = await t.service.runtime.get("livestream", s.id);
@@ -241,16 +242,16 @@ describe("deleting the recording video", () => {
 
   test("once playable: playback_url and recording become null on GET and in the list", async () => {
     const { s, ended } = await endedWithRecording("Recording deleted");
-    const video = await videoDone(ended.recording.asset_id);
+    const video = await videoDone(ended.recording!.asset_id);
     expect(video.video.status).toBe("COMPLETED");
     const linked = await waitFor(async () => ((await getStream(s.id)).playback_url ? getStream(s.id) : undefined), { timeoutMs: 20_000, what: "playback_url set" });
     expect(linked.playback_url).toBe(video.video.url);
 
     expect((await t.api(`/videos/${video.video.id}/`, { method: "DELETE" })).status).toBeLessThan(300);
-    expect((await fetch(video.video.url)).status).toBe(404);
+    expect((await fetch(video.video.url!)).status).toBe(404);
     const after = await streamWithout(s.id);
     expect(after).toMatchObject({ status: "ENDED", playback_url: null, recording: null });
-    const listed = ((await (await t.api("/livestreams/?limit=100")).json()) as any).data.items.find((i: any) => i.id === s.id);
+    const listed = (await ok(t.api("/livestreams/?limit=100"), "listLivestreams")).data.items.find((i: any) => i.id === s.id);
     expect(listed).toMatchObject({ playback_url: null, recording: null });
     // Stored, not only computed.
     const rec = await t.service.runtime.get("livestream", s.id);
@@ -259,8 +260,8 @@ describe("deleting the recording video", () => {
 
   test("while it transcodes: the stream ends up without a recording, never with a dead link", async () => {
     const { s, ended } = await endedWithRecording("Recording deleted early");
-    expect(ended.recording.transcoding).toBe(true);
-    expect((await t.api(`/videos/${ended.recording.asset_id}/`, { method: "DELETE" })).status).toBeLessThan(300);
+    expect(ended.recording!.transcoding).toBe(true);
+    expect((await t.api(`/videos/${ended.recording!.asset_id}/`, { method: "DELETE" })).status).toBeLessThan(300);
     expect(await streamWithout(s.id)).toMatchObject({ status: "ENDED", playback_url: null, recording: null });
     // Nothing brings it back (the transcode was cancelled with the video).
     await Bun.sleep(2000);
@@ -274,8 +275,8 @@ test("an organization without transcoding: the broadcast works, its recording is
   await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
   const created = await t.api("/livestreams/", { method: "POST", json: { title: "Not recorded" }, key: apiKey });
   expect(created.status).toBe(201);
-  const s = ((await created.json()) as any).data.stream;
-  const get = async () => ((await (await t.api(`/livestreams/${s.id}/`, { key: apiKey })).json()) as any).data.stream;
+  const s = (await ok(created, "createLivestream")).data.stream;
+  const get = async () => (await ok(t.api(`/livestreams/${s.id}/`, { key: apiKey }), "getLivestream")).data.stream;
   const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "fast" });
   await pub.started;
   // Polled once a second: this organization's key has the default 120 requests a minute.
@@ -292,7 +293,7 @@ test("an organization without transcoding: the broadcast works, its recording is
   const events = await outboxEvents(t.service, s.id);
   expect(events.map((e) => e.event)).not.toContain("LIVESTREAM_RECORDING_READY");
   expect(events.find((e) => e.event === "LIVESTREAM_ENDED")!.data.recording).toBeNull();
-  const videos = ((await (await t.api("/videos/", { key: apiKey })).json()) as any).data.items;
+  const videos = (await ok(t.api("/videos/", { key: apiKey }), "listVideos")).data.items;
   expect(videos).toEqual([]);
   await waitFor(async () => !existsSync(join(t.dataDir, "recordings", `${s.id}.flv`)) || undefined, { timeoutMs: 10_000, what: "FLV removed" });
 }, 120_000);
@@ -306,7 +307,7 @@ describe("duration_seconds", () => {
     await pub.finished;
     const onAir = (performance.now() - started) / 1000; // ~6 s; the stream ends RECONNECT_MS later
     const ended = await streamIn(s.id, ["ENDED"], RECONNECT_MS + 15_000);
-    expect(Math.abs(ended.duration_seconds - onAir)).toBeLessThanOrEqual(1);
+    expect(Math.abs(ended.duration_seconds! - onAir)).toBeLessThanOrEqual(1);
     const endedEvent = (await outboxEvents(t.service, s.id)).find((e) => e.event === "LIVESTREAM_ENDED")!;
     expect(endedEvent.data.stream.duration_seconds).toBe(ended.duration_seconds);
   }, 240_000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { sql } from "drizzle-orm";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { type Ok, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -20,6 +21,7 @@ afterAll(() => t.stop());
 
 async function post(path: string, json: unknown, key?: string) {
   const res = await t.api(path, { method: "POST", json, key });
+  // Untyped on purpose: this helper reads every route the test calls (success or error) and the test walks the answer by key; the typed readers are test/support/api.ts.
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 
@@ -27,7 +29,7 @@ async function allStreams(key?: string): Promise<any[]> {
   const items: any[] = [];
   let cursor: string | null = null;
   do {
-    const body = (await (await t.api(`/livestreams/?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key })).json()) as any;
+    const body: Ok<"listLivestreams"> = await ok(t.api(`/livestreams/?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key }), "listLivestreams");
     items.push(...body.data.items);
     cursor = body.data.next_cursor;
   } while (cursor);
@@ -66,7 +68,7 @@ describe("live slots per organization", () => {
     const theirBooking = await post("/livestreams/schedule/", { title: "other booked", scheduled_at: at }, otherKey);
     expect(theirBooking.status).toBe(201);
     const id = theirBooking.body.data.stream.id;
-    await waitFor(async () => ((await (await t.api(`/livestreams/${id}/`, { key: otherKey })).json()) as any).data.stream.status === "READY_TO_STREAM", {
+    await waitFor(async () => (await ok(t.api(`/livestreams/${id}/`, { key: otherKey }), "getLivestream")).data.stream.status === "READY_TO_STREAM", {
       timeoutMs: 10_000,
       what: "the other org's booking ready",
     });

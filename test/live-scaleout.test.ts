@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
 import { playlistEdge } from "../media/hls/ll-playlist.ts";
+import { ok } from "./support/api.ts";
 import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 
 setDefaultTimeout(120_000);
@@ -36,7 +37,7 @@ test.skipIf(!hasFfmpeg)(
   async () => {
     const a = await spawn();
     const b = await spawn();
-    const created = (await (await a.api("/livestreams/", { method: "POST", json: { title: "Across processes", latency: "LOW" } })).json()) as any;
+    const created = await ok(a.api("/livestreams/", { method: "POST", json: { title: "Across processes", latency: "LOW" } }), "createLivestream");
     const s = created.data.stream;
     expect(s.rtmp_url).toContain(`:${a.rtmpPort}/`);
     const hlsAtB = new URL(s.hls_url);
@@ -65,7 +66,7 @@ test.skipIf(!hasFfmpeg)(
       const media = await inspectFirstSegment(hlsAtB.href, playlistText);
       expect(media).toMatchObject({ videoCodec: "avc", width: 640, height: 360 });
       expect(await keysUnder(`live/${token}/`)).toContain(`live/${token}/${pl.uris[0]}`);
-      await waitFor(async () => (((await (await b.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE" ? true : undefined), {
+      await waitFor(async () => ((await ok(b.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.status === "LIVE" ? true : undefined), {
         timeoutMs: 15_000,
         what: "LIVE",
       });
@@ -94,11 +95,11 @@ test.skipIf(!hasFfmpeg)(
       const endAt = Date.now();
       const ended = await b.api(`/livestreams/${s.id}/end/`, { method: "POST" });
       expect(ended.status).toBe(200);
-      expect(((await ended.json()) as any).data.stream.status).toBe("ENDED");
+      expect((await ok(ended, "endLivestream")).data.stream.status).toBe("ENDED");
       await waitFor(async () => (cutAt !== null ? true : undefined), { timeoutMs: 15_000, what: "A disconnecting the encoder" });
       const recording = await waitFor(
         async () => {
-          const body = (await (await b.api(`/livestreams/${s.id}/`)).json()) as any;
+          const body = await ok(b.api(`/livestreams/${s.id}/`), "getLivestream");
           return body.data.stream.recording?.asset_id ? body.data.stream.recording : undefined;
         },
         { timeoutMs: 15_000, what: "the recording registered" },
@@ -117,8 +118,8 @@ test.skipIf(!hasFfmpeg)(
 
       const video = await waitFor(
         async () => {
-          const v = (((await (await b.api(`/videos/${recording.asset_id}/`)).json()) as any).data?.video ?? {}) as any;
-          return ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
+          const v = (await ok(b.api(`/videos/${recording.asset_id}/`), "getVideo")).data?.video;
+          return v && ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
         },
         { timeoutMs: 60_000, what: "the recording transcoded" },
       );

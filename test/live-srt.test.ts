@@ -4,6 +4,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -16,7 +17,7 @@ afterAll(() => t.stop());
 async function createStream(title: string) {
   const res = await t.api("/livestreams/", { method: "POST", json: { title } });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data.stream;
+  return (await ok(res, "createLivestream")).data.stream;
 }
 
 /** ffmpeg as an SRT encoder: a test pattern and a tone, H.264 + AAC in MPEG-TS, in real time. */
@@ -62,7 +63,7 @@ const udpGarbage = async (port: number) => {
 
 describe("SRT ingest", () => {
   test("features.srt, and the stream's srt_url for ffmpeg and OBS", async () => {
-    const org = (await (await t.api("/organization/")).json()) as any;
+    const org = await ok(t.api("/organization/"), "getOrganization");
     expect(org.data.organization.features.srt).toBe(true);
     const s = await createStream("SRT shape");
     expect(s.srt_url).toBe(`srt://localhost:${t.service.config.srtPort}?streamid=publish:${s.stream_key}`);
@@ -74,7 +75,7 @@ describe("SRT ingest", () => {
     await udpGarbage(t.service.config.srtPort!);
     expect((await t.api("/organization/")).status).toBe(200);
 
-    const ff = ffmpegSrt(s.srt_url.replace("//localhost:", "//127.0.0.1:"), 8);
+    const ff = ffmpegSrt(s.srt_url!.replace("//localhost:", "//127.0.0.1:"), 8);
     const live = await streamIn(t, s.id, ["LIVE"], 60_000);
     expect(live.started_at).toBeString();
     const playlist = await waitFor(
@@ -99,7 +100,7 @@ describe("SRT ingest", () => {
     expect(ended.status).toBe("ENDED");
     const video = await waitFor(
       async () => {
-        const b = (await (await t.api(`/videos/${recording.asset_id}/`)).json()) as any;
+        const b = await ok(t.api(`/videos/${recording.asset_id}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data.video : undefined;
       },
       { timeoutMs: 120_000, what: "recording transcode" },
@@ -115,7 +116,7 @@ describe("SRT ingest", () => {
 
   test("a wrong key is refused: ffmpeg exits with an error and the stream stays READY_TO_STREAM", async () => {
     const s = await createStream("Wrong key");
-    const url = s.srt_url.replace("//localhost:", "//127.0.0.1:").replace(/publish:.*$/, `publish:${"x".repeat(s.stream_key.length)}`);
+    const url = s.srt_url!.replace("//localhost:", "//127.0.0.1:").replace(/publish:.*$/, `publish:${"x".repeat(s.stream_key.length)}`);
     const ff = ffmpegSrt(url, 4);
     const code = await Promise.race([ff.exited, Bun.sleep(60_000).then(() => "still running")]);
     expect(code).not.toBe(0);
@@ -132,16 +133,16 @@ describe("SRT ingest under the RTMP admission rules", () => {
   });
   afterAll(() => limited.stop());
 
-  const create = async (title: string) => ((await (await limited.api("/livestreams/", { method: "POST", json: { title } })).json()) as any).data.stream;
+  const create = async (title: string) => (await ok(limited.api("/livestreams/", { method: "POST", json: { title } }), "createLivestream")).data.stream;
   const local = (url: string) => url.replace("//localhost:", "//127.0.0.1:");
 
   test("one ingest connection per address: a second SRT caller from it is refused while the first stays LIVE", async () => {
     const a = await create("First");
     const b = await create("Second");
-    const first = ffmpegSrt(local(a.srt_url), 30);
+    const first = ffmpegSrt(local(a.srt_url!), 30);
     try {
       await streamIn(limited, a.id, ["LIVE"], 60_000);
-      const second = ffmpegSrt(local(b.srt_url), 4);
+      const second = ffmpegSrt(local(b.srt_url!), 4);
       const code = await Promise.race([second.exited, Bun.sleep(60_000).then(() => "still running")]);
       expect(code).not.toBe(0);
       expect(code).not.toBe("still running");
@@ -157,7 +158,7 @@ describe("SRT ingest under the RTMP admission rules", () => {
     const s = await create("Audio only");
     // Seat of the previous test's caller released first.
     await Bun.sleep(1000);
-    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "aac", "-f", "mpegts", local(s.srt_url)], { stderr: "pipe" });
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "aac", "-f", "mpegts", local(s.srt_url!)], { stderr: "pipe" });
     const code = await Promise.race([ff.exited, Bun.sleep(25_000).then(() => "still running")]);
     if (code === "still running") ff.kill();
     expect(code).not.toBe("still running");
@@ -170,9 +171,9 @@ describe("without SRT ingest", () => {
   test("SRT_PORT=off: features.srt is false and srt_url null", async () => {
     const off = await startTestService({ env: { SRT_PORT: "off" } });
     try {
-      const org = (await (await off.api("/organization/")).json()) as any;
+      const org = await ok(off.api("/organization/"), "getOrganization");
       expect(org.data.organization.features.srt).toBe(false);
-      const s = ((await (await off.api("/livestreams/", { method: "POST", json: { title: "No SRT" } })).json()) as any).data.stream;
+      const s = (await ok(off.api("/livestreams/", { method: "POST", json: { title: "No SRT" } }), "createLivestream")).data.stream;
       expect(s.srt_url).toBeNull();
     } finally {
       await off.stop();
@@ -184,7 +185,7 @@ describe("SRT ingest under the bitrate cap", () => {
   test("a caller over LIVE_MAX_BITRATE_KBPS is disconnected (the relay's RTMP connection is metered by stream key)", async () => {
     const capped = await startTestService({ env: { LIVE_MAX_BITRATE_KBPS: "300", LIVE_RECONNECT_MS: "60000" } });
     try {
-      const s = ((await (await capped.api("/livestreams/", { method: "POST", json: { title: "Too fast" } })).json()) as any).data.stream;
+      const s = (await ok(capped.api("/livestreams/", { method: "POST", json: { title: "Too fast" } }), "createLivestream")).data.stream;
       // Noise does not compress: several Mbit/s for 40 s.
       const ff = Bun.spawn(
         [
@@ -208,7 +209,7 @@ describe("SRT ingest under the bitrate cap", () => {
           "yuv420p",
           "-f",
           "mpegts",
-          s.srt_url.replace("//localhost:", "//127.0.0.1:"),
+          s.srt_url!.replace("//localhost:", "//127.0.0.1:"),
         ],
         { stderr: "pipe" },
       );

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -33,7 +34,7 @@ test.skipIf(!hasFfmpeg)(
   async () => {
     const a = await spawn();
     const b = await spawn();
-    const created = (await (await b.api("/livestreams/", { method: "POST", json: { title: "Owner dies", latency: "LOW" } })).json()) as any;
+    const created = await ok(b.api("/livestreams/", { method: "POST", json: { title: "Owner dies", latency: "LOW" } }), "createLivestream");
     const s = created.data.stream;
     const rtmpAtA = new URL(s.rtmp_url);
     rtmpAtA.port = String(a.rtmpPort);
@@ -53,23 +54,23 @@ test.skipIf(!hasFfmpeg)(
       // B: lease lapsed → BROADCAST_LOST → live-finalize, from the parts.
       const stream = await waitFor(
         async () => {
-          const body = (await (await b.api(`/livestreams/${s.id}/`)).json()) as any;
+          const body = await ok(b.api(`/livestreams/${s.id}/`), "getLivestream");
           return body.data.stream.status === "ENDED" && body.data.stream.recording?.asset_id ? body.data.stream : undefined;
         },
         { timeoutMs: 20_000, what: "the stream ENDED with a recording" },
       );
       // Figures for src/live/README.md (not asserted).
       console.log(
-        `[live-takeover-s3] published ${publishedSeconds.toFixed(1)} s before kill -9, ${parts.length} parts; kill → ENDED with the recording (seen by polling) ${Date.now() - killedAt} ms; recording ${stream.recording.duration_seconds} s`,
+        `[live-takeover-s3] published ${publishedSeconds.toFixed(1)} s before kill -9, ${parts.length} parts; kill → ENDED with the recording (seen by polling) ${Date.now() - killedAt} ms; recording ${stream.recording!.duration_seconds} s`,
       );
-      expect(stream.recording.duration_seconds).toBeGreaterThan(0);
-      expect(stream.recording.duration_seconds).toBeLessThanOrEqual(Math.ceil(publishedSeconds));
-      expect(stream.recording.resolution).toBe("640x360");
+      expect(stream.recording!.duration_seconds).toBeGreaterThan(0);
+      expect(stream.recording!.duration_seconds).toBeLessThanOrEqual(Math.ceil(publishedSeconds));
+      expect(stream.recording!.resolution).toBe("640x360");
 
       const video = await waitFor(
         async () => {
-          const v = (((await (await b.api(`/videos/${stream.recording.asset_id}/`)).json()) as any).data?.video ?? {}) as any;
-          return ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
+          const v = (await ok(b.api(`/videos/${stream.recording!.asset_id}/`), "getVideo")).data?.video;
+          return v && ["COMPLETED", "ERROR"].includes(v.status) ? v : undefined;
         },
         { timeoutMs: 60_000, what: "the recording transcoded" },
       );

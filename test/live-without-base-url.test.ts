@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "./support/cluster.ts";
 import { waitFor } from "./support/events.ts";
+import { ok } from "./support/api.ts";
 
 /**
  * Issue 24, item 5: whether a broadcast is live is known inside the ingest
@@ -36,7 +37,7 @@ test.skipIf(!hasFfmpeg)(
     // A fixed PORT: with PORT=0 the service names its own address as BASE_URL.
     const ingest = await cluster.spawn({ PORT: String(freePort()), BASE_URL: UNREACHABLE });
     const other = await cluster.spawn();
-    const created = (await (await ingest.api("/livestreams/", { method: "POST", json: { title: "Unreachable BASE_URL" } })).json()) as any;
+    const created = await ok(ingest.api("/livestreams/", { method: "POST", json: { title: "Unreachable BASE_URL" } }), "createLivestream");
     const s = created.data.stream;
     expect(s.hls_url.startsWith(`${UNREACHABLE}/live/`)).toBe(true);
     expect(s.status).toBe("READY_TO_STREAM");
@@ -45,7 +46,7 @@ test.skipIf(!hasFfmpeg)(
     try {
       const live = await waitFor(
         async () => {
-          const r = (await (await other.api(`/livestreams/${s.id}/`)).json()) as any;
+          const r = await ok(other.api(`/livestreams/${s.id}/`), "getLivestream");
           return r.data?.stream?.status === "LIVE" ? r.data.stream : undefined;
         },
         { timeoutMs: 60_000, what: "the stream LIVE" },

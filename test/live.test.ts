@@ -6,6 +6,7 @@ import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { getStream as getStreamOf, streamIn as streamIn_ } from "./support/streams.ts";
 import { FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "../machines/test-contexts.ts";
+import { answer, failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -20,7 +21,7 @@ afterAll(() => t.stop());
 
 async function createStream(body: Record<string, unknown> = { title: "Live" }, key?: string) {
   const res = await t.api("/livestreams/", { method: "POST", json: body, key });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await answer(res, "createLivestream") };
 }
 
 const getStream = (id: string) => getStreamOf(t, id);
@@ -57,7 +58,7 @@ describe("a broadcast from start to a playable recording", () => {
     const final = parsePlaylist(await (await fetch(s.hls_url)).text());
     expect(final.ended).toBe(true);
     expect(ended.recording).toMatchObject({ transcoding: true, resolution: "640x360", width: 640, height: 360 });
-    expect(ended.recording.duration_seconds).toBeGreaterThanOrEqual(5);
+    expect(ended.recording!.duration_seconds).toBeGreaterThanOrEqual(5);
 
     const events = await outboxEvents(t.service, s.id);
     expect(events.map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
@@ -66,13 +67,13 @@ describe("a broadcast from start to a playable recording", () => {
     for (const e of events.slice(2)) {
       expect(Object.keys(e.data.stream).sort()).toEqual(SMALL_KEYS);
       expect(e.data.stream).toMatchObject({ status: "ENDED", latency: "LOW", drm: false });
-      expect(e.data.recording.asset_id).toBe(ended.recording.asset_id);
+      expect(e.data.recording.asset_id).toBe(ended.recording!.asset_id);
     }
 
-    const assetId = ended.recording.asset_id;
+    const assetId = ended.recording!.asset_id;
     const video = await waitFor(
       async () => {
-        const b = (await (await t.api(`/videos/${assetId}/`)).json()) as any;
+        const b = await ok(t.api(`/videos/${assetId}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
       },
       { timeoutMs: 120_000, what: "recording transcode" },
@@ -84,7 +85,7 @@ describe("a broadcast from start to a playable recording", () => {
     expect(videoEvents.map((e) => e.event)).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
     expect(videoEvents[1]!.data.video.kind).toBe("LIVESTREAM_RECORDING");
     const after = await waitFor(async () => (await getStream(s.id))?.playback_url ?? undefined, { what: "playback_url" });
-    expect(after).toBe(video.video.url);
+    expect(after).toBe(video.video.url!);
   }, 180_000);
 
   test("OBS form with an explicit end: LIVESTREAM_ENDED has the full shape, RECORDING_READY follows", async () => {
@@ -95,7 +96,7 @@ describe("a broadcast from start to a playable recording", () => {
     await streamStatus(s.id, ["LIVE"], 10_000);
     const end = await t.api(`/livestreams/${s.id}/end/`, { method: "POST" });
     expect(end.status).toBe(200);
-    expect(((await end.json()) as any).data.stream.status).toBe("ENDED");
+    expect((await ok(end, "endLivestream")).data.stream.status).toBe("ENDED");
     await expect(pub.finished).rejects.toThrow();
     await waitFor(async () => (await outboxEvents(t.service, s.id)).length >= 4, { timeoutMs: 15_000, what: "RECORDING_READY" });
     const events = await outboxEvents(t.service, s.id);
@@ -137,7 +138,7 @@ describe("refusals and failures", () => {
     await streamStatus(s.id, ["LIVE"], 10_000);
     pub.abort();
     const ended = await streamStatus(s.id, ["ENDED"], 10_000);
-    expect(ended.recording.asset_id).toMatch(/^vid_/);
+    expect(ended.recording!.asset_id).toMatch(/^vid_/);
     const events = (await outboxEvents(t.service, s.id)).map((e) => e.event);
     expect(events).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
   }, 120_000);
@@ -169,7 +170,7 @@ describe("scheduling and slots", () => {
     const at = new Date(Date.now() + 1500).toISOString();
     const res = await t.api("/livestreams/schedule/", { method: "POST", json: { title: "Later", scheduled_at: at } });
     expect(res.status).toBe(201);
-    const s = ((await res.json()) as any).data.stream;
+    const s = (await ok(res, "scheduleLivestream")).data.stream;
     expect(s.status).toBe("SCHEDULED");
     expect(s.scheduled_at).toBe(at);
     const early = publish({ url: s.rtmp_url, tags: await fixtureTags() });
@@ -187,11 +188,11 @@ describe("scheduling and slots", () => {
     try {
       const first = await small.api("/livestreams/", { method: "POST", json: { title: "one" } });
       expect(first.status).toBe(201);
-      const id = ((await first.json()) as any).data.stream.id;
+      const id = (await ok(first, "createLivestream")).data.stream.id;
       const second = await small.api("/livestreams/", { method: "POST", json: { title: "two" } });
       expect(second.status).toBe(503);
-      expect(((await second.json()) as any).error.code).toBe("NO_SLOTS_AVAILABLE");
-      const list = ((await (await small.api("/livestreams/")).json()) as any).data.items;
+      expect((await failed(second)).error.code).toBe("NO_SLOTS_AVAILABLE");
+      const list = (await ok(small.api("/livestreams/"), "listLivestreams")).data.items;
       expect(list).toHaveLength(1);
       await small.api(`/livestreams/${id}/end/`, { method: "POST" });
       expect((await small.api("/livestreams/", { method: "POST", json: { title: "three" } })).status).toBe(201);
@@ -205,10 +206,10 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
   const svc = await startTestService({ env: { LIVE_RECONNECT_MS: "60000" } });
   let restarted: TestService | undefined;
   try {
-    const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "Crash" } })).json()) as any).data.stream;
+    const s = (await ok(svc.api("/livestreams/", { method: "POST", json: { title: "Crash" } }), "createLivestream")).data.stream;
     const pub = publish({ url: s.rtmp_url, tags: await fixtureTags(), pace: "realtime" });
     await pub.started;
-    await waitFor(async () => ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 10_000 });
+    await waitFor(async () => (await ok(svc.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.status === "LIVE", { timeoutMs: 10_000 });
     await svc.stop({ cleanup: false });
     await pub.finished.catch(() => undefined);
     restarted = await startTestService({ dataDir: svc.dataDir, org: { orgId: svc.orgId, apiKey: svc.apiKey } });
@@ -216,12 +217,12 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
     const back = restarted;
     const after = await waitFor(
       async () => {
-        const stream = ((await (await back.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+        const stream = (await ok(back.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream;
         return stream.status === "ENDED" ? stream : undefined;
       },
       { timeoutMs: 15_000, what: "the cut broadcast ENDED after the restart" },
     );
-    expect(after.recording.asset_id).toMatch(/^vid_/);
+    expect(after.recording!.asset_id).toMatch(/^vid_/);
     const events = (await outboxEvents(restarted.service, s.id)).map((e) => e.event);
     expect(events).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
   } finally {
@@ -232,11 +233,11 @@ test("a restart during a broadcast ends it cleanly after the restart, with its r
 test("the idle rule: a ready stream nobody publishes to ends with no recording and frees its slot", async () => {
   const svc = await startTestService({ env: { LIVE_IDLE_TIMEOUT_MS: "1500", LIVE_SLOTS: "1" } });
   try {
-    const s = ((await (await svc.api("/livestreams/", { method: "POST", json: { title: "Nobody came" } })).json()) as any).data.stream;
+    const s = (await ok(svc.api("/livestreams/", { method: "POST", json: { title: "Nobody came" } }), "createLivestream")).data.stream;
     expect((await svc.api("/livestreams/", { method: "POST", json: { title: "No slot" } })).status).toBe(503);
     const ended = await waitFor(
       async () => {
-        const st = ((await (await svc.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+        const st = (await ok(svc.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream;
         return st.status === "ENDED" ? st : undefined;
       },
       { timeoutMs: 10_000, what: "idle end" },

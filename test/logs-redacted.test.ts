@@ -18,6 +18,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 async function json(res: Response) {
+  // Untyped on purpose: this helper reads every route the test calls (success or error) and the test walks the answer by key; the typed readers are test/support/api.ts.
   return { status: res.status, body: (await res.json()) as any };
 }
 

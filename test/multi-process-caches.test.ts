@@ -5,6 +5,7 @@ import { type Child, spawnService } from "./support/service-process.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService } from "./support/test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 /**
  * What one process changes, another process on the same database (a libSQL
@@ -26,7 +27,7 @@ test.each(["sqld", "file"])(
     let b: Child | undefined;
     try {
       b = await spawnService({ ...ENV, DATA_DIR: a.dataDir, ...(server ? { DATABASE_URL: server.httpUrl } : {}) }, { orgId: a.orgId, apiKey: a.apiKey });
-      const orgOnB = async () => ((await (await b!.api("/organization/")).json()) as any).data?.organization;
+      const orgOnB = async () => (await ok(b!.api("/organization/"), "getOrganization")).data?.organization;
 
       // Settings: changed through A, read by B on its next request.
       expect((await orgOnB()).limits.videos_create_per_minute).toBe(1000);
@@ -37,7 +38,7 @@ test.each(["sqld", "file"])(
       await a.service.webhooks.stop();
       const created = await a.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"] } });
       expect(created.status).toBe(201);
-      const endpointId = ((await created.json()) as any).data.endpoint.id;
+      const endpointId = (await ok(created, "createWebhook")).data.endpoint.id;
       await a.service.runtime.create(
         "video",
         videoInput({ id: newId("vid"), orgId: a.orgId, title: "Clip", sourceUrl: `https://example.com/${randomToken(8)}.mp4`, createdAt: new Date().toISOString() }),
@@ -45,7 +46,7 @@ test.each(["sqld", "file"])(
       await rx.waitFor(2, 15_000); // the first attempt and a retry: B holds the delivery and its endpoint
       const deleted = await a.api(`/webhooks/${endpointId}/`, { method: "DELETE" });
       expect(deleted.status).toBe(200);
-      expect(((await deleted.json()) as any).data.dropped_deliveries).toBe(1);
+      expect((await ok(deleted, "deleteWebhook")).data.dropped_deliveries).toBe(1);
       const atDelete = rx.received.length;
       // Without the recheck B would retry every second until its lease renewal (every 10 s) found the delivery gone.
       await Bun.sleep(5000);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { requestFrom } from "./support/http-from.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -34,6 +35,7 @@ async function answer(method: string, path: string, body: string | undefined) {
 
 describe("a route that takes no body refuses one (422)", () => {
   test("every operation of the document without a requestBody: GET, DELETE and POST actions", async () => {
+    // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
     const doc = (await (await fetch(`${t.base}/openapi/json`)).json()) as any;
     const ops: Array<[string, string]> = [];
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
@@ -55,12 +57,12 @@ describe("a route that takes no body refuses one (422)", () => {
 
   test("POST /livestreams/{id}/end/ with a body is refused and the stream stays live; nothing, {} or null end it", async () => {
     for (const accepted of [undefined, "{}", "null"]) {
-      const created = (await (await t.api("/livestreams/", { method: "POST", json: { title: "no-body" } })).json()) as any;
+      const created = await ok(t.api("/livestreams/", { method: "POST", json: { title: "no-body" } }), "createLivestream");
       const id = created.data.stream.id;
       const refused = await answer("POST", `/livestreams/${id}/end/`, '{"reason":"done"}');
       expect(refused.status).toBe(422);
       expect(refused.body.error.details).toEqual({ reason: "is not a known field" });
-      expect(((await (await t.api(`/livestreams/${id}/`)).json()) as any).data.stream.status).not.toBe("ENDED");
+      expect((await ok(t.api(`/livestreams/${id}/`), "getLivestream")).data.stream.status).not.toBe("ENDED");
       const ended = await answer("POST", `/livestreams/${id}/end/`, accepted);
       expect({ accepted, status: ended.status }).toEqual({ accepted, status: 200 });
       expect(ended.body.data.stream.status).toBe("ENDED");
@@ -68,7 +70,7 @@ describe("a route that takes no body refuses one (422)", () => {
   });
 
   test("DELETE /videos/{id}/ with a body is refused and the video stays; GET with a body is refused, without one it answers", async () => {
-    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: "http://127.0.0.1:9/nobody.mp4" } })).json()) as any;
+    const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: "http://127.0.0.1:9/nobody.mp4" } }), "createVideo");
     const id = created.data.asset.public_id;
     expect((await answer("DELETE", `/videos/${id}/`, '{"force":true}')).status).toBe(422);
     expect((await answer("GET", `/videos/${id}/`, '{"x":1}')).status).toBe(422);

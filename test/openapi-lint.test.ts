@@ -70,7 +70,7 @@ function nonStandard(schema: any, at: string, out: string[]) {
     if (SUBSCHEMA_MAPS.has(k)) for (const [name, sub] of Object.entries(v as object)) nonStandard(sub, `${at}.${k}.${name}`, out);
     if (SUBSCHEMAS.has(k)) nonStandard(v, `${at}.${k}`, out);
     if (SUBSCHEMA_LISTS.has(k)) {
-      for (const [i, sub] of (v as any[]).entries()) nonStandard(sub, `${at}.${k}[${i}]`, out);
+      for (const [i, sub] of (v as unknown[]).entries()) nonStandard(sub, `${at}.${k}[${i}]`, out);
     }
   }
 }

@@ -16,6 +16,7 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -54,6 +55,7 @@ async function call(method: string, path: string, template: string, init: { json
   const response = op.responses[String(res.status)];
   expect(response, `${method} ${template} answered ${res.status}, which the document does not list`).toBeDefined();
   expectValid(response.content["application/json"].schema, body, `${method} ${template} ${res.status}`);
+  // Untyped on purpose: this helper reads every route the test calls (success or error) and the test walks the answer by key; the typed readers are test/support/api.ts.
   return { status: res.status, body: body as any };
 }
 
@@ -114,7 +116,7 @@ describe("responses match the document", () => {
     const done = await waitFor(
       async () => {
         const r = await t.api(`/videos/${videoId}/`);
-        const b = (await r.json()) as any;
+        const b = await ok(r, "getVideo");
         return b.data.video.status !== "TRANSCODING" && b;
       },
       { timeoutMs: 25_000, what: "the transcode to end" },
@@ -159,7 +161,7 @@ describe("responses match the document", () => {
     }
     const seen = new Set(receiver.received.map((r) => r.headers.get("x-service-event")));
     for (const e of ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED", "LIVESTREAM_SCHEDULED", "LIVESTREAM_ENDED"]) expect(seen).toContain(e);
-    const endpointId2 = ((await t.api("/webhooks/").then((r) => r.json())) as any).data.items[0].id;
+    const endpointId2 = (await ok(t.api("/webhooks/"), "listWebhooks")).data.items[0]!.id;
     expect((await call("DELETE", `/webhooks/${endpointId2}/`, "/webhooks/{endpoint_id}/")).status).toBe(200);
   }, 120_000);
 
@@ -205,7 +207,7 @@ describe("responses match the document", () => {
     const made = await fetch(`${t.base}${PREFIX}/videos/uploads/`, { method: "POST", headers: { ...tus, "upload-length": "3" } });
     const res = await fetch(made.headers.get("location")!, { method: "PATCH", headers: { ...tus, "content-type": "application/offset+octet-stream" }, body: "abc" });
     expect(res.status).toBe(403);
-    expect(((await res.json()) as any).error).toEqual({ code: "VALIDATION_ERROR", details: { "Upload-Offset": "is required" } });
+    expect((await failed(res)).error).toEqual({ code: "VALIDATION_ERROR", details: { "Upload-Offset": "is required" } });
   });
 
   test("the sample payload of every event (POST …/test/, cli trigger) matches the document", () => {

@@ -7,6 +7,7 @@ import { waitFor } from "./support/events.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -94,13 +95,14 @@ describe("probes", () => {
   test("/readyz answers 200 when the database, storage, transcoder and ingest are ready", async () => {
     const res = await fetch(`${t.base}/readyz`);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "getReadiness");
     expect(body.status).toBe("ready");
     expect(body.failed).toEqual([]);
-    for (const check of ["database", "storage", "transcoder", "ingest"]) expect(body.checks[check].ok).toBe(true);
+    for (const check of ["database", "storage", "transcoder", "ingest"] as const) expect(body.checks[check].ok).toBe(true);
   });
 
   test("the probes and /metrics are documented in the OpenAPI document, without security", async () => {
+    // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
     const doc = (await (await fetch(`${t.base}/openapi/json`)).json()) as any;
     for (const path of ["/healthz", "/readyz", "/metrics"]) {
       expect(doc.paths[path]?.get).toBeDefined();
@@ -130,7 +132,7 @@ describe("request ids and the access log", () => {
     expect(noRoute.headers.get("x-request-id")).toBe("r-404");
     const invalid = await t.api("/videos/", { method: "POST", json: { source_url: 42 }, headers: { "x-request-id": "r-422" } });
     expect(invalid.status).toBe(422);
-    expect(((await invalid.json()) as any).success).toBe(false);
+    expect((await failed(invalid)).success).toBe(false);
     expect(invalid.headers.get("x-request-id")).toBe("r-422");
   });
 
@@ -173,14 +175,14 @@ describe("metrics", () => {
   test("a completed transcode shows its realtime factor, job durations and queue depth; webhook outcomes are counted", async () => {
     const hook = await t.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED", "VIDEO_TRANSCODING_COMPLETED"] } });
     expect(hook.status).toBe(201);
-    const { endpoint, signing_secret: signingSecret } = ((await hook.json()) as any).data;
+    const { endpoint, signing_secret: signingSecret } = (await ok(hook, "createWebhook")).data;
 
-    const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+    const up = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
     expect((await fetch(up.upload_url, { method: "PUT", body: Bun.file(`${FIXTURES}/av-360p-2s.mp4`) })).status).toBe(200);
     const registered = await t.api("/videos/", { method: "POST", json: { source_url: up.source_url } });
     expect(registered.status).toBe(201);
-    const videoId = ((await registered.json()) as any).data.asset.public_id;
-    await waitFor(async () => ((await (await t.api(`/videos/${videoId}/`)).json()) as any).data.video.status === "COMPLETED", { timeoutMs: 60_000, what: "COMPLETED" });
+    const videoId = (await ok(registered, "createVideo")).data.asset.public_id;
+    await waitFor(async () => (await ok(t.api(`/videos/${videoId}/`), "getVideo")).data.video.status === "COMPLETED", { timeoutMs: 60_000, what: "COMPLETED" });
 
     // The receiver answered 500, then hung past WEBHOOK_TIMEOUT_MS, then 204s: each outcome once at least.
     await rx.waitFor(3, 20_000);
@@ -234,10 +236,10 @@ describe("metrics", () => {
 
 describe("live", () => {
   test("a live stream and its playlist clients show as live streams, broadcasts and viewers", async () => {
-    const stream = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Watched" } })).json()) as any).data.stream;
+    const stream = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Watched" } }), "createLivestream")).data.stream;
     const pub = publish({ url: stream.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "fast", unpublishAtEnd: false });
     await pub.started;
-    await waitFor(async () => ((await (await t.api(`/livestreams/${stream.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
+    await waitFor(async () => (await ok(t.api(`/livestreams/${stream.id}/`), "getLivestream")).data.stream.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
     // Two players (different user agents) reload the playlist; one of them twice.
     for (const ua of ["player-a", "player-b", "player-a"]) expect((await fetch(stream.hls_url, { headers: { "user-agent": ua } })).status).toBe(200);
     const samples = await scrape();
@@ -265,7 +267,7 @@ describe("METRICS_TOKEN and readiness on a database that goes away", () => {
       await sqld.stop({ keep: true });
       const res = await fetch(`${s.base}/readyz`);
       expect(res.status).toBe(503);
-      const body = (await res.json()) as any;
+      const body = await failed(res, "getReadiness");
       expect(body.status).toBe("unavailable");
       expect(body.failed).toContain("database");
       expect(body.checks.database.ok).toBe(false);

@@ -25,6 +25,7 @@ let player: PlayerHarness;
 let dir: string;
 let otherKey: string;
 
+// Untyped on purpose: this helper reads every route the test calls (success or error) and the test walks the answer by key; the typed readers are test/support/api.ts.
 const json = async (r: Response) => (await r.json()) as any;
 const api = (path: string, init: RequestInit & { json?: unknown; key?: string | null } = {}) => t.api(path, init);
 

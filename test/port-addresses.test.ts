@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -123,7 +124,7 @@ test("rtmp_url takes its host from BASE_URL (no RTMP_HOST set)", async () => {
     body: JSON.stringify({ title: "Port" }),
   });
   expect(res.status).toBe(201);
-  const stream = ((await res.json()) as any).data.stream;
+  const stream = (await ok(res, "createLivestream")).data.stream;
   expect(stream.rtmp_url).toStartWith(`rtmp://127.0.0.1:${rtmpPort}/live/`);
   expect(stream.hls_url).toStartWith(`${base}/`);
 }, 120_000);

@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { checkPosters, videoBackend } from "./support/posters.ts";
+import { ok } from "./support/api.ts";
 
 const native = videoBackend("native");
 
@@ -24,18 +25,18 @@ describe("posters (native backend)", () => {
     expect(data.video.watch_url).toBe(`${native.t.base}/watch/${token}`);
 
     // The list answers the same fields.
-    const list = (await (await native.t.api("/videos/")).json()) as any;
-    expect(list.data.items.find((v: any) => v.video.id === id).video.thumbnail_url).toBe(data.video.thumbnail_url);
+    const list = await ok(native.t.api("/videos/"), "listVideos");
+    expect(list.data.items.find((v) => v.video.id === id)!.video.thumbnail_url).toBe(data.video.thumbnail_url);
 
     // The watch page's bookkeeping file sits in the media dir but is never served; other tokens serve nothing.
     expect((await fetch(`${mediaDir}.watch.json`)).status).toBe(404);
-    expect((await fetch(data.video.thumbnail_url.replace(token!, "0".repeat(40)))).status).toBe(404);
+    expect((await fetch(data.video.thumbnail_url!.replace(token!, "0".repeat(40)))).status).toBe(404);
 
     // Another organization cannot read the video (its fields included): the media token is the only capability.
     const other = await native.t.service.orgs.createOrg("other");
     const res = await native.t.api(`/videos/${id}/`, { key: other.apiKey });
     expect(res.status).toBe(404);
-    const otherList = (await (await native.t.api("/videos/", { key: other.apiKey })).json()) as any;
+    const otherList = await ok(native.t.api("/videos/", { key: other.apiKey }), "listVideos");
     expect(JSON.stringify(otherList)).not.toContain(token!);
   }, 60_000);
 

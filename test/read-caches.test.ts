@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { videoInput } from "../machines/test-contexts.ts";
 import { newId } from "../src/ids.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -17,6 +18,7 @@ let other: { orgId: string; key: string };
 
 const get = async (path: string, key = t.apiKey) => {
   const res = await t.api(path, { key });
+  // Untyped on purpose: this helper reads every route the test calls (success or error) and the test walks the answer by key; the typed readers are test/support/api.ts.
   return { status: res.status, body: (await res.json()) as any };
 };
 
@@ -55,7 +57,7 @@ test("list items are byte for byte the single GET's resource, and the envelope i
   const ids = [first, await createVideo()];
   const res = await t.api("/videos/?limit=100");
   expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
-  const list = (await res.json()) as any;
+  const list = await ok(res, "listVideos");
   expect(Object.keys(list)).toEqual(["success", "message", "data", "meta"]);
   expect(list.success).toBe(true);
   expect(list.message).toBe("OK");
@@ -72,9 +74,9 @@ test("list items are byte for byte the single GET's resource, and the envelope i
 
 test("another organization's ids stay 404 and its lists stay its own, after the owner's answers were cached", async () => {
   const id = await createVideo();
-  const stream = (await (await t.api("/livestreams/", { method: "POST", json: { title: "Mine" } })).json()) as any;
+  const stream = await ok(t.api("/livestreams/", { method: "POST", json: { title: "Mine" } }), "createLivestream");
   const streamId = stream.data.stream.id;
-  const hook = (await (await t.api("/webhooks/", { method: "POST", json: { url: "https://example.com/hook", events: ["VIDEO_TRANSCODING_COMPLETED"] } })).json()) as any;
+  const hook = await ok(t.api("/webhooks/", { method: "POST", json: { url: "https://example.com/hook", events: ["VIDEO_TRANSCODING_COMPLETED"] } }), "createWebhook");
   for (let i = 0; i < 2; i++) {
     expect((await get(`/videos/${id}/`)).status).toBe(200);
     expect((await get(`/livestreams/${streamId}/`)).status).toBe(200);
@@ -98,7 +100,7 @@ test("a deletion is seen at once: a deleted video 404s and leaves the list, a de
   expect((await get(`/videos/${id}/`)).status).toBe(404);
   expect((await get("/videos/?limit=100")).body.data.items.some((v: any) => v.video.id === id)).toBe(false);
 
-  const hook = (await (await t.api("/webhooks/", { method: "POST", json: { url: "https://example.com/gone", events: ["VIDEO_TRANSCODING_COMPLETED"] } })).json()) as any;
+  const hook = await ok(t.api("/webhooks/", { method: "POST", json: { url: "https://example.com/gone", events: ["VIDEO_TRANSCODING_COMPLETED"] } }), "createWebhook");
   expect((await get("/webhooks/")).body.data.items.some((e: any) => e.id === hook.data.endpoint.id)).toBe(true);
   expect((await t.api(`/webhooks/${hook.data.endpoint.id}/`, { method: "DELETE" })).status).toBe(200);
   expect((await get("/webhooks/")).body.data.items.some((e: any) => e.id === hook.data.endpoint.id)).toBe(false);
@@ -177,7 +179,7 @@ test("every read on the hot path is served by an index (EXPLAIN QUERY PLAN)", ()
 });
 
 test("the stored JSON of a stream list follows its viewer count and its transitions", async () => {
-  const created = (await (await t.api("/livestreams/", { method: "POST", json: { title: "Watch me" } })).json()) as any;
+  const created = await ok(t.api("/livestreams/", { method: "POST", json: { title: "Watch me" } }), "createLivestream");
   const id = created.data.stream.id;
   const item = async () => (await get("/livestreams/?limit=100")).body.data.items.find((s: any) => s.id === id);
   const first = await item();

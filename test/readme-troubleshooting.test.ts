@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -35,7 +36,7 @@ afterAll(async () => {
 });
 
 test("a reused upload URL: the row names the status the PUT answers", async () => {
-  const slot = ((await (await t.api("/videos/upload-url/", { method: "POST", json: { filename: "a.mp4" } })).json()) as any).data;
+  const slot = (await ok(t.api("/videos/upload-url/", { method: "POST", json: { filename: "a.mp4" } }), "createUploadUrl")).data;
   expect((await fetch(slot.upload_url, { method: "PUT", body: "x".repeat(100) })).status).toBe(200);
   const again = await fetch(slot.upload_url, { method: "PUT", body: "x".repeat(100) });
   const row = rowFor(`Upload \`PUT\` answers ${again.status}`);
@@ -49,10 +50,10 @@ test("a reused upload URL: the row names the status the PUT answers", async () =
 test("a web page as source_url: the row names the failure code the video gets", async () => {
   const res = await t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${page.port}/watch?v=1`, title: "A page" } });
   expect(res.status).toBe(201);
-  const id = ((await res.json()) as any).data.video.id;
+  const id = (await ok(res, "createVideo")).data.video.id;
   const error = await waitFor(
     async () => {
-      const data = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
+      const data = (await ok(t.api(`/videos/${id}/`), "getVideo")).data;
       return data.video.status === "ERROR" ? data.error : undefined;
     },
     { timeoutMs: 90_000, what: "the page's video in ERROR" },
@@ -73,7 +74,7 @@ async function push(url: string) {
 }
 
 test("a wrong rtmp_url and an ended stream: the rows quote what ffmpeg prints", async () => {
-  const stream = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Trouble" } })).json()) as any).data.stream;
+  const stream = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Trouble" } }), "createLivestream")).data.stream;
   const wrong = await push(stream.rtmp_url.replace(/sig=[0-9a-f]{4}/, "sig=0000"));
   const wrongText = /Server error: ([^\n]+)/.exec(wrong)?.[1];
   expect(wrongText, wrong).toBeDefined();

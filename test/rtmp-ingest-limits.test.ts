@@ -13,6 +13,7 @@ import { fixtureTags, looped, padWithFiller, Trickler } from "../media/rtmp/test
 import { createLogger } from "../src/log.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -35,13 +36,13 @@ afterAll(async () => {
 async function createStream(title: string) {
   const res = await t.api("/livestreams/", { method: "POST", json: { title } });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data.stream;
+  return (await ok(res, "createLivestream")).data.stream;
 }
 
 const streamStatus = (id: string, status: string, timeoutMs: number) =>
   waitFor(
     async () => {
-      const s = ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+      const s = (await ok(t.api(`/livestreams/${id}/`), "getLivestream")).data?.stream;
       return s?.status === status ? s : undefined;
     },
     { timeoutMs, what: `stream ${id} ${status}` },

@@ -8,6 +8,8 @@ import { startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import type { Child } from "./support/service-process.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
+import type { VideoEventData } from "../packages/client/src/index.ts";
 
 setDefaultTimeout(120_000);
 
@@ -79,7 +81,7 @@ async function waitExplained<T>(id: string, processes: Child[], check: () => Pro
   }
 }
 
-const videoOf = async (c: Child, id: string) => ((await (await c.api(`/videos/${id}/`)).json()) as any).data?.video;
+const videoOf = async (c: Child, id: string) => (await ok(c.api(`/videos/${id}/`), "getVideo")).data?.video;
 
 beforeAll(async () => {
   cluster = await startCluster({
@@ -111,7 +113,7 @@ test.skipIf(!hasFfmpeg)(
     for (let i = 0; i < 3; i++) {
       const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url(`av-360p-2s.mp4?n=${i}`), title: `scale ${i}` } });
       expect(res.status).toBe(201);
-      ids.push(((await res.json()) as any).data.asset.public_id);
+      ids.push((await ok(res, "createVideo")).data.asset.public_id);
     }
     const done = await Promise.all(
       ids.map((id) => waitExplained(id, children, async () => ((await videoOf(b, id))?.status === "COMPLETED" ? videoOf(c, id) : undefined), { timeoutMs: 90_000, what: `video ${id} COMPLETED` })),
@@ -120,13 +122,13 @@ test.skipIf(!hasFfmpeg)(
     for (const v of done) {
       expect(v.status).toBe("COMPLETED");
       // The ladder is in the bucket...
-      const token = new URL(v.url).pathname.split("/")[2]!;
+      const token = new URL(v.url!).pathname.split("/")[2]!;
       const keys = await objectKeys(`media/${token}/`);
-      expect(keys).toContain(keyOf(v.url));
+      expect(keys).toContain(keyOf(v.url!));
       expect(keys.some((k) => k.endsWith(".ts") || k.endsWith(".m4s"))).toBe(true);
       // ...and every process serves it, with byte ranges.
       for (const p of children) {
-        const url = new URL(v.url);
+        const url = new URL(v.url!);
         const master = await fetch(`${p.base}${url.pathname}`);
         expect(master.status).toBe(200);
         const rung = parsePlaylist(await master.text()).uris[0]!;
@@ -147,7 +149,7 @@ test.skipIf(!hasFfmpeg)(
     const deliveryIds = rx.received.map((r) => r.headers.get("x-service-delivery"));
     expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
     expect(received.length).toBe(9);
-    const pairs = rx.received.map((r) => `${(JSON.parse(r.body) as any).data.video.id}:${r.headers.get("x-service-event")}`);
+    const pairs = rx.received.map((r) => `${(JSON.parse(r.body) as { data: VideoEventData }).data.video.id}:${r.headers.get("x-service-event")}`);
     expect(new Set(pairs).size).toBe(9);
   },
   150_000,
@@ -160,7 +162,7 @@ test.skipIf(!hasFfmpeg)(
     // A long enough source that the kill lands mid-transcode.
     const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url("av-720p-3s.mp4?kill=1"), title: "killed mid-transcode" } });
     expect(res.status).toBe(201);
-    const id = ((await res.json()) as any).data.asset.public_id as string;
+    const id = (await ok(res, "createVideo")).data.asset.public_id as string;
 
     // Whoever started it: find the transcoding process by the work row's holder.
     const owner = await waitFor(
@@ -189,9 +191,9 @@ test.skipIf(!hasFfmpeg)(
     if (done.status !== "COMPLETED") throw new Error(`The video failed instead of completing.\n${await explain(id, children)}`);
     // The whole source, not a copy the killed process had half downloaded.
     expect([done.size_bytes, done.duration_seconds]).toEqual([String(SOURCE_BYTES), 3]);
-    const token = new URL(done.url).pathname.split("/")[2]!;
-    expect(await objectKeys(`media/${token}/`)).toContain(keyOf(done.url));
-    const master = await fetch(`${a.base}${new URL(done.url).pathname}`);
+    const token = new URL(done.url!).pathname.split("/")[2]!;
+    expect(await objectKeys(`media/${token}/`)).toContain(keyOf(done.url!));
+    const master = await fetch(`${a.base}${new URL(done.url!).pathname}`);
     expect(master.status).toBe(200);
     const completed = await sql("SELECT count(*) AS n FROM outbox WHERE entity_id = ? AND event = 'VIDEO_TRANSCODING_COMPLETED'", [id]);
     expect(Number(completed[0]!.n)).toBe(1);
@@ -222,7 +224,7 @@ test.skipIf(!hasFfmpeg)(
       while (children.filter((c) => c !== a && alive(c)).length < 2) await cluster.spawn();
       const res = await a.api("/videos/", { method: "POST", json: { source_url: origin.url(`av-720p-3s.mp4?download=${attempt}`), title: "killed mid-download" } });
       expect(res.status).toBe(201);
-      const id = ((await res.json()) as any).data.asset.public_id as string;
+      const id = (await ok(res, "createVideo")).data.asset.public_id as string;
       // Whoever holds its transcode (a claim may hand the row back to the fetch stage first): spin (no await:
       // nothing of this process's may delay the kill) until a partial copy shows in its work dir.
       const deadline = Date.now() + 30_000;

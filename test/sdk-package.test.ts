@@ -16,6 +16,7 @@ import { checkWebhook } from "../src/webhooks/verify-webhook.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -93,12 +94,12 @@ describe("@vidlive/client, packed and installed", () => {
     expect(out.missing).toEqual({ status: 404, code: "NOT_FOUND" });
     expect(out.refused).toBe(401);
     // The stream is really there.
-    const got = (await (await t.api(`/livestreams/${out.stream.body.id}/`)).json()) as any;
+    const got = await ok(t.api(`/livestreams/${out.stream.body.id}/`), "getLivestream");
     expect(got.data.stream.title).toBe("From Node");
   }, 120_000);
 
   test("verifyWebhook accepts a real delivery signed by the service, and agrees with the service's checker on every case", async () => {
-    const created = (await (await t.api("/webhooks/", { method: "POST", json: { url: receiver.url, events: ["LIVESTREAM_SCHEDULED"] } })).json()) as any;
+    const created = await ok(t.api("/webhooks/", { method: "POST", json: { url: receiver.url, events: ["LIVESTREAM_SCHEDULED"] } }), "createWebhook");
     const secret = created.data.signing_secret as string;
     expect((await t.api("/livestreams/", { method: "POST", json: { title: "Signed" } })).status).toBe(201);
     const [delivery] = await receiver.waitFor(1, 10_000);

@@ -9,6 +9,7 @@ import { waitFor } from "./support/events.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -61,7 +62,7 @@ async function allRows(t: TestService): Promise<Record<string, string>> {
 }
 
 async function getStream(id: string) {
-  return ((await (await t!.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+  return (await ok(t!.api(`/livestreams/${id}/`), "getLivestream")).data?.stream;
 }
 
 describe("stream keys at rest", () => {
@@ -73,7 +74,7 @@ describe("stream keys at rest", () => {
     expect(hook.status).toBe(201);
     const created = await t.api("/livestreams/", { method: "POST", json: { title: "Sealed" } });
     expect(created.status).toBe(201);
-    const s = ((await created.json()) as any).data.stream;
+    const s = (await ok(created, "createLivestream")).data.stream;
     const key: string = s.stream_key;
     const sig = new URL(s.rtmp_url.replace(/^rtmp:/, "http:")).searchParams.get("sig")!;
     expect(key).toMatch(/^[0-9A-Za-z]{32}$/);
@@ -111,7 +112,7 @@ describe("stream keys at rest", () => {
 
     // The recording video carries the key too (video.stream.stream_key): sealed in its stored state as well.
     const recording = await waitFor(async () => (await getStream(s.id))?.recording ?? undefined, { timeoutMs: 15_000, what: "recording" });
-    const video = ((await (await t.api(`/videos/${recording.asset_id}/`)).json()) as any).data;
+    const video = (await ok(t.api(`/videos/${recording.asset_id}/`), "getVideo")).data;
     expect(video.stream).toEqual({ id: s.id, stream_key: key });
     expect(await getStream(s.id)).toMatchObject({ stream_key: key, rtmp_url: s.rtmp_url, status: "ENDED" });
     await assertNowhere();
@@ -120,7 +121,7 @@ describe("stream keys at rest", () => {
   test("a database written before sealing is upgraded at start-up: keys sealed, digests made, the stream still publishable", async () => {
     const dataDir = freshDataDir();
     t = await startTestService({ dataDir });
-    const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Old" } })).json()) as any).data.stream;
+    const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Old" } }), "createLivestream")).data.stream;
     const org = { orgId: t.orgId, apiKey: t.apiKey };
     // What an older version stored: the context in plaintext, and no digest row (its stream_keys table is dropped by the migration).
     const record = (await t.service.runtime.get("livestream", s.id))!;
@@ -190,7 +191,7 @@ describe("file permissions", () => {
       const key = /API key \(shown once\): (sk_live_\S+)/.exec(out)![1]!;
       const up = await fetch(`${base}/api/public/v1/videos/upload-url/`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" });
       expect(up.status).toBe(201);
-      const put = await fetch(((await up.json()) as any).data.upload_url, { method: "PUT", body: Bun.file(join(import.meta.dir, "../fixtures/av-360p-2s.mp4")) });
+      const put = await fetch((await ok(up, "createUploadUrl")).data.upload_url, { method: "PUT", body: Bun.file(join(import.meta.dir, "../fixtures/av-360p-2s.mp4")) });
       expect(put.status).toBe(200);
       const open: string[] = [];
       const files = [...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: false, dot: true })];

@@ -68,7 +68,7 @@ describe.skipIf(!hasChromium)("settings: API keys and members", () => {
     const key = (await owner.locator("#new-api-key").innerText()).trim();
     expect(key).toMatch(/^sk_live_[A-Za-z0-9]+_[A-Za-z0-9]+$/);
     await owner.getByRole("button", { name: "Copy key" }).click();
-    expect(await owner.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(key);
+    expect(await owner.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(key);
     expect(await rowOf(owner, "ci runner").innerText()).toContain("never");
 
     expect(await call(key)).toBe(200);

@@ -18,7 +18,7 @@ describe.skipIf(!hasChromium)("settings screen: a stream's SRT URL (issue 26)", 
     await page.waitForURL((u) => /^\/settings\/live\/[^/]+$/.test(u.pathname));
     const id = page.url().split("/").pop()!;
     const srtUrl = await page.getByLabel("SRT URL", { exact: true }).inputValue();
-    expect(srtUrl).toBe((await getStream(screen.t, id)).srt_url);
+    expect(srtUrl).toBe((await getStream(screen.t, id)).srt_url!);
     expect(srtUrl).toMatch(/^srt:\/\/.+:\d+\?streamid=publish:/);
     expect(await page.getByRole("button", { name: "Copy SRT URL" }).isVisible()).toBe(true);
     await page.context().close();

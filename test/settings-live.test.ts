@@ -3,6 +3,7 @@ import { withOffset } from "../src/settings/live-pages.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { getStream } from "./support/streams.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -38,7 +39,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     expect(await page.locator("#stream").getAttribute("data-status")).toBe("SCHEDULED");
     const booked = await getStream(screen.t, page.url().split("/").pop()!);
     // Within a day of it whatever the browser's time zone (the page sends its offset).
-    expect(Math.abs(Date.parse(booked.scheduled_at) - later.getTime())).toBeLessThan(86_400_000);
+    expect(Math.abs(Date.parse(booked.scheduled_at!) - later.getTime())).toBeLessThan(86_400_000);
 
     await page.getByRole("link", { name: "Live streams", exact: true }).click();
     await page.getByLabel("Title", { exact: true }).fill("Launch");
@@ -78,14 +79,14 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
     const stream = await getStream(screen.t, id);
     expect(stream.status).toBe("ENDED");
     await page.locator("#recording-link").click();
-    expect(new URL(page.url()).pathname).toBe(`/settings/videos/${stream.recording.asset_id}`);
+    expect(new URL(page.url()).pathname).toBe(`/settings/videos/${stream.recording!.asset_id}`);
     expect(await page.locator("main h1").innerText()).toBe("Launch");
     await page.context().close();
   }, 90_000);
 
   test("another organization's stream is a 404 page, as a missing one; a viewer cannot create", async () => {
     const other = await screen.t.service.orgs.createOrg("other");
-    const foreign = (await (await screen.t.api("/livestreams/", { method: "POST", json: { title: "Theirs" }, key: other.apiKey })).json()) as any;
+    const foreign = await ok(screen.t.api("/livestreams/", { method: "POST", json: { title: "Theirs" }, key: other.apiKey }), "createLivestream");
     const viewer = await screen.signInAs("viewer");
     expect((await viewer.goto(`${screen.t.base}/settings/live/${foreign.data.stream.id}`))!.status()).toBe(404);
     expect((await viewer.goto(`${screen.t.base}/settings/live/liv_missing`))!.status()).toBe(404);
@@ -100,7 +101,7 @@ describe.skipIf(!hasChromium)("settings screen: who sees a stream's push credent
 
   test("a viewer's stream page has no rtmp_url, stream key or its signature; developer and admin see them", async () => {
     const created = await screen.t.api("/livestreams/", { method: "POST", json: { title: "Keys" } });
-    const stream = ((await created.json()) as any).data.stream;
+    const stream = (await ok(created, "createLivestream")).data.stream;
     const signature = new URL(stream.rtmp_url.replace(/^rtmp:/, "http:")).searchParams.get("sig")!;
     expect(stream.stream_key.length).toBeGreaterThan(8);
 

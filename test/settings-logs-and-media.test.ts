@@ -9,6 +9,7 @@ import { findPocketsphinx } from "../media/stt/pocketsphinx.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -77,13 +78,13 @@ describe.skipIf(!hasChromium)("settings: delivery log columns, a completed video
   }, 60_000);
 
   test(`a COMPLETED video's page: renditions, download links that fetch 200${pocketsphinx ? ", transcript and summary" : ""}`, async () => {
-    const upload = (await (await screen.t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any;
+    const upload = await ok(screen.t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl");
     expect((await fetch(upload.data.upload_url, { method: "PUT", body: Bun.file(SPEECH) })).ok).toBe(true);
-    const created = (await (await screen.t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url, title: "Speech", subtitles: pocketsphinx } })).json()) as any;
+    const created = await ok(screen.t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url, title: "Speech", subtitles: pocketsphinx } }), "createVideo");
     const id = created.data.video.id as string;
     let data: any;
     for (let i = 0; i < 480; i++) {
-      data = ((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data;
+      data = (await ok(screen.t.api(`/videos/${id}/`), "getVideo")).data;
       if (data.video.status !== "TRANSCODING") break;
       await Bun.sleep(250);
     }

@@ -9,6 +9,7 @@ import { importPKCS8, SignJWT } from "jose";
 import type { Page } from "playwright-core";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
+import { ok } from "./support/api.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -21,7 +22,7 @@ describe.skipIf(!hasChromium)("settings: signing keys, restrictions, policy", ()
   }, 120_000);
 
   test("a signing key: private key shown once and usable, listed by id, deleted after confirmation", async () => {
-    const stream = (await (await screen.t.api("/livestreams/", { method: "POST", json: { title: "signed on screen", playback_policy: "signed" } })).json()) as any;
+    const stream = await ok(screen.t.api("/livestreams/", { method: "POST", json: { title: "signed on screen", playback_policy: "signed" } }), "createLivestream");
     const { id: streamId, hls_url: hlsUrl } = stream.data.stream;
 
     await owner.goto(`${screen.t.base}/settings/signing-keys`);
@@ -58,7 +59,7 @@ describe.skipIf(!hasChromium)("settings: signing keys, restrictions, policy", ()
     await owner.getByLabel("Allowed domains").fill("example.com, *.example.com");
     await owner.getByRole("button", { name: "Create restriction" }).click();
     expect(await owner.locator("tbody").innerText()).toContain("example.com, *.example.com");
-    const listed = (await (await screen.t.api("/playback-restrictions/")).json()) as any;
-    expect(listed.data.items[0].referrer).toEqual({ allowed_domains: ["example.com", "*.example.com"], allow_no_referrer: false });
+    const listed = await ok(screen.t.api("/playback-restrictions/"), "listPlaybackRestrictions");
+    expect(listed.data.items[0]!.referrer).toEqual({ allowed_domains: ["example.com", "*.example.com"], allow_no_referrer: false });
   }, 120_000);
 });

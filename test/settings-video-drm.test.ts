@@ -3,6 +3,7 @@ import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { playerPlays, settingsScreen } from "./support/settings-browser.ts";
+import { ok } from "./support/api.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 const native = await hasNativeFfmpeg();
@@ -25,7 +26,7 @@ describe.skipIf(!hasChromium || !native)("settings screen: a DRM video's player 
     const id = (await page.locator("tr[data-video-id]").getAttribute("data-video-id"))!;
     const video = await waitFor(
       async () => {
-        const v = ((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video;
+        const v = (await ok(screen.t.api(`/videos/${id}/`), "getVideo")).data.video;
         return v.status !== "TRANSCODING" ? v : undefined;
       },
       { timeoutMs: 60_000, what: "DRM video settled" },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { playerPlays, settingsScreen } from "./support/settings-browser.ts";
+import { ok } from "./support/api.ts";
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -34,7 +35,7 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     if (seenAt === "TRANSCODING") expect(await page.evaluate("window.sameDocument")).toBe(true);
 
     const id = (await row.getAttribute("data-video-id"))!;
-    const api = (await (await screen.t.api(`/videos/${id}/`)).json()) as any;
+    const api = await ok(screen.t.api(`/videos/${id}/`), "getVideo");
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
@@ -52,9 +53,9 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
 
   test("a viewer sees the list without upload or delete; another organization's video is a 404 page", async () => {
     const other = await screen.t.service.orgs.createOrg("other");
-    const upload = (await (await screen.t.api("/videos/upload-url/", { method: "POST", json: {}, key: other.apiKey })).json()) as any;
+    const upload = await ok(screen.t.api("/videos/upload-url/", { method: "POST", json: {}, key: other.apiKey }), "createUploadUrl");
     await fetch(upload.data.upload_url, { method: "PUT", body: Bun.file(FIXTURE) });
-    const foreign = (await (await screen.t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url }, key: other.apiKey })).json()) as any;
+    const foreign = await ok(screen.t.api("/videos/", { method: "POST", json: { source_url: upload.data.source_url }, key: other.apiKey }), "createVideo");
 
     const viewer = await screen.signInAs("viewer");
     await viewer.goto(`${screen.t.base}/settings/videos`);
@@ -71,10 +72,10 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     let fixed = false;
     const origin = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (fixed ? new Response(Bun.file(FIXTURE)) : new Response("gone", { status: 404 })) });
     try {
-      const created = (await (await screen.t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${origin.port}/clip.mp4`, title: "Flaky source" } })).json()) as any;
+      const created = await ok(screen.t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${origin.port}/clip.mp4`, title: "Flaky source" } }), "createVideo");
       const id = created.data.asset.public_id as string;
       const end = Date.now() + 60_000;
-      while ((((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status as string) !== "ERROR" && Date.now() < end) await Bun.sleep(100);
+      while (((await ok(screen.t.api(`/videos/${id}/`), "getVideo")).data.video.status as string) !== "ERROR" && Date.now() < end) await Bun.sleep(100);
 
       const viewer = await screen.signInAs("viewer");
       await viewer.goto(`${screen.t.base}/settings/videos/${id}`);
@@ -90,7 +91,7 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
         `${screen.t.base}/settings/videos/${id}/retry`,
       );
       expect(forged).toBe(403);
-      expect(((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status).toBe("ERROR");
+      expect((await ok(screen.t.api(`/videos/${id}/`), "getVideo")).data.video.status).toBe("ERROR");
 
       fixed = true;
       await page.getByRole("button", { name: "Retry" }).click();
@@ -101,7 +102,7 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
       let status = "TRANSCODING";
       while (status === "TRANSCODING" && Date.now() < done) {
         await Bun.sleep(200);
-        status = ((await (await screen.t.api(`/videos/${id}/`)).json()) as any).data.video.status;
+        status = (await ok(screen.t.api(`/videos/${id}/`), "getVideo")).data.video.status;
       }
       expect(status).toBe("COMPLETED");
       await page.context().close();

@@ -3,6 +3,7 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -67,13 +68,13 @@ describe.skipIf(!hasChromium)("settings screen: webhooks (issue 13 point 4)", ()
     await page.getByRole("button", { name: "Delete endpoint" }).click();
     await page.waitForURL((u) => u.pathname === "/settings/webhooks");
     expect(await page.getByText("No webhook endpoints yet").isVisible()).toBe(true);
-    const api = (await (await screen.t.api("/webhooks/")).json()) as any;
+    const api = await ok(screen.t.api("/webhooks/"), "listWebhooks");
     expect(api.data.items).toEqual([]);
     await page.context().close();
   }, 120_000);
 
   test("a viewer reads but cannot change; another organization's endpoint is a 404 page, as a missing one", async () => {
-    const created = (await (await screen.t.api("/webhooks/", { method: "POST", json: { url: `${receiver.url}/viewer`, events: ["VIDEO_UPLOADED"] } })).json()) as any;
+    const created = await ok(screen.t.api("/webhooks/", { method: "POST", json: { url: `${receiver.url}/viewer`, events: ["VIDEO_UPLOADED"] } }), "createWebhook");
     const id = created.data.endpoint.id;
     const viewer = await screen.signInAs("viewer");
     await viewer.goto(`${screen.t.base}/settings/webhooks`);

@@ -14,6 +14,7 @@ import { parsePlaylist } from "./support/media-check.ts";
 import { startS3rver, type S3Server } from "./support/s3rver.ts";
 import { startSqld, type Sqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -65,7 +66,7 @@ function localFiles(t: TestService, folder: string): string[] {
 async function settled(t: TestService, id: string) {
   return waitFor(
     async () => {
-      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      const body = await ok(t.api(`/videos/${id}/`), "getVideo");
       return ["COMPLETED", "ERROR"].includes(body.data?.video?.status) ? body.data : undefined;
     },
     { timeoutMs: 60_000, what: `video ${id} settled` },
@@ -80,7 +81,7 @@ const on = (t: TestService, url: string) => {
 
 describe.skipIf(!native)("STORAGE=s3", () => {
   test("a presigned upload goes straight to the bucket; media is served with ranges by either process; nothing stays on local disks; DELETE removes the objects", async () => {
-    const created = (await (await a.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any;
+    const created = await ok(a.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl");
     const slot = created.data;
     expect(slot.source_url).toBe(`${a.base}/uploads/${slot.upload_id}`);
     // A presigned S3 PUT, expiring with the slot.
@@ -99,18 +100,18 @@ describe.skipIf(!native)("STORAGE=s3", () => {
 
     const reg = await a.api("/videos/", { method: "POST", json: { source_url: slot.source_url } });
     expect(reg.status).toBe(201);
-    const id = ((await reg.json()) as any).data.asset.public_id as string;
+    const id = (await ok(reg, "createVideo")).data.asset.public_id as string;
     const data = await settled(a, id);
     expect(data.video.status).toBe("COMPLETED");
-    expect(data.storage.original_bytes).toBe(String(bytes.length));
+    expect(data.storage!.original_bytes).toBe(String(bytes.length));
 
     // Master, rendition, segment through the service; the segment by range.
-    const masterRes = await fetch(data.video.url);
+    const masterRes = await fetch(data.video.url!);
     expect(masterRes.status).toBe(200);
     expect(masterRes.headers.get("content-type")).toBe("application/vnd.apple.mpegurl");
     expect(masterRes.headers.get("cache-control")).toBe("public, max-age=60");
     const master = parsePlaylist(await masterRes.text());
-    const renditionUrl = new URL(master.streams[0]!.uri, data.video.url);
+    const renditionUrl = new URL(master.streams[0]!.uri, data.video.url!);
     const rendition = parsePlaylist(await (await fetch(renditionUrl)).text());
     const segUrl = new URL(rendition.uris[0]!, renditionUrl).href;
     const whole = new Uint8Array(await (await fetch(segUrl)).arrayBuffer());
@@ -125,7 +126,7 @@ describe.skipIf(!native)("STORAGE=s3", () => {
 
     // The download, by range, as an attachment.
     expect(data.video.download_url).toBeString();
-    const dl = await fetch(data.video.download_url, { headers: { range: "bytes=0-9" } });
+    const dl = await fetch(data.video.download_url!, { headers: { range: "bytes=0-9" } });
     expect(dl.status).toBe(206);
     expect(dl.headers.get("content-disposition")).toStartWith("attachment;");
     expect((await dl.arrayBuffer()).byteLength).toBe(10);
@@ -134,7 +135,7 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     const fromB = await fetch(on(b, segUrl));
     expect(fromB.status).toBe(200);
     expect(new Uint8Array(await fromB.arrayBuffer())).toEqual(whole);
-    expect((await fetch(on(b, data.video.url))).status).toBe(200);
+    expect((await fetch(on(b, data.video.url!))).status).toBe(200);
 
     // Everything is in the bucket, nothing on either disk.
     const objects = a.service.objects;
@@ -156,18 +157,18 @@ describe.skipIf(!native)("STORAGE=s3", () => {
   test("a source_url video: fetched, stored, transcoded; the original kept in the bucket", async () => {
     const reg = await b.api("/videos/", { method: "POST", json: { source_url: files.url(FIXTURE) } });
     expect(reg.status).toBe(201);
-    const id = ((await reg.json()) as any).data.asset.public_id as string;
+    const id = (await ok(reg, "createVideo")).data.asset.public_id as string;
     const data = await settled(b, id);
     expect(data.video.status).toBe("COMPLETED");
     const objects = b.service.objects;
     expect(await keys(objects, `originals/${id}`)).toEqual([`originals/${id}/source.mp4`]);
     expect(await keys(objects, `work/${id}`)).toEqual([]);
-    expect((await fetch(on(a, data.video.url))).status).toBe(200);
+    expect((await fetch(on(a, data.video.url!))).status).toBe(200);
     for (const t of [a, b]) for (const folder of ["media", "originals", "uploads", "work"]) expect(localFiles(t, folder)).toEqual([]);
   }, 60_000);
 
   test("an uploaded object over the slot's max_bytes is deleted and refused at registration", async () => {
-    const slot = ((await (await a.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+    const slot = (await ok(a.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
     expect((await fetch(slot.upload_url, { method: "PUT", body: "0123456789abcdef" })).status).toBe(200);
     await a.service.database.write((tx) => tx.update(uploads).set({ maxBytes: 8 }).where(eq(uploads.id, slot.upload_id)));
     const res = await a.api("/videos/", { method: "POST", json: { source_url: slot.source_url } });
@@ -180,14 +181,14 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     const dataDir = `${a.dataDir}-crash`;
     const c = await spawnService({ ...env, DATA_DIR: dataDir, JOB_LEASE_MS: "1500", VIDLIVE_FAULT: "transcode:after-store" }, { orgId: a.orgId, apiKey: a.apiKey });
     try {
-      const slot = ((await (await c.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+      const slot = (await ok(c.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
       expect((await fetch(slot.upload_url, { method: "PUT", body: readFileSync(join(FIXTURES, FIXTURE)) })).status).toBe(200);
       // a and b take part in the claims too: stopped from claiming, only c runs this transcode first.
       await a.service.runner.stop();
       await b.service.runner.stop();
       const reg = await c.api("/videos/", { method: "POST", json: { source_url: slot.source_url } });
       expect(reg.status).toBe(201);
-      const id = ((await reg.json()) as any).data.asset.public_id as string;
+      const id = (await ok(reg, "createVideo")).data.asset.public_id as string;
       await c.proc.exited;
       expect(c.proc.signalCode).toBe("SIGKILL");
       // The upload was consumed, the original kept: the repeat has only the bucket's original to go on.
@@ -196,7 +197,7 @@ describe.skipIf(!native)("STORAGE=s3", () => {
       a.service.runner.start();
       const data = await settled(a, id);
       expect(data.video.status).toBe("COMPLETED");
-      expect((await fetch(on(b, data.video.url))).status).toBe(200);
+      expect((await fetch(on(b, data.video.url!))).status).toBe(200);
       const events = (await outboxEvents(a.service, id)).map((e) => e.event);
       expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
       expect(await keys(a.service.objects, `originals/${id}`)).toEqual([`originals/${id}/source.bin`]);

@@ -8,6 +8,7 @@ import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium, type PlayerHarness, startPlayer } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -194,11 +195,11 @@ describe.skipIf(e2eMissing.length > 0)("transcripts: the service's subtitle rend
     makeSpeechClip(dir);
     // The page server also serves the clip to the service as its source_url.
     [player, t] = await Promise.all([startPlayer({ files: dir }), startTestService({ env: { MEDIA_BACKEND: "native" } })]);
-    const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: player.fileUrl("speech.mp4"), subtitles: true } })).json()) as any;
+    const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: player.fileUrl("speech.mp4"), subtitles: true } }), "createVideo");
     if (!created.success) throw new Error(`POST /videos/ failed: ${JSON.stringify(created)}`);
     video = await waitFor(
       async () => {
-        const b = (await (await t.api(`/videos/${created.data.asset.public_id}/`)).json()) as any;
+        const b = await ok(t.api(`/videos/${created.data.asset.public_id}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data.video : undefined;
       },
       { timeoutMs: 60_000, what: "subtitled video COMPLETED" },

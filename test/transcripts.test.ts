@@ -12,6 +12,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { answer, failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -72,7 +73,7 @@ async function makeClips(): Promise<void> {
   await run(["ffmpeg", "-v", "error", "-y", "-i", mp4, "-c", "copy", "-f", "flv", join(dir, "speech.flv")]);
 }
 
-const get = async (id: string, svc: TestService = t) => ((await (await svc.api(`/videos/${id}/`)).json()) as any).data;
+const get = async (id: string, svc: TestService = t) => (await ok(svc.api(`/videos/${id}/`), "getVideo")).data;
 const settled = (id: string, svc: TestService = t) =>
   waitFor(
     async () => {
@@ -83,7 +84,7 @@ const settled = (id: string, svc: TestService = t) =>
   );
 const register = async (json: Record<string, unknown>, svc: TestService = t) => {
   const res = await svc.api("/videos/", { method: "POST", json });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await answer(res, "createVideo") };
 };
 
 /** Distinct words of a WebVTT's cue text (lowercase letters only). */
@@ -116,7 +117,7 @@ afterAll(async () => {
 
 describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
   test("subtitles: true → COMPLETED with a WebVTT transcript, a subtitle rendition in the master, a summary", async () => {
-    const org = ((await (await t.api("/organization/")).json()) as any).data.organization;
+    const org = (await ok(t.api("/organization/"), "getOrganization")).data.organization;
     expect(org.features.transcripts).toBe("pocketsphinx");
 
     const { status, body } = await register({ source_url: url("speech.mp4"), title: "Weather report", subtitles: true });
@@ -133,7 +134,7 @@ describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
     expect(completed.video).toMatchObject({ transcript_url: video.transcript_url, summary_url: video.summary_url });
 
     // transcript.vtt: valid WebVTT, several spoken words, every cue within the media's duration.
-    const vttRes = await fetch(video.transcript_url);
+    const vttRes = await fetch(video.transcript_url!);
     expect(vttRes.status).toBe(200);
     expect(vttRes.headers.get("content-type")).toStartWith("text/vtt");
     const vtt = await vttRes.text();
@@ -145,22 +146,22 @@ describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
     for (const [start, end] of cues) {
       expect(start).toBeGreaterThanOrEqual(0);
       expect(end).toBeGreaterThan(start);
-      expect(end).toBeLessThanOrEqual(video.duration_seconds + 1);
+      expect(end).toBeLessThanOrEqual(video.duration_seconds! + 1);
     }
 
     // summary.txt: non-empty plain text.
-    const sumRes = await fetch(video.summary_url);
+    const sumRes = await fetch(video.summary_url!);
     expect(sumRes.status).toBe(200);
     expect(sumRes.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect((await sumRes.text()).trim().length).toBeGreaterThan(0);
 
     // The master: one SUBTITLES rendition, every variant in its group; its playlist and a segment served.
-    const master = await (await fetch(video.url)).text();
+    const master = await (await fetch(video.url!)).text();
     expect(master).toContain('#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English",LANGUAGE="en",AUTOSELECT=YES,DEFAULT=NO,URI="subs/en/index.m3u8"');
     const variants = master.split("\n").filter((l) => l.startsWith("#EXT-X-STREAM-INF:"));
     expect(variants.length).toBeGreaterThan(0);
     for (const v of variants) expect(v).toContain('SUBTITLES="subs"');
-    const subsUrl = new URL("subs/en/index.m3u8", video.url);
+    const subsUrl = new URL("subs/en/index.m3u8", video.url!);
     const subsRes = await fetch(subsUrl);
     expect(subsRes.status).toBe(200);
     expect(subsRes.headers.get("content-type")).toBe("application/vnd.apple.mpegurl");
@@ -174,8 +175,8 @@ describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
 
     // Storage: the transcript's bytes are their own key, counted in total_bytes.
     const s = done.storage;
-    expect(Number(s.transcript_bytes)).toBeGreaterThan(0);
-    expect(Number(s.total_bytes)).toBe(Number(s.hls_bytes) + Number(s.download_bytes) + Number(s.original_bytes) + Number(s.transcript_bytes));
+    expect(Number(s!.transcript_bytes)).toBeGreaterThan(0);
+    expect(Number(s!.total_bytes)).toBe(Number(s!.hls_bytes) + Number(s!.download_bytes) + Number(s!.original_bytes) + Number(s!.transcript_bytes));
   }, 90_000);
 
   test("subtitles not asked for → transcript_url and summary_url null, no subtitle rendition", async () => {
@@ -183,8 +184,8 @@ describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
     const done = await settled(body.data.asset.public_id);
     expect(done.error).toBeNull();
     expect(done.video).toMatchObject({ status: "COMPLETED", transcript_url: null, summary_url: null });
-    expect(done.storage.transcript_bytes).toBeUndefined();
-    expect(await (await fetch(done.video.url)).text()).not.toContain("SUBTITLES");
+    expect(done.storage!.transcript_bytes).toBeUndefined();
+    expect(await (await fetch(done.video.url!)).text()).not.toContain("SUBTITLES");
   }, 90_000);
 
   test("a DRM video with subtitles: its DASH manifest gets a text/vtt AdaptationSet naming transcript.vtt", async () => {
@@ -193,37 +194,39 @@ describe.skipIf(!ready)("transcripts (pocketsphinx, native ffmpeg)", () => {
     expect(done.error).toBeNull();
     expect(done.video.url).toEndWith("/dash/manifest.mpd");
     expect(done.video.transcript_url).toEndWith("/transcript.vtt");
-    const mpd = await (await fetch(done.video.url)).text();
+    const mpd = await (await fetch(done.video.url!)).text();
     const set = /<AdaptationSet\b[^>]*contentType="text"[^>]*>[\s\S]*?<\/AdaptationSet>/.exec(mpd)?.[0] ?? "";
     expect(set).toContain('mimeType="text/vtt"');
     const base = /<BaseURL>([^<]+)<\/BaseURL>/.exec(set)?.[1];
     expect(base).toBe("../transcript.vtt");
-    expect(new URL(base!, done.video.url).href).toBe(done.video.transcript_url);
-    expect((await (await fetch(done.video.transcript_url)).text()).startsWith("WEBVTT")).toBe(true);
-    expect(Number(done.storage.total_bytes)).toBe(Number(done.storage.drm_bytes) + Number(done.storage.download_bytes) + Number(done.storage.original_bytes) + Number(done.storage.transcript_bytes));
+    expect(new URL(base!, done.video.url!).href).toBe(done.video.transcript_url!);
+    expect((await (await fetch(done.video.transcript_url!)).text()).startsWith("WEBVTT")).toBe(true);
+    expect(Number(done.storage!.total_bytes)).toBe(
+      Number(done.storage!.drm_bytes) + Number(done.storage!.download_bytes) + Number(done.storage!.original_bytes) + Number(done.storage!.transcript_bytes),
+    );
   }, 90_000);
 
   test("a live stream with subtitles: true → its recording has a transcript", async () => {
-    const created = (await (await t.api("/livestreams/", { method: "POST", json: { title: "Spoken live", subtitles: true } })).json()) as any;
+    const created = await ok(t.api("/livestreams/", { method: "POST", json: { title: "Spoken live", subtitles: true } }), "createLivestream");
     const s = created.data.stream;
     // Not a public field of the stream (spec 2.7 lists none): it reaches the recording only.
-    expect(s.subtitles).toBeUndefined();
+    expect((s as { subtitles?: unknown }).subtitles).toBeUndefined();
     const tags = [...readFlvTags(new Uint8Array(await Bun.file(join(dir, "speech.flv")).arrayBuffer()))];
     const pub = publish({ url: s.rtmp_url, tags, pace: "realtime", unpublishAtEnd: false });
     await pub.started;
-    await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
+    await waitFor(async () => (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.status === "LIVE", { timeoutMs: 15_000, what: "LIVE" });
     // The whole clip is sent (at its own pace: a "fast" push left a 2 s recording) before the end, so the recording holds all the speech.
     await waitFor(async () => pub.tagsSent === tags.length, { timeoutMs: 30_000, what: "every tag sent" });
     expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);
     await pub.finished.catch(() => undefined);
-    const assetId = await waitFor(async () => ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream.recording?.asset_id, { timeoutMs: 15_000, what: "recording" });
+    const assetId = await waitFor(async () => (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream.recording?.asset_id, { timeoutMs: 15_000, what: "recording" });
     const rec = await settled(assetId);
     expect(rec.error).toBeNull();
     expect(rec.video.kind).toBe("LIVESTREAM_RECORDING");
     expect(rec.video.duration_seconds).toBeGreaterThanOrEqual(8);
     expect(rec.video.transcript_url).toEndWith("/transcript.vtt");
     expect(rec.video.summary_url).toEndWith("/summary.txt");
-    const vtt = await (await fetch(rec.video.transcript_url)).text();
+    const vtt = await (await fetch(rec.video.transcript_url!)).text();
     expect(vtt).toStartWith("WEBVTT");
     expect([...vttWords(vtt)].filter((w) => SPOKEN.has(w)).length).toBeGreaterThanOrEqual(3);
   }, 90_000);
@@ -255,7 +258,7 @@ async function serviceWith(transcriber: Transcriber | null, env: Record<string, 
 test("no speech-to-text engine: features.transcripts null; subtitles: true → 422 details.subtitles naming what to install, nothing created", async () => {
   const svc = await serviceWith(null);
   try {
-    const org = ((await (await svc.api("/organization/")).json()) as any).data.organization;
+    const org = (await ok(svc.api("/organization/"), "getOrganization")).data.organization;
     expect(org.features.transcripts).toBeNull();
     for (const [path, json] of [
       ["/videos/", { source_url: "https://example.com/a.mp4", subtitles: true }],
@@ -263,16 +266,16 @@ test("no speech-to-text engine: features.transcripts null; subtitles: true → 4
     ] as const) {
       const res = await svc.api(path, { method: "POST", json });
       expect(res.status).toBe(422);
-      const body = (await res.json()) as any;
+      const body = await failed<Record<string, string>>(res);
       expect(body.success).toBe(false);
       expect(body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(body.error.details)).toEqual(["subtitles"]);
       expect(body.error.details.subtitles).toContain("pocketsphinx");
-      const list = ((await (await svc.api(path)).json()) as any).data;
+      const list = path === "/videos/" ? (await ok(svc.api(path), "listVideos")).data : (await ok(svc.api(path), "listLivestreams")).data;
       expect(JSON.stringify(list)).not.toContain('"id":"');
     }
     const actors = await svc.service.database.client.execute("SELECT count(*) AS n FROM actors");
-    expect(Number((actors.rows[0] as any).n)).toBe(0);
+    expect(Number(actors.rows[0]!.n)).toBe(0);
     // Without subtitles the same registration is accepted.
     expect((await svc.api("/videos/", { method: "POST", json: { source_url: "https://example.com/a.mp4" } })).status).toBe(201);
   } finally {
@@ -292,21 +295,21 @@ test.skipIf(!ready)(
     };
     const svc = await serviceWith(broken, { MEDIA_BACKEND: "native" });
     try {
-      expect(((await (await svc.api("/organization/")).json()) as any).data.organization.features.transcripts).toBe("broken");
+      expect((await ok(svc.api("/organization/"), "getOrganization")).data.organization.features.transcripts).toBe("broken");
       const res = await svc.api("/videos/", { method: "POST", json: { source_url: url("speech.mp4", "?broken=1"), subtitles: true } });
       expect(res.status).toBe(201);
-      const id = ((await res.json()) as any).data.asset.public_id;
+      const id = (await ok(res, "createVideo")).data.asset.public_id;
       const done = await waitFor(
         async () => {
-          const d = ((await (await svc.api(`/videos/${id}/`)).json()) as any).data;
+          const d = (await ok(svc.api(`/videos/${id}/`), "getVideo")).data;
           return ["COMPLETED", "ERROR"].includes(d.video.status) ? d : undefined;
         },
         { timeoutMs: 60_000, what: "settled" },
       );
       expect(done.error).toBeNull();
       expect(done.video).toMatchObject({ status: "COMPLETED", transcript_url: null, summary_url: null });
-      expect(done.storage.transcript_bytes).toBeUndefined();
-      expect(await (await fetch(done.video.url)).text()).not.toContain("SUBTITLES");
+      expect(done.storage!.transcript_bytes).toBeUndefined();
+      expect(await (await fetch(done.video.url!)).text()).not.toContain("SUBTITLES");
     } finally {
       await svc.stop();
     }
@@ -321,7 +324,7 @@ test.skipIf(!ready)(
     const svc = await startTestService({ env: { ...s3.env, MEDIA_BACKEND: "native" } });
     try {
       const res = await svc.api("/videos/", { method: "POST", json: { source_url: url("speech.mp4", "?s3=1"), subtitles: true } });
-      const id = ((await res.json()) as any).data.asset.public_id;
+      const id = (await ok(res, "createVideo")).data.asset.public_id;
       const done = await settled(id, svc);
       expect(done.error).toBeNull();
       const mediaKey = svc.service.store.mediaKey(id);
@@ -331,10 +334,10 @@ test.skipIf(!ready)(
       expect(stored).toContain("summary.txt");
       expect(stored).toContain("hls/subs/en/index.m3u8");
       expect(stored.some((k) => /^hls\/subs\/en\/.+\.vtt$/.test(k))).toBe(true);
-      const vtt = await fetch(done.video.transcript_url);
+      const vtt = await fetch(done.video.transcript_url!);
       expect([vtt.status, vtt.headers.get("content-type")?.startsWith("text/vtt")]).toEqual([200, true]);
-      expect(await (await fetch(done.video.url)).text()).toContain('URI="subs/en/index.m3u8"');
-      expect((await (await fetch(done.video.summary_url)).text()).trim().length).toBeGreaterThan(0);
+      expect(await (await fetch(done.video.url!)).text()).toContain('URI="subs/en/index.m3u8"');
+      expect((await (await fetch(done.video.summary_url!)).text()).trim().length).toBeGreaterThan(0);
     } finally {
       await svc.stop();
       await s3.stop();

@@ -5,6 +5,7 @@ import { type Browser, chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { type Ok, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -43,6 +44,13 @@ async function tusUpload(endpoint, headers) {
 }
 </script>`;
 
+/** What PAGE's script answers: `putUpload` the PUT's status and JSON body, `tusUpload` tus-js-client's outcome. */
+type TusResult = { ok: boolean; url?: string; sourceUrl: string | null; patches: number[]; error?: string };
+interface UploadPage {
+  putUpload(url: string): Promise<unknown>;
+  tusUpload(url: string, headers: Record<string, string>): Promise<TusResult>;
+}
+
 let t: TestService;
 let page: ReturnType<typeof Bun.serve> | undefined;
 let browser: Browser | undefined;
@@ -70,7 +78,7 @@ afterAll(async () => {
 });
 
 async function presign() {
-  return ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+  return (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
 }
 
 describe("CORS preflights", () => {
@@ -128,27 +136,27 @@ describe.skipIf(!hasChromium)("Chromium, on a page of another origin", () => {
       const bytes = readFileSync(FIXTURE);
 
       const put = await presign();
-      const putResult = (await tab.evaluate((url) => (globalThis as any).putUpload(url), put.upload_url)) as { status: number; body: any };
+      const putResult = (await tab.evaluate((url) => (globalThis as unknown as UploadPage).putUpload(url), put.upload_url)) as { status: number; body: Ok<"uploadFile"> };
       expect(putResult.status).toBe(200);
       expect(putResult.body.data.size_bytes).toBe(String(bytes.byteLength));
 
       const viaToken = await presign();
-      const tokenResult = (await tab.evaluate((url) => (globalThis as any).tusUpload(url, {}), viaToken.tus_url)) as any;
+      const tokenResult = (await tab.evaluate((url) => (globalThis as unknown as UploadPage).tusUpload(url, {}), viaToken.tus_url)) as TusResult;
       expect(tokenResult).toMatchObject({ ok: true, sourceUrl: viaToken.source_url });
       // Several PATCHes of 64 KiB: the client went through the resumable path, not one request.
       expect(tokenResult.patches.length).toBeGreaterThanOrEqual(3);
       expect(tokenResult.patches.at(-1)).toBe(bytes.byteLength);
 
       const endpoint = `${t.base}/api/public/v1/videos/uploads/`;
-      const keyResult = (await tab.evaluate(([url, key]) => (globalThis as any).tusUpload(url, { Authorization: `Bearer ${key}` }), [endpoint, t.apiKey] as const)) as any;
+      const keyResult = (await tab.evaluate(([url, key]) => (globalThis as unknown as UploadPage).tusUpload(url, { Authorization: `Bearer ${key}` }), [endpoint, t.apiKey] as const)) as TusResult;
       expect(keyResult.ok).toBe(true);
       expect(keyResult.sourceUrl).toStartWith(`${t.base}/uploads/upl_`);
 
       for (const [id, sourceUrl] of [
         [put.upload_id, put.source_url],
         [viaToken.upload_id, viaToken.source_url],
-        [keyResult.sourceUrl.split("/").pop(), keyResult.sourceUrl],
-      ]) {
+        [keyResult.sourceUrl!.split("/").pop()!, keyResult.sourceUrl!],
+      ] as const) {
         expect(Buffer.compare(readFileSync(join(t.dataDir, "uploads", id)), bytes)).toBe(0);
         const reg = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl } });
         expect(reg.status).toBe(201);

@@ -10,6 +10,7 @@ import { until, waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startS3rver } from "./support/s3rver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -75,7 +76,7 @@ async function cutPatch(url: string, offset: number, body: Uint8Array, sent: num
 async function waitStatus(id: string, statuses: string[]) {
   return waitFor(
     async () => {
-      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      const body = await ok(t.api(`/videos/${id}/`), "getVideo");
       return statuses.includes(body.data?.video?.status) ? body.data : undefined;
     },
     { timeoutMs: 90_000, what: `video ${id} in ${statuses}` },
@@ -115,7 +116,7 @@ describe("resumable uploads with the API key", () => {
     // A PATCH from a stale offset is refused (409) in the envelope; resuming from HEAD's offset completes it.
     const stale = await patch(location, first, FILE.subarray(first));
     expect(stale.status).toBe(409);
-    expect(((await stale.json()) as any).error.code).toBe("VALIDATION_ERROR");
+    expect((await failed(stale)).error.code).toBe("VALIDATION_ERROR");
     const rest = await patch(location, afterCut.offset, FILE.subarray(afterCut.offset));
     expect(rest.status).toBe(204);
     expect(rest.headers.get("upload-offset")).toBe(String(FILE.byteLength));
@@ -128,7 +129,7 @@ describe("resumable uploads with the API key", () => {
 
     const reg = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl } });
     expect(reg.status).toBe(201);
-    const videoId = ((await reg.json()) as any).data.asset.public_id;
+    const videoId = (await ok(reg, "createVideo")).data.asset.public_id;
     const done = await waitStatus(videoId, ["COMPLETED", "ERROR"]);
     expect(done.video.status).toBe("COMPLETED");
     expect(done.video.duration_seconds).toBeGreaterThanOrEqual(1);
@@ -161,12 +162,12 @@ describe("resumable uploads with the API key", () => {
     // The README's recipe: register the source_url the resumed client got.
     const reg = await t.api("/videos/", { method: "POST", json: { source_url: second.sourceUrl, title: "Resumed" } });
     expect(reg.status).toBe(201);
-    const videoId = ((await reg.json()) as any).data.video.id;
+    const videoId = (await ok(reg, "createVideo")).data.video.id;
     // The tus URL itself names the same upload: the same video (idempotent on the upload), with or without ?token=.
     for (const url of [second.url, `${second.url}?token=x`]) {
       const again = await t.api("/videos/", { method: "POST", json: { source_url: url } });
       expect(again.status).toBe(200);
-      expect(((await again.json()) as any).data.video.id).toBe(videoId);
+      expect((await ok(again, "createVideo")).data.video.id).toBe(videoId);
     }
     expect((await waitStatus(videoId, ["COMPLETED", "ERROR"])).video.status).toBe("COMPLETED");
   }, 180_000);
@@ -180,20 +181,20 @@ describe("resumable uploads with the API key", () => {
     expect(foreign.status).toBe(422);
     const reg = await t.api("/videos/", { method: "POST", json: { source_url: location } });
     expect(reg.status).toBe(201);
-    expect(((await reg.json()) as any).data.video.source_url).toBe(created.headers.get("x-source-url"));
+    expect((await ok(reg, "createVideo")).data.video.source_url).toBe(created.headers.get("x-source-url"));
   }, 60_000);
 
   test("a wrong key is 401 in the envelope; another organization's upload id is 404", async () => {
     const bad = await create(10, "sk_live_nope_nope");
     expect(bad.status).toBe(401);
-    expect(((await bad.json()) as any).error.code).toBe("INVALID_API_KEY");
+    expect((await failed(bad)).error.code).toBe("INVALID_API_KEY");
 
     const mine = (await create(10)).headers.get("location")!;
     const other = await t.service.orgs.createOrg("other");
     expect((await offsetOf(mine, other.apiKey)).status).toBe(404);
     const theirs = await patch(mine, 0, new Uint8Array(10), other.apiKey);
     expect(theirs.status).toBe(404);
-    const body = (await theirs.json()) as any;
+    const body = await failed(theirs, "appendTusUpload");
     expect(body.success).toBe(false);
     expect(body.error.code).toBe("NOT_FOUND");
     expect((await tus(mine, { method: "DELETE", key: other.apiKey })).status).toBe(404);
@@ -207,7 +208,7 @@ describe("resumable uploads with the API key", () => {
     const before = await t.service.database.db.select().from(uploads);
     const res = await create(MAX + 1);
     expect(res.status).toBe(413);
-    const body = (await res.json()) as any;
+    const body = await failed(res);
     expect(body.error.code).toBe("VALIDATION_ERROR");
     expect(Object.keys(body.error.details)).toEqual(["Upload-Length"]);
     expect((await t.service.database.db.select().from(uploads)).length).toBe(before.length);
@@ -224,7 +225,7 @@ describe("resumable uploads with the API key", () => {
     const refused = await create(100, org.apiKey);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBeTruthy();
-    expect(((await refused.json()) as any).error.code).toBe("RATE_LIMITED");
+    expect((await failed(refused)).error.code).toBe("RATE_LIMITED");
     // A finished one no longer counts; neither does an abandoned one deleted by its client.
     expect((await patch(urls[0]!, 0, new Uint8Array(100), org.apiKey)).status).toBe(204);
     expect((await create(100, org.apiKey)).status).toBe(201);
@@ -258,7 +259,7 @@ describe("resumable uploads with the API key", () => {
 
 describe("resumable uploads with a presigned token (browsers, no key)", () => {
   test("tus_url from POST /videos/upload-url/ creates one upload, reaches only it, and its source_url registers", async () => {
-    const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+    const up = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
     expect(up.tus_url).toStartWith(`${t.base}/api/public/v1/videos/uploads/?token=${up.upload_id}.`);
 
     const created = await create(FILE.byteLength, null, up.tus_url);
@@ -274,7 +275,7 @@ describe("resumable uploads with a presigned token (browsers, no key)", () => {
     const forged = location.replace(/token=([^&]+)/, (_m, v: string) => `token=${v.slice(0, -1)}${v.endsWith("0") ? "1" : "0"}`);
     const f = await patch(forged, 0, FILE, null);
     expect(f.status).toBe(403);
-    expect(((await f.json()) as any).error.details).toEqual(["upload.token"]);
+    expect((await failed<string[]>(f)).error.details).toEqual(["upload.token"]);
     const otherId = (await create(10)).headers.get("location")!.split("/").pop()!;
     expect((await offsetOf(location.replace(up.upload_id, otherId), null)).status).toBe(404);
 
@@ -285,11 +286,11 @@ describe("resumable uploads with a presigned token (browsers, no key)", () => {
   });
 
   test("an expired token creates nothing (403)", async () => {
-    const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+    const up = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
     const expired = tusToken(t.service.secret, up.upload_id, Math.floor(Date.now() / 1000) - 1);
     const res = await create(10, null, `${endpoint()}?token=${expired}`);
     expect(res.status).toBe(403);
-    expect(((await res.json()) as any).message).toContain("expired");
+    expect((await failed(res)).message).toContain("expired");
   });
 });
 

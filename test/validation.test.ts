@@ -5,6 +5,7 @@ import { actors, uploads } from "../src/db/schema/index.ts";
 import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -135,7 +136,7 @@ describe("tags", () => {
     const raw = '{"title":"proto","tags":{"__proto__":{"polluted":"yes"},"a":1}}';
     expect422(await call("/livestreams/", { raw }), ["tags"]);
     expect422(await call("/videos/", { raw: `{"source_url":"${files.url("proto.mp4")}","tags":{"__proto__":{"polluted":"yes"}}}` }), ["tags"]);
-    expect(({} as any).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const list = await call("/livestreams/");
     expect(list.status).toBe(200);
   });
@@ -257,7 +258,7 @@ describe("malformed percent-encoding", () => {
       const res = await fetch(`${t.base}${path}`, { method });
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
-      expect(((await res.json()) as any).success).toBe(false);
+      expect((await failed(res)).success).toBe(false);
     }
   });
 

@@ -4,6 +4,7 @@ import { work, outbox } from "../src/db/schema/index.ts";
 import { waitFor } from "./support/events.ts";
 import { startHostileOrigin } from "./support/hostile-origin.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -41,13 +42,13 @@ async function newOrg(name: string): Promise<string> {
 
 async function register(sourceUrl: string, key?: string): Promise<string> {
   const res = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl }, key });
-  const body = (await res.json()) as any;
+  const body = await ok(res, "createVideo");
   expect(res.status).toBe(201);
   return body.data.asset.public_id;
 }
 
 async function read(id: string, key?: string): Promise<any> {
-  return ((await (await t.api(`/videos/${id}/`, { key })).json()) as any).data;
+  return (await ok(t.api(`/videos/${id}/`, { key }), "getVideo")).data;
 }
 
 async function settled(id: string, key?: string, timeoutMs = 60_000): Promise<any> {
@@ -150,12 +151,12 @@ describe("permanent source failures", () => {
     const guarded = await startTestService({ env: { MEDIA_BACKEND: "native", ALLOW_PRIVATE_NETWORK: "0" } });
     try {
       const res = await guarded.api("/videos/", { method: "POST", json: { source_url: "https://also-missing.invalid/v.mp4" } });
-      const gid = ((await res.json()) as any).data.asset.public_id;
+      const gid = (await ok(res, "createVideo")).data.asset.public_id;
       const gd = await waitFor(async () => {
-        const b = ((await (await guarded.api(`/videos/${gid}/`)).json()) as any).data;
+        const b = (await ok(guarded.api(`/videos/${gid}/`), "getVideo")).data;
         return b.video.status !== "TRANSCODING" ? b : undefined;
       });
-      expect(gd.error.code).toBe("SOURCE_FETCH_FAILED");
+      expect(gd.error!.code).toBe("SOURCE_FETCH_FAILED");
       const [grow] = await guarded.service.database.db.select().from(work).where(eq(work.entityId, gid));
       expect(grow!.attempts).toBe(1);
     } finally {

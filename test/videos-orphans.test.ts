@@ -5,6 +5,7 @@ import { basename, join } from "node:path";
 import { hasNativeFfmpeg, reapOrphans } from "../media/transcoder/index.ts";
 import { waitFor } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -86,7 +87,7 @@ describe.skipIf(!hasNativeFfmpeg())("orphaned media processes", () => {
         { timeoutMs: 60_000, what: "child service" },
       );
       const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
-      const up = ((await (await fetch(`${ready.base}/videos/upload-url/`, { method: "POST", headers, body: "{}" })).json()) as any).data;
+      const up = (await ok(fetch(`${ready.base}/videos/upload-url/`, { method: "POST", headers, body: "{}" }), "createUploadUrl")).data;
       expect((await fetch(up.upload_url, { method: "PUT", body: Bun.file(long) })).status).toBe(200);
       const created = await fetch(`${ready.base}/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: up.source_url }) });
       expect(created.status).toBe(201);

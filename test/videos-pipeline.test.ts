@@ -7,6 +7,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -17,7 +18,7 @@ const native = await hasNativeFfmpeg();
 async function completed(t: TestService, id: string, key?: string) {
   return waitFor(
     async () => {
-      const b = (await (await t.api(`/videos/${id}/`, { key })).json()) as any;
+      const b = await ok(t.api(`/videos/${id}/`, { key }), "getVideo");
       return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
     },
     { timeoutMs: 120_000, what: `video ${id} done` },
@@ -29,15 +30,15 @@ describe.skipIf(!native)("native ffmpeg backend", () => {
     const t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
     try {
       await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, downloads: { rungs: ["top"], format: "mp4-encrypted" } }));
-      const r = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4") } })).json()) as any;
+      const r = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("av-720p-3s.mp4") } }), "createVideo");
       const data = await completed(t, r.data.asset.public_id);
       expect(data.video.status).toBe("COMPLETED");
       expect(data.renditions.map((x: any) => x.quality)).toEqual(["360p", "720p"]);
       const events = await outboxEvents(t.service, r.data.asset.public_id);
       expect(events[1]!.data.video.transcoder_id).toStartWith("native");
 
-      const master = parsePlaylist(await (await fetch(data.video.url)).text());
-      const mediaUrl = new URL(master.streams[1]!.uri, data.video.url);
+      const master = parsePlaylist(await (await fetch(data.video.url!)).text());
+      const mediaUrl = new URL(master.streams[1]!.uri, data.video.url!);
       const media = parsePlaylist(await (await fetch(mediaUrl)).text());
       const seg = await inspectMedia(await (await fetch(new URL(media.uris[0]!, mediaUrl))).arrayBuffer());
       expect(seg).toMatchObject({ videoCodec: "avc", audioCodec: "aac", height: 720 });
@@ -45,9 +46,9 @@ describe.skipIf(!native)("native ffmpeg backend", () => {
       expect(data.video.download_url).toEndWith(".mp4");
       expect(data.video.download_password).toMatch(/^[0-9a-f]{32}$/);
       const file = join(mkdtempSync(join(tmpdir(), "dl-")), "dl.mp4");
-      await Bun.write(file, await (await fetch(data.video.download_url)).arrayBuffer());
+      await Bun.write(file, await (await fetch(data.video.download_url!)).arrayBuffer());
       const decode = (extra: string[]) => Bun.spawnSync(["ffmpeg", "-v", "error", ...extra, "-i", file, "-map", "0:v", "-f", "framemd5", "-"], { stdout: "pipe", stderr: "pipe" });
-      const withKey = decode(["-decryption_key", data.video.download_password]);
+      const withKey = decode(["-decryption_key", data.video.download_password!]);
       const withoutKey = decode([]);
       expect(withKey.exitCode).toBe(0);
       expect(withKey.stderr.toString()).toBe("");
@@ -65,8 +66,8 @@ test("the queue refusing gives 502 TRANSCODE_QUEUE_FAILED and creates nothing", 
   try {
     const res = await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4") } });
     expect(res.status).toBe(502);
-    expect(((await res.json()) as any).error.code).toBe("TRANSCODE_QUEUE_FAILED");
-    expect(((await (await t.api("/videos/")).json()) as any).data.items).toEqual([]);
+    expect((await failed(res)).error.code).toBe("TRANSCODE_QUEUE_FAILED");
+    expect((await ok(t.api("/videos/"), "listVideos")).data.items).toEqual([]);
   } finally {
     await t.stop();
   }
@@ -93,11 +94,11 @@ test("a process killed with SIGKILL mid-transcode: after restart the job resumes
     { timeoutMs: 60_000, what: "child service" },
   );
   const headers = { authorization: `Bearer ${ready.key}`, "content-type": "application/json" };
-  const created = (await (await fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) })).json()) as any;
+  const created = await ok(fetch(`${ready.base}/api/public/v1/videos/`, { method: "POST", headers, body: JSON.stringify({ source_url: files.url("av-720p-3s.mp4") }) }), "createVideo");
   const id = created.data.asset.public_id;
   await waitFor(
     async () => {
-      const b = (await (await fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers })).json()) as any;
+      const b = await ok(fetch(`${ready.base}/api/public/v1/videos/${id}/`, { headers }), "getVideo");
       return b.data.video.transcoder_id ? true : undefined;
     },
     { timeoutMs: 30_000, what: "transcode started" },

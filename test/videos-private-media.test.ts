@@ -10,7 +10,13 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { answer, ok } from "./support/api.ts";
 
+/** The stored actor state this test rewrites (the fields it touches; the rest passes through). */
+type ActorState = { context: { outcome: { renditions: Record<string, unknown>[]; download_passwords_sealed?: unknown } & Record<string, unknown> } & Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 setDefaultTimeout(120_000);
 
 /**
@@ -36,13 +42,13 @@ afterAll(async () => {
 
 async function register(sourceUrl: string) {
   const res = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl } });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await answer(res, "createVideo") };
 }
 
 async function settled(id: string): Promise<any> {
   return waitFor(
     async () => {
-      const d = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
+      const d = (await ok(t.api(`/videos/${id}/`), "getVideo")).data;
       return d.video.status !== "TRANSCODING" ? d : undefined;
     },
     { timeoutMs: 90_000, what: `video ${id} settled` },
@@ -132,9 +138,9 @@ describe("a completed video with an encrypted download", () => {
     const password: string = data.video.download_password;
     // Write the row as older versions stored it.
     const [row] = await t.service.database.db.select().from(actors).where(eq(actors.id, id));
-    const state = row!.state as any;
+    const state = row!.state as ActorState;
     const { download_passwords_sealed: _s, ...outcome } = state.context.outcome;
-    const legacy = { ...state, context: { ...state.context, outcome: { ...outcome, renditions: outcome.renditions.map((r: any) => ({ ...r, download_password: password })) } } };
+    const legacy = { ...state, context: { ...state.context, outcome: { ...outcome, renditions: outcome.renditions.map((r) => ({ ...r, download_password: password })) } } };
     await t.service.database.write((tx) => tx.update(actors).set({ state: legacy }).where(eq(actors.id, id)));
     const org = { orgId: t.orgId, apiKey: t.apiKey };
     await t.stop({ cleanup: false });
@@ -144,7 +150,7 @@ describe("a completed video with an encrypted download", () => {
       .from(actors)
       .where(eq(actors.id, id));
     expect(after!.raw).not.toContain(password);
-    const again = ((await (await t.api(`/videos/${id}/`)).json()) as any).data;
+    const again = (await ok(t.api(`/videos/${id}/`), "getVideo")).data;
     expect(again.video.download_password).toBe(password);
   });
 });
@@ -170,7 +176,7 @@ test("a failing transcode's message, stored and sent in the webhook event, names
  * message names the problem in the user's terms; ffprobe's words reach the log only.
  */
 test("a source that is not media fails with a message in the user's terms; the tool's output is in the log only", async () => {
-  const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+  const up = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
   expect((await fetch(up.upload_url, { method: "PUT", body: "hello, this is not a video\n".repeat(40) })).status).toBe(200);
   const id = (await register(up.source_url)).body.data.asset.public_id;
   const d = await settled(id);
@@ -186,7 +192,7 @@ test("a source that is not media fails with a message in the user's terms; the t
 
 describe("uploads", () => {
   test("an upload's source_url with an added query or fragment, or the upload_url itself, is the same upload", async () => {
-    const up = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {} })).json()) as any).data;
+    const up = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {} }), "createUploadUrl")).data;
     expect((await fetch(up.upload_url, { method: "PUT", body: Bun.file(join(FIXTURES, "av-360p-2s.mp4")) })).status).toBe(200);
     const first = await register(up.source_url);
     expect(first.status).toBe(201);
@@ -199,7 +205,7 @@ describe("uploads", () => {
     }
     const rows = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
     expect(rows).toHaveLength(1);
-    const list = ((await (await t.api("/videos/?limit=100")).json()) as any).data.items.filter((v: any) => v.video.source_url?.startsWith(up.source_url));
+    const list = (await ok(t.api("/videos/?limit=100"), "listVideos")).data.items.filter((v: any) => v.video.source_url?.startsWith(up.source_url));
     expect(list).toHaveLength(1);
     const d = await settled(id);
     expect(d.video.status).toBe("COMPLETED");

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { outboxEvents } from "./support/events.ts";
 import { FIXTURES } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed, ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -35,7 +36,7 @@ afterAll(async () => {
 async function settledVideo(id: string, ms = 90_000): Promise<any> {
   const end = Date.now() + ms;
   for (;;) {
-    const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+    const body = await ok(t.api(`/videos/${id}/`), "getVideo");
     if (body.data.video.status !== "TRANSCODING" || Date.now() > end) return body.data;
     await Bun.sleep(100);
   }
@@ -48,7 +49,7 @@ describe("POST /videos/{id}/retry/", () => {
     present = false;
     const created = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("later") } });
     expect(created.status).toBe(201);
-    const id = ((await created.json()) as any).data.asset.public_id as string;
+    const id = (await ok(created, "createVideo")).data.asset.public_id as string;
     const failed = await settledVideo(id);
     expect(failed.video.status).toBe("ERROR");
     expect(failed.error.code).toBe("SOURCE_NOT_FOUND");
@@ -56,12 +57,12 @@ describe("POST /videos/{id}/retry/", () => {
     // Re-registering the URL answers the failed video (the spec's idempotency): that is why retry exists.
     const again = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("later") } });
     expect(again.status).toBe(200);
-    expect(((await again.json()) as any).data.video).toMatchObject({ id, status: "ERROR" });
+    expect((await ok(again, "createVideo")).data.video).toMatchObject({ id, status: "ERROR" });
 
     present = true;
     const res = await retry(id);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "retryVideo");
     expect(body.success).toBe(true);
     expect(body.data.video).toMatchObject({ id, status: "TRANSCODING", source_url: sourceUrl("later") });
     expect(body.data.error).toBeNull();
@@ -77,17 +78,17 @@ describe("POST /videos/{id}/retry/", () => {
   test("a video not in ERROR is 409 VIDEO_NOT_RETRYABLE and nothing is queued; a missing or another organization's id is 404", async () => {
     present = true;
     const created = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("fine") } });
-    const id = ((await created.json()) as any).data.asset.public_id as string;
+    const id = (await ok(created, "createVideo")).data.asset.public_id as string;
     // While it transcodes (or if it already completed): refused, with its status.
     const early = await retry(id);
     expect(early.status).toBe(409);
-    const earlyBody = (await early.json()) as any;
+    const earlyBody = await failed<{ status: string }>(early);
     expect(earlyBody).toMatchObject({ success: false, error: { code: "VIDEO_NOT_RETRYABLE" } });
     expect(["TRANSCODING", "COMPLETED"]).toContain(earlyBody.error.details.status);
     expect((await settledVideo(id)).video.status).toBe("COMPLETED");
     const late = await retry(id);
     expect(late.status).toBe(409);
-    expect(((await late.json()) as any).error).toMatchObject({ code: "VIDEO_NOT_RETRYABLE", details: { status: "COMPLETED" } });
+    expect((await failed(late)).error).toMatchObject({ code: "VIDEO_NOT_RETRYABLE", details: { status: "COMPLETED" } });
     expect((await outboxEvents(t.service, id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
 
     const missing = await retry("vid_doesnotexist00000000");
@@ -97,10 +98,10 @@ describe("POST /videos/{id}/retry/", () => {
     // Another organization's failed video: the same 404 as a missing id.
     present = false;
     const other = await t.service.orgs.createOrg("other");
-    const foreign = (await (await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("theirs") }, key: other.apiKey })).json()) as any;
+    const foreign = await ok(t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("theirs") }, key: other.apiKey }), "createVideo");
     const foreignId = foreign.data.asset.public_id as string;
     const end = Date.now() + 60_000;
-    while ((((await (await t.api(`/videos/${foreignId}/`, { key: other.apiKey })).json()) as any).data.video.status as string) === "TRANSCODING" && Date.now() < end) await Bun.sleep(100);
+    while (((await ok(t.api(`/videos/${foreignId}/`, { key: other.apiKey }), "getVideo")).data.video.status as string) === "TRANSCODING" && Date.now() < end) await Bun.sleep(100);
     const stranger = await retry(foreignId);
     expect(stranger.status).toBe(404);
     const noTime = (text: string) => text.replace(/"timestamp":"[^"]+"/, "");
@@ -111,7 +112,7 @@ describe("POST /videos/{id}/retry/", () => {
   test("two retries racing: one queues the attempt, the other is 409", async () => {
     present = false;
     const created = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl("race") } });
-    const id = ((await created.json()) as any).data.asset.public_id as string;
+    const id = (await ok(created, "createVideo")).data.asset.public_id as string;
     expect((await settledVideo(id)).video.status).toBe("ERROR");
     const answers = await Promise.all([retry(id), retry(id)]);
     expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);

@@ -7,6 +7,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { FIXTURES, startFileServer } from "./support/file-server.ts";
 import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { answer, failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -23,14 +24,14 @@ afterAll(async () => {
 
 async function register(body: unknown, key?: string) {
   const res = await t.api("/videos/", { method: "POST", json: body, key });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await answer(res, "createVideo") };
 }
 
 async function waitStatus(id: string, statuses: string[], timeoutMs = 90_000) {
   return waitFor(
     async () => {
       const res = await t.api(`/videos/${id}/`);
-      const body = (await res.json()) as any;
+      const body = await ok(res, "getVideo");
       return statuses.includes(body.data?.video?.status) ? body.data : undefined;
     },
     { timeoutMs, what: `video ${id} in ${statuses}` },
@@ -50,7 +51,7 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     const seen: number[] = [];
     const data = await waitFor(
       async () => {
-        const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+        const body = await ok(t.api(`/videos/${id}/`), "getVideo");
         seen.push(body.data.video.progress);
         return ["COMPLETED", "ERROR"].includes(body.data.video.status) ? body.data : undefined;
       },
@@ -67,20 +68,20 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(data.video.download_quality).toBe("720p");
     expect(data.video.download_url).toEndWith(".mkv");
     expect(data.video.download_password).toBeNull();
-    expect(Number(data.storage.total_bytes)).toBe(Number(data.storage.hls_bytes) + Number(data.storage.download_bytes) + Number(data.storage.original_bytes));
+    expect(Number(data.storage!.total_bytes)).toBe(Number(data.storage!.hls_bytes) + Number(data.storage!.download_bytes) + Number(data.storage!.original_bytes));
     expect(data.stream).toBeNull();
 
-    const master = await fetch(data.video.url);
+    const master = await fetch(data.video.url!);
     expect(master.headers.get("content-type")).toContain("mpegurl");
     const mp = parsePlaylist(await master.text());
     expect(mp.streams).toHaveLength(2);
     for (const [i, height] of [360, 720].entries()) {
-      const media = parsePlaylist(await (await fetch(new URL(mp.streams[i]!.uri, data.video.url))).text());
+      const media = parsePlaylist(await (await fetch(new URL(mp.streams[i]!.uri, data.video.url!))).text());
       expect(media.ended).toBe(true);
       const total = media.durations.reduce((a, b) => a + b, 0);
       expect(total).toBeGreaterThan(2.5);
       expect(total).toBeLessThan(3.5);
-      const segUrl = new URL(media.uris[0]!, new URL(mp.streams[i]!.uri, data.video.url));
+      const segUrl = new URL(media.uris[0]!, new URL(mp.streams[i]!.uri, data.video.url!));
       const seg = await (await fetch(segUrl)).arrayBuffer();
       const info = await inspectMedia(seg);
       expect(info.videoCodec).toBe("avc");
@@ -88,9 +89,9 @@ describe("registering and transcoding on the embedded wasm backend", () => {
       expect(info.height).toBe(height);
     }
 
-    const dl = await fetch(data.video.download_url);
+    const dl = await fetch(data.video.download_url!);
     expect(dl.headers.get("content-disposition")).toStartWith("attachment");
-    const range = await fetch(data.video.download_url, { headers: { range: "bytes=0-3" } });
+    const range = await fetch(data.video.download_url!, { headers: { range: "bytes=0-3" } });
     expect(range.status).toBe(206);
     expect(new Uint8Array(await range.arrayBuffer())).toEqual(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3])); // EBML magic: Matroska
 
@@ -132,8 +133,8 @@ describe("failures", () => {
       expect(r.status).toBe(201);
       const data = await waitStatus(r.body.data.asset.public_id, ["ERROR", "COMPLETED"]);
       expect(data.video.status).toBe("ERROR");
-      expect(data.error.code).toBe(code);
-      expect(data.error.message).toBeString();
+      expect(data.error!.code).toBe(code);
+      expect(data.error!.message).toBeString();
       const events = await outboxEvents(t.service, r.body.data.asset.public_id);
       expect(events.at(-1)!.event).toBe("VIDEO_TRANSCODING_FAILED");
       expect(events.at(-1)!.data.video.status).toBe("ERROR");
@@ -146,7 +147,7 @@ describe("failures", () => {
     const r = await register({ source_url: files.url("av-360p-2s.mp4") }, apiKey);
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe("TRANSCODE_NOT_CONFIGURED");
-    const list = (await (await t.api("/videos/", { key: apiKey })).json()) as any;
+    const list = await ok(t.api("/videos/", { key: apiKey }), "listVideos");
     expect(list.data.items).toEqual([]);
   });
 
@@ -154,17 +155,17 @@ describe("failures", () => {
   test("an organization without transcoding gets no upload either: upload-url and tus creation (key or token) are 409, nothing created", async () => {
     const { org, apiKey } = await t.service.orgs.createOrg("no-transcode-uploads");
     // A token handed out while transcoding was on, used after the operator turned it off.
-    const before = ((await (await t.api("/videos/upload-url/", { method: "POST", json: {}, key: apiKey })).json()) as any).data;
+    const before = (await ok(t.api("/videos/upload-url/", { method: "POST", json: {}, key: apiKey }), "createUploadUrl")).data;
     await t.service.orgs.updateSettings(org.id, (s) => ({ ...s, transcoding: null }));
 
     const slot = await t.api("/videos/upload-url/", { method: "POST", json: {}, key: apiKey });
     expect(slot.status).toBe(409);
-    expect(((await slot.json()) as any).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
+    expect((await failed(slot)).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
     const tus = (url: string, key?: string) => fetch(url, { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "1000", ...(key ? { authorization: `Bearer ${key}` } : {}) } });
     for (const res of [await tus(`${t.base}/api/public/v1/videos/uploads/`, apiKey), await tus(before.tus_url)]) {
       expect(res.status).toBe(409);
       expect(res.headers.get("location")).toBeNull();
-      expect(((await res.json()) as any).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
+      expect((await failed(res)).error.code).toBe("TRANSCODE_NOT_CONFIGURED");
     }
     // Nothing but the slot made before: no upload receiving bytes, the old slot still unclaimed.
     const rows = await t.service.database.client.execute({ sql: "SELECT id, status FROM uploads WHERE org_id = ?", args: [org.id] });
@@ -186,15 +187,15 @@ describe("failures", () => {
     expect(Object.keys(wrongType.body.error.details).sort()).toContain("title");
     const badJson = await t.api("/videos/", { method: "POST", body: "{nope", headers: { "content-type": "application/json" } });
     expect(badJson.status).toBe(422);
-    expect(((await badJson.json()) as any).error.details).toEqual({ body: expect.any(String) });
+    expect((await failed(badJson)).error.details).toEqual({ body: expect.any(String) });
     const text = await t.api("/videos/", { method: "POST", body: "source_url=x", headers: { "content-type": "text/plain" } });
     expect(text.status).toBe(422);
-    expect(((await text.json()) as any).error.details).toEqual({ "Content-Type": expect.any(String) });
+    expect((await failed(text)).error.details).toEqual({ "Content-Type": expect.any(String) });
     const noKey = await t.api("/videos/", { method: "POST", body: "{nope", headers: { "content-type": "application/json" }, key: null });
     expect(noKey.status).toBe(401);
     const limit = await t.api("/videos/?limit=500");
     expect(limit.status).toBe(422);
-    expect(((await limit.json()) as any).error.details.limit).toBeString();
+    expect((await failed(limit)).error.details.limit).toBeString();
   });
 
   test("another organization's id answers exactly like a missing id", async () => {
@@ -202,7 +203,7 @@ describe("failures", () => {
     const id = r.body.data.asset.public_id;
     const other = await t.service.orgs.createOrg("other");
     const strip = async (res: Response) => {
-      const b = (await res.json()) as any;
+      const b = await answer(res, "getVideo");
       delete b.meta;
       return { status: res.status, b };
     };
@@ -220,12 +221,12 @@ describe("uploads", () => {
   test("presign, PUT the file, register the source_url, transcode; the URL is single-use and signed", async () => {
     const res = await t.api("/videos/upload-url/", { method: "POST", json: { filename: "clip.mp4" } });
     expect(res.status).toBe(201);
-    const up = ((await res.json()) as any).data;
+    const up = (await ok(res, "createUploadUrl")).data;
     expect(up.upload_url).toContain("sig=");
     const tampered = up.upload_url.replace(/sig=./, (m: string) => (m.endsWith("0") ? "sig=1" : "sig=0"));
     const forged = await fetch(tampered, { method: "PUT", body: Bun.file(`${FIXTURES}/av-360p-2s.mp4`) });
     expect(forged.status).toBe(403);
-    expect(((await forged.json()) as any).success).toBe(false);
+    expect((await failed(forged, "uploadFile")).success).toBe(false);
 
     const notYet = await register({ source_url: up.source_url });
     expect(notYet.status).toBe(422);
@@ -254,7 +255,7 @@ describe("delete", () => {
     expect(del.status).toBe(200);
     expect((await t.api(`/videos/${id}/`)).status).toBe(404);
     expect(existsSync(dir)).toBe(false);
-    expect((await fetch(data.video.url)).status).toBe(404);
+    expect((await fetch(data.video.url!)).status).toBe(404);
   }, 90_000);
 });
 
@@ -264,7 +265,7 @@ test("the ladder comes from the organization's settings", async () => {
   const r = await register({ source_url: files.url("av-360p-2s.mp4") + "?ladder" }, apiKey);
   const data = await waitFor(
     async () => {
-      const b = (await (await t.api(`/videos/${r.body.data.asset.public_id}/`, { key: apiKey })).json()) as any;
+      const b = await ok(t.api(`/videos/${r.body.data.asset.public_id}/`, { key: apiKey }), "getVideo");
       return b.data.video.status !== "TRANSCODING" ? b.data : undefined;
     },
     { timeoutMs: 90_000 },

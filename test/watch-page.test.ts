@@ -11,6 +11,12 @@ import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./suppor
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
+
+/** The DOM as the page callbacks below use it (the tsconfig has no DOM lib): the <video> and the elements the page shows or hides. */
+type PageVideo = { poster: string; muted: boolean; currentTime: number; videoWidth: number; play(): Promise<void>; getVideoPlaybackQuality(): { totalVideoFrames: number } };
+type PageElement = { hidden: boolean; style: { backgroundImage: string; backgroundPosition: string } };
+type PageWindow = { document: { querySelector(selector: string): PageVideo | null; getElementById(id: string): PageElement } };
 
 setDefaultTimeout(120_000);
 
@@ -78,7 +84,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
     (
       await page.waitForFunction(
         () => {
-          const v = (globalThis as any).document.querySelector("video") as any;
+          const v = (globalThis as unknown as PageWindow).document.querySelector("video");
           return v && v.currentTime > 1 && v.videoWidth > 0 ? { currentTime: v.currentTime, videoWidth: v.videoWidth } : false;
         },
         undefined,
@@ -98,25 +104,25 @@ describe.skipIf(!hasChromium)("watch page", () => {
       // The title is the video's, escaped.
       expect(await page.title()).toBe("A <b>watch</b> test");
       // The poster: the video's thumbnail, fetched and shown before playback.
-      expect(await page.$eval("video", (v) => (v as any).poster)).toBe(video.thumbnail_url);
+      expect(await page.$eval("video", (v) => (v as unknown as PageVideo).poster)).toBe(video.thumbnail_url);
       expect((await thumbnail).status()).toBe(200);
 
       // Hovering the scrub bar shows the storyboard tile of that moment (the sprite, at the cue's offset).
-      await page.waitForFunction(() => !((globalThis as any).document.getElementById("scrub") as any).hidden);
+      await page.waitForFunction(() => !(globalThis as unknown as PageWindow).document.getElementById("scrub").hidden);
       const bar = (await page.$("#scrub"))!;
       const box = (await bar.boundingBox())!;
       const sprite = page.waitForResponse((r) => r.url().endsWith("/sprite.jpg"));
       await page.waitForTimeout(300);
       await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
-      await page.waitForFunction(() => !((globalThis as any).document.getElementById("preview") as any).hidden, undefined, { timeout: 10_000 });
-      const preview = await page.$eval("#preview", (p) => ({ image: (p as any).style.backgroundImage, position: (p as any).style.backgroundPosition }));
+      await page.waitForFunction(() => !(globalThis as unknown as PageWindow).document.getElementById("preview").hidden, undefined, { timeout: 10_000 });
+      const preview = await page.$eval("#preview", (p) => ({ image: (p as unknown as PageElement).style.backgroundImage, position: (p as unknown as PageElement).style.backgroundPosition }));
       expect(preview.image).toContain("/sprite.jpg");
       // 90 % of 3 s falls in the third one-second tile: x = 2 × 160.
       expect(preview.position).toBe("-320px 0px");
       expect((await sprite).status()).toBe(200);
 
       await page.$eval("video", (v) => {
-        const el = v as any;
+        const el = v as unknown as PageVideo;
         el.muted = true;
         return el.play();
       });
@@ -132,7 +138,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
         const frame = await (await page.$("#f"))!.contentFrame();
         expect(frame).not.toBeNull();
         expect((await playing(frame!)).currentTime).toBeGreaterThan(1);
-        expect(await frame!.$eval("video", (v) => (v as any).muted)).toBe(true);
+        expect(await frame!.$eval("video", (v) => (v as unknown as PageVideo).muted)).toBe(true);
       },
       [embedderOrigin],
     );
@@ -143,30 +149,30 @@ describe.skipIf(!hasChromium)("watch page", () => {
     async () => {
       await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
       const res = await t.api("/videos/", { method: "POST", json: { source_url: `${files.url("av-720p-3s.mp4")}?drm=1`, title: "Protected", drm_enabled: true } });
-      const drm = (await completed(t, ((await res.json()) as any).data.asset.public_id)).video;
+      const drm = (await completed(t, (await ok(res, "createVideo")).data.asset.public_id)).video;
       expect(drm.url).toEndWith(".mpd");
       expect(drm.thumbnail_url).toEndWith("/thumbnail.jpg");
       expect(drm.storyboard_url).toEndWith(".vtt");
 
       // Issue 23 (8): GET's watch_url carries the answer's licence token, so the link plays as given.
-      const bare = drm.watch_url.split("?")[0];
-      expect(new URL(drm.watch_url).searchParams.get("drm_token")).toBe(new URL(drm.drm_license_url).searchParams.get("token"));
+      const bare = drm.watch_url!.split("?")[0];
+      expect(new URL(drm.watch_url!).searchParams.get("drm_token")).toBe(new URL(drm.drm_license_url!).searchParams.get("token"));
       await onWatchPage(async (page) => {
         // The page does not mint a licence: without a token it shows the poster and says what to pass.
-        await page.goto(bare);
-        expect(await page.$eval("video", (v) => (v as any).poster)).toBe(drm.thumbnail_url);
-        await page.waitForFunction(() => !((globalThis as any).document.getElementById("message") as any).hidden);
+        await page.goto(bare!);
+        expect(await page.$eval("video", (v) => (v as unknown as PageVideo).poster)).toBe(drm.thumbnail_url!);
+        await page.waitForFunction(() => !(globalThis as unknown as PageWindow).document.getElementById("message").hidden);
         expect(await page.textContent("#message")).toContain("drm_token");
         // A forged token is no better.
         await page.goto(`${bare}?drm_token=9999999999.${"0".repeat(32)}`);
-        await page.waitForFunction(() => !((globalThis as any).document.getElementById("message") as any).hidden);
+        await page.waitForFunction(() => !(globalThis as unknown as PageWindow).document.getElementById("message").hidden);
 
         // watch_url as GET gave it: shaka plays (time advances, frames decoded) and the page says nothing went wrong
         // (it said "player.setTextTrackVisibility is not a function").
         await page.goto(`${drm.watch_url}&autoplay=1&muted=1`);
         expect((await playing(page)).videoWidth).toBeGreaterThan(0);
-        expect(await page.$eval("video", (v) => (v as any).getVideoPlaybackQuality().totalVideoFrames)).toBeGreaterThan(0);
-        expect(await page.$eval("#message", (p) => ({ hidden: (p as any).hidden, text: p.textContent }))).toEqual({ hidden: true, text: "" });
+        expect(await page.$eval("video", (v) => (v as unknown as PageVideo).getVideoPlaybackQuality().totalVideoFrames)).toBeGreaterThan(0);
+        expect(await page.$eval("#message", (p) => ({ hidden: (p as unknown as PageElement).hidden, text: p.textContent }))).toEqual({ hidden: true, text: "" });
       });
     },
     120_000,

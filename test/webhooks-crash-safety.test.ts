@@ -9,6 +9,7 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, statusOf, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -50,7 +51,7 @@ describe("crash safety", () => {
       const api: TestService["api"] = (path, init = {}) => again.api(path, { ...init, key: org.apiKey });
       const items = await waitFor(
         async () => {
-          const list = ((await (await api(`/webhooks/${id}/deliveries/`)).json()) as any).data.items;
+          const list = (await ok(api(`/webhooks/${id}/deliveries/`), "listWebhookDeliveries")).data.items;
           return list[0]?.status === "DELIVERED" && list;
         },
         { timeoutMs: 5000 },
@@ -107,12 +108,12 @@ describe("leases", () => {
       updatedAt: now,
     });
     const dead = row(1, "dsp_killed", now - 1); // its process died mid-attempt; the lease ran out
-    const live = row(2, "dsp_elsewhere", now + 2500); // another process holds it, as far as anyone can tell
+    const live = row(2, "dsp_elsewhere", now + 2500); // another process holds it, by all appearances
     const held = row(3, "dsp_elsewhere", now + 60_000);
     await shared.t.service.database.write((tx) => tx.insert(webhookDeliveries).values([dead, live, held]));
 
     const res = await org.api(`/webhooks/${id}/deliveries/${held.id}/retry/`, { method: "POST" });
-    expect(((await res.json()) as any).data.attempt.status_code).toBe(204);
+    expect((await ok(res, "retryWebhookDelivery")).data.attempt!.status_code).toBe(204);
     await waitFor(async () => rx.received.some((r) => r.headers.get("x-service-delivery") === dead.id), { timeoutMs: 3000, intervalMs: 10, what: "the dead process's delivery" });
     const ids = () => rx.received.map((r) => r.headers.get("x-service-delivery"));
     await Bun.sleep(Math.max(0, live.leaseUntil - 300 - Date.now()));

@@ -17,6 +17,7 @@ import { verifyWebhook } from "../src/webhooks/verify-webhook.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, statusOf, uploadInput, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -140,7 +141,7 @@ describe("deliveries", () => {
     rx.reply = () => new Response("thanks");
     const res = await org.api(`/webhooks/${id}/deliveries/${abandoned.id}/retry/`, { method: "POST" });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "retryWebhookDelivery");
     expect(body.data.attempt).toMatchObject({ status_code: 200, error: null });
     expect(body.data.delivery).toMatchObject({ id: abandoned.id, status: "DELIVERED" });
     expect(body.data.delivery.attempts).toHaveLength(5);
@@ -158,9 +159,9 @@ describe("deliveries", () => {
     const { id, secret } = await org.register({ url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["video.id", "video.status", "renditions.quality"] });
     const res = await org.api(`/webhooks/${id}/test/`, { method: "POST", json: { event: "VIDEO_TRANSCODING_COMPLETED" } });
     expect(res.status).toBe(201);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "testWebhook");
     expect(body.data.delivery).toMatchObject({ event: "VIDEO_TRANSCODING_COMPLETED", status: "DELIVERED", test: true });
-    expect(body.data.attempt.status_code).toBe(204);
+    expect(body.data.attempt!.status_code).toBe(204);
     const [got] = rx.received;
     expect(got!.headers.get("x-service-delivery")).toBe(body.data.delivery.id);
     expect(got!.headers.get("x-service-event")).toBe("VIDEO_TRANSCODING_COMPLETED");
@@ -173,7 +174,7 @@ describe("deliveries", () => {
     expect(stream.status).toBe(201);
     const bad = await org.api(`/webhooks/${id}/test/`, { method: "POST", json: { event: "NOPE" } });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as any).error.details).toHaveProperty("event");
+    expect((await failed(bad)).error.details).toHaveProperty("event");
   });
 
   test("a signing secret that no longer opens fails that endpoint's attempts, not the others'", async () => {
@@ -268,7 +269,7 @@ describe("removal", () => {
     expect(pending[0].next_attempt_at).not.toBeNull();
     const res = await org.api(`/webhooks/${id}/`, { method: "DELETE" });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).data).toEqual({ id, deleted: true, dropped_deliveries: 2 });
+    expect((await ok(res, "deleteWebhook")).data).toEqual({ id, deleted: true, dropped_deliveries: 2 });
     await Bun.sleep(1500);
     expect(rx.received).toHaveLength(2);
     for (const d of pending) expect(await statusOf(slow, d.id)).toBe("dropped");
@@ -297,7 +298,7 @@ test("the signing secret never reaches the logs", async () => {
       headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
       body: JSON.stringify({ url: rx.url, events: ["VIDEO_UPLOADED"] }),
     });
-    const secret: string = ((await res.json()) as any).data.signing_secret;
+    const secret: string = (await ok(res, "createWebhook")).data.signing_secret;
     await service.runtime.create("video", uploadInput(org.id));
     await rx.waitFor(2);
     await waitFor(async () => lines.some((l) => l.includes("abandoned")), { timeoutMs: 3000 });

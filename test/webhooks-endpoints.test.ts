@@ -5,6 +5,7 @@ import { randomToken } from "../src/ids.ts";
 import { ALL_PERMISSIONS, defaultOrgSettings } from "../src/orgs/org-settings.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
+import { answer, failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -17,7 +18,7 @@ describe("endpoints", () => {
     const rx = receiver();
     const res = await org.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED", "LIVESTREAM_STARTED"], fields: ["video.id"], description: "Main receiver" } });
     expect(res.status).toBe(201);
-    const body = (await res.json()) as any;
+    const body = await ok(res, "createWebhook");
     expect(body.success).toBe(true);
     expect(Object.keys(body.data.endpoint).sort()).toEqual(["created_at", "description", "events", "fields", "id", "url"]);
     expect(body.data.endpoint).toMatchObject({ url: rx.url, events: ["VIDEO_UPLOADED", "LIVESTREAM_STARTED"], fields: ["video.id"], description: "Main receiver" });
@@ -48,14 +49,14 @@ describe("endpoints", () => {
       ids.push((await org.register({ url: `https://127.0.0.1:1/${i}`, events: ["VIDEO_UPLOADED"] })).id);
       await Bun.sleep(2); // distinct created_at, so "newest first" is one order
     }
-    const first = (await (await org.api("/webhooks/?limit=2")).json()) as any;
+    const first = await ok(org.api("/webhooks/?limit=2"), "listWebhooks");
     expect(first.data.items.map((e: any) => e.id)).toEqual([ids[2], ids[1]]);
-    const second = (await (await org.api(`/webhooks/?limit=2&cursor=${first.data.next_cursor}`)).json()) as any;
+    const second = await ok(org.api(`/webhooks/?limit=2&cursor=${first.data.next_cursor}`), "listWebhooks");
     expect(second.data).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
     for (const bad of ["0", "101", "abc"]) {
       const res = await org.api(`/webhooks/?limit=${bad}`);
       expect(res.status).toBe(422);
-      expect(((await res.json()) as any).error.details).toHaveProperty("limit");
+      expect((await failed(res)).error.details).toHaveProperty("limit");
     }
   });
 
@@ -63,7 +64,7 @@ describe("endpoints", () => {
     const org = await newOrg(shared.t);
     const post = async (json: unknown) => {
       const res = await org.api("/webhooks/", { method: "POST", json });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: await answer(res, "createWebhook") };
     };
     const http = await post({ url: "http://example.com/hook", events: ["VIDEO_UPLOADED"] });
     expect(http.status).toBe(422);
@@ -80,7 +81,7 @@ describe("endpoints", () => {
     expect(long.status).toBe(422);
     expect(long.body.error.details).toEqual({ description: expect.stringContaining("200") });
     expect((await post({ url: "https://example.com/hook", events: ["VIDEO_UPLOADED"], description: "d".repeat(200) })).status).toBe(201);
-    expect(((await (await org.api("/webhooks/")).json()) as any).data.items).toHaveLength(1);
+    expect((await ok(org.api("/webhooks/"), "listWebhooks")).data.items).toHaveLength(1);
   });
 
   test("another organization's endpoint answers exactly like a missing one", async () => {
@@ -89,7 +90,7 @@ describe("endpoints", () => {
     const { id } = await owner.register({ url: "https://127.0.0.1:1/x", events: ["VIDEO_UPLOADED"] });
     const missing = `whk_${randomToken(20)}`;
     const shape = async (res: Response) => {
-      const body = (await res.json()) as any;
+      const body = await answer(res, "getWebhook");
       delete body.meta;
       return { status: res.status, body };
     };
@@ -106,7 +107,7 @@ describe("endpoints", () => {
       expect(theirs.status).toBe(404);
       expect(theirs.body.error.code).toBe("NOT_FOUND");
     }
-    expect(((await (await stranger.api("/webhooks/")).json()) as any).data.items).toEqual([]);
+    expect((await ok(stranger.api("/webhooks/"), "listWebhooks")).data.items).toEqual([]);
     expect((await owner.api(`/webhooks/${id}/`)).status).toBe(200);
   });
 
@@ -114,11 +115,12 @@ describe("endpoints", () => {
     const org = await newOrg(shared.t, { ...defaultOrgSettings(), permissions: ALL_PERMISSIONS.filter((p) => p !== "webhooks.manage") });
     const res = await org.api("/webhooks/", { method: "POST", json: { url: "http://nope", events: [] } });
     expect(res.status).toBe(403);
-    expect(((await res.json()) as any).error).toEqual({ code: "PERMISSION_DENIED", details: ["webhooks.manage"] });
+    expect((await failed<string[]>(res)).error).toEqual({ code: "PERMISSION_DENIED", details: ["webhooks.manage"] });
     expect((await org.api("/webhooks/")).status).toBe(403);
   });
 
   test("the routes are documented in OpenAPI", async () => {
+    // Untyped on purpose: the OpenAPI document itself (not an API answer), walked by path and key; the test asserts each step it reads.
     const doc = (await (await fetch(`${shared.t.base}/openapi/json`)).json()) as any;
     const paths = Object.keys(doc.paths);
     for (const p of [
@@ -146,7 +148,7 @@ describe("outbound safety", () => {
     for (const url of ["https://127.0.0.1:8443/hook", "https://localhost/hook", "https://[::1]/hook", "https://169.254.169.254/latest", "https://10.0.0.8/", "https://192.168.1.1/"]) {
       const res = await org.api("/webhooks/", { method: "POST", json: { url, events: ["VIDEO_UPLOADED"] } });
       expect([url, res.status]).toEqual([url, 422]);
-      expect(((await res.json()) as any).error).toEqual({ code: "VALIDATION_ERROR", details: { url: expect.stringContaining("private") } });
+      expect((await failed(res)).error).toEqual({ code: "VALIDATION_ERROR", details: { url: expect.stringContaining("private") } });
     }
   });
 

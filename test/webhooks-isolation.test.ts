@@ -6,6 +6,7 @@ import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { newOrg, sharedWebhookService, WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -19,7 +20,7 @@ const { receiver } = shared;
 const POLLUTED = ["cursor", "x", "limit"];
 afterEach(() => {
   // Only does anything when a test failed: keeps one failure from failing the rest.
-  for (const key of POLLUTED) delete (Object.prototype as any)[key];
+  for (const key of POLLUTED) delete (Object.prototype as Record<string, unknown>)[key];
 });
 
 /** What every organization's list endpoints answer. */
@@ -39,15 +40,15 @@ describe("fields paths cannot pollute shared state", () => {
     for (const path of ["constructor.prototype.cursor", "__proto__.x", "video.__proto__.cursor", "prototype"]) {
       const res = await a.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"], fields: ["video.id", path] } });
       expect([path, res.status]).toEqual([path, 422]);
-      const body = (await res.json()) as any;
+      const body = await failed<Record<string, string>>(res);
       expect(body.error.code).toBe("VALIDATION_ERROR");
       expect(Object.keys(body.error.details)).toEqual(["fields"]);
       expect(body.error.details.fields).toContain(JSON.stringify(path));
     }
-    expect(((await (await a.api("/webhooks/")).json()) as any).data.items).toEqual([]);
+    expect((await ok(a.api("/webhooks/"), "listWebhooks")).data.items).toEqual([]);
     // An event fires for A; B's lists are untouched.
     await a.upload();
-    expect(({} as any).cursor).toBeUndefined();
+    expect(({} as Record<string, unknown>).cursor).toBeUndefined();
     expect(await listsOf(b)).toEqual(ALL_OK);
   });
 
@@ -66,7 +67,7 @@ describe("fields paths cannot pollute shared state", () => {
     const [got] = await rx.waitFor(1);
     expect(JSON.parse(got!.body).data).toEqual({ video: { id: ctx.id } });
     await a.waitDeliveries(row.id, (list) => list[0]?.status === "DELIVERED");
-    expect([({} as any).cursor, ({} as any).x]).toEqual([undefined, undefined]);
+    expect([({} as Record<string, unknown>).cursor, ({} as Record<string, unknown>).x]).toEqual([undefined, undefined]);
     expect(await listsOf(b)).toEqual(ALL_OK);
     expect(await listsOf(a)).toEqual(ALL_OK);
   });
@@ -78,10 +79,10 @@ describe("fields paths cannot pollute shared state", () => {
       filterFields(payload, [path]);
       filterFields(payload, ["video.id", path]);
     }
-    for (const key of POLLUTED) expect([key, (Object.prototype as any)[key]]).toEqual([key, undefined]);
+    for (const key of POLLUTED) expect([key, (Object.prototype as Record<string, unknown>)[key]]).toEqual([key, undefined]);
     const res = await b.api("/videos/");
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).data).toEqual({ items: [], next_cursor: null });
+    expect((await ok(res, "listVideos")).data).toEqual({ items: [], next_cursor: null });
     expect(await listsOf(b)).toEqual(ALL_OK);
   });
 });
@@ -95,11 +96,11 @@ describe("shared pools: endpoints per organization", () => {
     for (let i = 0; i < 20; i++) ids.push((await a.register(body(i))).id);
     const over = await a.api("/webhooks/", { method: "POST", json: body(20) });
     expect(over.status).toBe(422);
-    const refused = (await over.json()) as any;
+    const refused = await failed<Record<string, string>>(over);
     expect(refused).toMatchObject({ success: false, error: { code: "VALIDATION_ERROR" } });
     expect(Object.keys(refused.error.details)).toEqual(["endpoints"]);
     expect(refused.error.details.endpoints).toContain("20");
-    const listed = ((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items;
+    const listed = (await ok(a.api("/webhooks/?limit=100"), "listWebhooks")).data.items;
     expect(listed).toHaveLength(20);
     // Another organization registers as usual.
     expect((await b.api("/webhooks/", { method: "POST", json: body(0) })).status).toBe(201);
@@ -115,7 +116,7 @@ describe("shared pools: endpoints per organization", () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(20);
     expect(statuses.filter((s) => s === 422)).toHaveLength(10);
-    expect(((await (await a.api("/webhooks/?limit=100")).json()) as any).data.items).toHaveLength(20);
+    expect((await ok(a.api("/webhooks/?limit=100"), "listWebhooks")).data.items).toHaveLength(20);
   });
 });
 

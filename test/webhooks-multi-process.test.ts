@@ -10,6 +10,7 @@ import { deliveryBody } from "../src/webhooks/delivery-store.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService } from "./support/test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 // A 10 s timeout: an attempt cut short by a slow answer would be retried, a legitimate second arrival.
 const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "3000", WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2" };
@@ -44,7 +45,7 @@ test("two service processes on one database: each delivery is sent by exactly on
     for (let i = 0; i < 3; i++) {
       const res = await a.api("/webhooks/", { method: "POST", json: { url: `${rx.url}/${i}`, events: ["VIDEO_UPLOADED", "LIVESTREAM_SCHEDULED"] } });
       expect(res.status).toBe(201);
-      endpointIds.push(((await res.json()) as any).data.endpoint.id);
+      endpointIds.push((await ok(res, "createWebhook")).data.endpoint.id);
     }
     const upload = () =>
       a.service.runtime.create("video", videoInput({ id: newId("vid"), orgId: a.orgId, title: "Clip", sourceUrl: `https://example.com/${randomToken(8)}.mp4`, createdAt: new Date().toISOString() }));

@@ -7,6 +7,7 @@ import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -46,7 +47,7 @@ function shape(value: unknown, key?: string): unknown {
 async function videoDone(id: string) {
   return waitFor(
     async () => {
-      const b = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      const b = await ok(t.api(`/videos/${id}/`), "getVideo");
       return ["COMPLETED", "ERROR"].includes(b.data?.video?.status) ? b.data : undefined;
     },
     { timeoutMs: 120_000, what: `video ${id} done` },
@@ -60,13 +61,13 @@ async function realEvents(): Promise<Map<string, any>> {
     for (const e of events) if (!real.has(e.event)) real.set(e.event, e.data);
   };
 
-  const uploaded = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), title: "Real" } })).json()) as any;
-  const missing = (await (await t.api("/videos/", { method: "POST", json: { source_url: files.url("no-such-file.mp4"), title: "Missing" } })).json()) as any;
+  const uploaded = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("av-360p-2s.mp4"), title: "Real" } }), "createVideo");
+  const missing = await ok(t.api("/videos/", { method: "POST", json: { source_url: files.url("no-such-file.mp4"), title: "Missing" } }), "createVideo");
   const booked = await t.api("/livestreams/schedule/", { method: "POST", json: { title: "Booked", scheduled_at: new Date(Date.now() + 86_400_000).toISOString() } });
   expect(booked.status).toBe(201);
-  keep(await outboxEvents(t.service, ((await booked.json()) as any).data.stream.id));
+  keep(await outboxEvents(t.service, (await ok(booked, "scheduleLivestream")).data.stream.id));
 
-  const live = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "On air", tags: { team: "a" } } })).json()) as any).data.stream;
+  const live = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "On air", tags: { team: "a" } } }), "createLivestream")).data.stream;
   const pub = publish({ url: live.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "realtime" });
   await pub.started;
   await pub.finished; // the encoder stops; after the reconnect window the pipeline ends the stream
@@ -84,7 +85,7 @@ test("every test event has exactly the keys of the real event of that name, and 
   const real = await realEvents();
   expect([...real.keys()].sort()).toEqual([...EVENT_NAMES].sort());
 
-  const reg = (await (await t.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"] } })).json()) as any;
+  const reg = await ok(t.api("/webhooks/", { method: "POST", json: { url: rx.url, events: ["VIDEO_UPLOADED"] } }), "createWebhook");
   const samples = new Map<EventName, any>();
   for (const event of EVENT_NAMES) {
     const res = await t.api(`/webhooks/${reg.data.endpoint.id}/test/`, { method: "POST", json: { event } });

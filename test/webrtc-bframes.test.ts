@@ -5,6 +5,7 @@ import { waitFor } from "./support/events.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { decodedFps, ffmpegTestPublish, startWebrtcBrowser, untilPlaying, type WebrtcBrowser, whepPlay } from "./support/webrtc-pages.ts";
+import { ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -39,13 +40,13 @@ afterAll(async () => {
 });
 
 async function playedFps(title: string, x264: string[]) {
-  const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title } })).json()) as any).data.stream;
+  const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title } }), "createLivestream")).data.stream;
   const ff = ffmpegTestPublish(s.rtmp_url, { seconds: 60, size: "640x360", fps: 30, audioKbps: 64, x264 });
   try {
     await streamIn(t, s.id, ["LIVE"], 30_000);
     const page = await b.page();
     try {
-      expect((await whepPlay(page, s.whep_url)).status).toBe(201);
+      expect((await whepPlay(page, s.whep_url!)).status).toBe(201);
       await untilPlaying(page);
       // The best of three 4 s windows: a busy machine can stall one.
       let fps = 0;
@@ -67,7 +68,7 @@ describe.skipIf(!ready)("WHEP of an RTMP encoder with B-frames", () => {
     console.log(`README flags: ${fps.toFixed(1)} fps decoded over WHEP`);
     expect(fps).toBeGreaterThanOrEqual(15);
     expect(stream.webrtc_transcode).toMatchObject({ reason: "B_FRAMES" });
-    expect(stream.webrtc_transcode.message).toContain("B-frames");
+    expect(stream.webrtc_transcode!.message).toContain("B-frames");
   }, 150_000);
 
   test("OBS's defaults (x264 High, 2 B-frames, 2 s keyframes): ≥ 15 fps decoded", async () => {

@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { failed, ok } from "./support/api.ts";
 
 /**
  * Issue 23 item 9: where WebRTC cannot run, a stream's `whip_url` and
@@ -24,16 +25,16 @@ async function withWorkerBin<T>(bin: string, run: () => Promise<T>): Promise<T> 
   }
 }
 
-const webrtcFeature = async (t: TestService) => ((await (await t.api("/organization/")).json()) as any).data.organization.features.webrtc;
+const webrtcFeature = async (t: TestService) => (await ok(t.api("/organization/"), "getOrganization")).data.organization.features.webrtc;
 
 /** Every answer that carries the stream: create, get, list, schedule, end. */
 async function streamsEverywhere(t: TestService) {
-  const created = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "No WebRTC" } })).json()) as any).data.stream;
-  const got = ((await (await t.api(`/livestreams/${created.id}/`)).json()) as any).data.stream;
-  const listed = ((await (await t.api("/livestreams/")).json()) as any).data.items.find((s: any) => s.id === created.id);
+  const created = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "No WebRTC" } }), "createLivestream")).data.stream;
+  const got = (await ok(t.api(`/livestreams/${created.id}/`), "getLivestream")).data.stream;
+  const listed = (await ok(t.api("/livestreams/"), "listLivestreams")).data.items.find((s: any) => s.id === created.id);
   const scheduledAt = new Date(Date.now() + 3_600_000).toISOString();
-  const booked = ((await (await t.api("/livestreams/schedule/", { method: "POST", json: { title: "Later", scheduled_at: scheduledAt } })).json()) as any).data.stream;
-  const ended = ((await (await t.api(`/livestreams/${created.id}/end/`, { method: "POST" })).json()) as any).data.stream;
+  const booked = (await ok(t.api("/livestreams/schedule/", { method: "POST", json: { title: "Later", scheduled_at: scheduledAt } }), "scheduleLivestream")).data.stream;
+  const ended = (await ok(t.api(`/livestreams/${created.id}/end/`, { method: "POST" }), "endLivestream")).data.stream;
   return { created, all: [created, got, listed, booked, ended] };
 }
 
@@ -44,13 +45,13 @@ test("without the mediasoup worker: whip_url and whep_url are null, features.web
     const { created, all } = await streamsEverywhere(t);
     for (const s of all) {
       expect(s).toMatchObject({ whip_url: null, whep_url: null, webrtc_viewers: 0, webrtc_transcode: null });
-      expect(typeof s.hls_url).toBe("string");
+      expect(typeof s!.hls_url).toBe("string");
     }
     // A client that builds the URL from hls_url anyway is told why.
     const base = created.hls_url.replace(/\/index\.m3u8$/, "");
     const whip = await fetch(`${base}/whip`, { method: "POST", headers: { authorization: `Bearer ${created.stream_key}`, "content-type": "application/sdp" }, body: "v=0\r\n" });
     expect(whip.status).toBe(503);
-    const body = (await whip.json()) as any;
+    const body = await failed(whip, "createWhipSession");
     expect(body).toMatchObject({ success: false, error: { code: "WEBRTC_UNAVAILABLE" } });
     expect(body.message).toContain("npm run setup:webrtc");
     const whep = await fetch(`${base}/whep`, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
@@ -70,14 +71,14 @@ test("a worker binary that cannot run: the URLs are there until it is tried, the
   const t = await withWorkerBin(bin, () => startTestService());
   try {
     expect(await webrtcFeature(t)).toBe(true);
-    const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Broken worker" } })).json()) as any).data.stream;
+    const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Broken worker" } }), "createLivestream")).data.stream;
     expect(s.whip_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whip"));
     expect(s.whep_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whep"));
-    const whep = await fetch(s.whep_url, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
+    const whep = await fetch(s.whep_url!, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
     expect(whep.status).toBe(503);
-    expect(((await whep.json()) as any).error.code).toBe("WEBRTC_UNAVAILABLE");
+    expect((await failed(whep, "createWhepSession")).error.code).toBe("WEBRTC_UNAVAILABLE");
     expect(await webrtcFeature(t)).toBe(false);
-    const after = ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+    const after = (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream;
     expect(after).toMatchObject({ whip_url: null, whep_url: null });
   } finally {
     await t.stop({ cleanup: true });

@@ -6,6 +6,7 @@ import { waitFor } from "./support/events.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, ffmpegTestPublish } from "./support/webrtc-pages.ts";
+import { failed, ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -35,17 +36,17 @@ afterAll(async () => {
 describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
   test("ffmpeg → rtmp_url, Chromium plays whep_url with audio and video; a second viewer is over the limit", async () => {
     const res = await t.api("/livestreams/", { method: "POST", json: { title: "RTMP to WebRTC" } });
-    const s = ((await res.json()) as any).data.stream;
+    const s = (await ok(res, "createLivestream")).data.stream;
     // Not on air yet: nothing to play.
-    const early = await fetch(s.whep_url, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
+    const early = await fetch(s.whep_url!, { method: "POST", headers: { "content-type": "application/sdp" }, body: "v=0\r\n" });
     expect(early.status).toBe(409);
-    expect(((await early.json()) as any).error.code).toBe("STREAM_NOT_LIVE");
+    expect((await failed(early, "createWhepSession")).error.code).toBe("STREAM_NOT_LIVE");
 
     const ff = ffmpegTestPublish(s.rtmp_url, { seconds: 25, size: "640x360", fps: 30, audioKbps: 96 });
     try {
       await streamIn(t, s.id, ["LIVE"], 60_000);
       const viewer = await b.page();
-      const played = await whepPlay(viewer, s.whep_url);
+      const played = await whepPlay(viewer, s.whep_url!);
       expect(played.status).toBe(201);
       const { later } = await untilPlaying(viewer);
       expect(later.videoWidth).toBe(640);
@@ -65,12 +66,12 @@ describe.skipIf(!ready)("RTMP publish played by WHEP", () => {
 
       // WEBRTC_MAX_VIEWERS_PER_STREAM=1: the next viewer is refused in the envelope, until the first leaves.
       const second = await b.page();
-      const refused = await whepPlay(second, s.whep_url);
+      const refused = await whepPlay(second, s.whep_url!);
       expect(refused.status).toBe(503);
       expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: "VIEWER_LIMIT_REACHED" } });
       expect((await fetch(played.location!, { method: "DELETE" })).status).toBe(200);
       expect((await getStream(t, s.id)).webrtc_viewers).toBe(0);
-      const again = await whepPlay(second, s.whep_url);
+      const again = await whepPlay(second, s.whep_url!);
       expect(again.status).toBe(201);
       await untilPlaying(second);
       await Promise.all([viewer.close(), second.close()]);

@@ -4,6 +4,7 @@ import { waitFor } from "./support/events.ts";
 import { streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { ffmpegTestPublish } from "./support/webrtc-pages.ts";
+import { failed, ok } from "./support/api.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
 setDefaultTimeout(120_000);
@@ -56,7 +57,7 @@ afterAll(async () => {
 
 describe.skipIf(!ready)("WHEP offers cannot pile up routers", () => {
   test("distinct payload-type pairs: a router per stream and pair while viewers hold it, all freed when they go (DELETE or never connecting); bad numbers and a shared payload type are 422", async () => {
-    const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "Offers" } })).json()) as any).data.stream;
+    const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "Offers" } }), "createLivestream")).data.stream;
     const ff = ffmpegTestPublish(s.rtmp_url, { seconds: 90, size: "320x180", fps: 15, audioKbps: 64 });
     try {
       await streamIn(t, s.id, ["LIVE"], 30_000);
@@ -67,11 +68,11 @@ describe.skipIf(!ready)("WHEP offers cannot pile up routers", () => {
       const sessions: string[] = [];
       let most = 0;
       for (const pair of pairs) {
-        const first = await post(s.whep_url, offer(pair));
+        const first = await post(s.whep_url!, offer(pair));
         expect(first.status).toBe(201);
         const withFirst = await routers(t);
         expect(withFirst).toBeGreaterThanOrEqual(2);
-        const second = await post(s.whep_url, offer(pair));
+        const second = await post(s.whep_url!, offer(pair));
         expect(second.status).toBe(201);
         expect(await routers(t)).toBeLessThanOrEqual(withFirst);
         sessions.push(first.headers.get("location")!, second.headers.get("location")!);
@@ -91,9 +92,9 @@ describe.skipIf(!ready)("WHEP offers cannot pile up routers", () => {
         offer({ opus: 111, h264: 102, fingerprint: `md5 ${FINGERPRINT}` }),
       ];
       for (const body of refused) {
-        const res = await post(s.whep_url, body);
+        const res = await post(s.whep_url!, body);
         expect(res.status).toBe(422);
-        expect(((await res.json()) as any).error.code).toBe("VALIDATION_ERROR");
+        expect((await failed(res)).error.code).toBe("VALIDATION_ERROR");
       }
 
       // Every session DELETEd (404: already dropped for never connecting): the viewer routers go with them.
@@ -101,10 +102,10 @@ describe.skipIf(!ready)("WHEP offers cannot pile up routers", () => {
       await waitFor(async () => ((await routers(t)) === 1 ? true : undefined), { timeoutMs: 45_000, what: "viewer routers freed by DELETE" });
 
       // Ten more pairs whose viewers never connect (no DTLS) and never DELETE: dropped at the 20 s connect deadline.
-      for (let i = 0; i < 10; i++) expect((await post(s.whep_url, offer({ opus: 100 + i, h264: 120 - i }))).status).toBe(201);
+      for (let i = 0; i < 10; i++) expect((await post(s.whep_url!, offer({ opus: 100 + i, h264: 120 - i }))).status).toBe(201);
       expect(await routers(t)).toBeGreaterThan(1);
       await waitFor(async () => ((await routers(t)) === 1 ? true : undefined), { timeoutMs: 60_000, what: "viewer routers freed at the connect deadline" });
-      const after = ((await (await t.api(`/livestreams/${s.id}/`)).json()) as any).data.stream;
+      const after = (await ok(t.api(`/livestreams/${s.id}/`), "getLivestream")).data.stream;
       expect(after.webrtc_viewers).toBe(0);
     } finally {
       ff.kill();

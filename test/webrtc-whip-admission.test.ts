@@ -5,6 +5,7 @@ import { requestFrom } from "./support/http-from.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, type WebrtcBrowser, whipAnswer, whipOffer, ffmpegTestPublish } from "./support/webrtc-pages.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -34,14 +35,14 @@ afterAll(async () => {
 async function createStream(title: string, service = t) {
   const res = await service.api("/livestreams/", { method: "POST", json: { title, latency: "LOW" } });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data.stream;
+  return (await ok(res, "createLivestream")).data.stream;
 }
 
 /** A Chromium page's WHIP offer POSTed from `from`; on 201 the page takes the answer and sends media. */
-async function whipFrom(from: string, stream: { whip_url: string; stream_key: string }, headers: Record<string, string> = {}) {
+async function whipFrom(from: string, stream: { whip_url: string | null; stream_key: string }, headers: Record<string, string> = {}) {
   const page = await b.page();
   const offer = await whipOffer(page);
-  const res = await requestFrom(from, stream.whip_url, { method: "POST", headers: { authorization: `Bearer ${stream.stream_key}`, "content-type": "application/sdp", ...headers }, body: offer });
+  const res = await requestFrom(from, stream.whip_url!, { method: "POST", headers: { authorization: `Bearer ${stream.stream_key}`, "content-type": "application/sdp", ...headers }, body: offer });
   if (res.status === 201) await whipAnswer(page, res.body);
   return { page, res };
 }

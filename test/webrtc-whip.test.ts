@@ -9,6 +9,7 @@ import { inspectMedia, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { startWebrtcBrowser, untilPlaying, viewerState, type WebrtcBrowser, whepPlay, whipPublish } from "./support/webrtc-pages.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -36,7 +37,7 @@ afterAll(async () => {
 async function createStream(body: Record<string, unknown>, path = "/livestreams/") {
   const res = await t.api(path, { method: "POST", json: body });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data.stream;
+  return path === "/livestreams/" ? (await ok(res, "createLivestream")).data.stream : (await ok(res, "scheduleLivestream")).data.stream;
 }
 
 /** The recording's streams by ffprobe: the FLV beside the live files, or kept as the video's original once transcoded. */
@@ -56,20 +57,20 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect(s.whip_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whip"));
     expect(s.whep_url).toBe(s.hls_url.replace(/index\.m3u8$/, "whep"));
     expect(s.webrtc_viewers).toBe(0);
-    const pre = await fetch(s.whip_url, { method: "OPTIONS", headers: { origin: "http://example.test", "access-control-request-method": "POST" } });
+    const pre = await fetch(s.whip_url!, { method: "OPTIONS", headers: { origin: "http://example.test", "access-control-request-method": "POST" } });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
     expect(pre.headers.get("access-control-expose-headers")).toContain("location");
 
     const page = await b.page();
-    const wrong = await whipPublish(page, s.whip_url, "not-the-key");
+    const wrong = await whipPublish(page, s.whip_url!, "not-the-key");
     expect(wrong.status).toBe(401);
     expect(JSON.parse(wrong.body)).toMatchObject({ success: false, error: { code: "INVALID_STREAM_KEY" } });
     // Another stream's key is not this stream's.
     const other = await createStream({ title: "Other" });
-    expect((await whipPublish(page, s.whip_url, other.stream_key)).status).toBe(401);
+    expect((await whipPublish(page, s.whip_url!, other.stream_key)).status).toBe(401);
     // Not an SDP.
-    const notSdp = await fetch(s.whip_url, { method: "POST", headers: { authorization: `Bearer ${s.stream_key}`, "content-type": "application/json" }, body: "{}" });
+    const notSdp = await fetch(s.whip_url!, { method: "POST", headers: { authorization: `Bearer ${s.stream_key}`, "content-type": "application/json" }, body: "{}" });
     expect(notSdp.status).toBe(415);
     expect((await getStream(t, s.id)).status).toBe("READY_TO_STREAM");
     await page.close();
@@ -78,14 +79,14 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
   test("WHIP publish → LIVE with HLS, WHEP viewer plays, DELETE ends it, the recording completes", async () => {
     const s = await createStream({ title: "Browser", latency: "LOW" });
     const pub = await b.page();
-    const published = await whipPublish(pub, s.whip_url, s.stream_key);
+    const published = await whipPublish(pub, s.whip_url!, s.stream_key);
     expect(published.status).toBe(201);
     expect(published.contentType).toBe("application/sdp");
     expect(published.location).toStartWith(`${s.whip_url}/`);
     expect(published.body).toContain("a=candidate:");
 
     // A second publisher is refused as RTMP refuses it.
-    const second = await whipPublish(await b.page(), s.whip_url, s.stream_key);
+    const second = await whipPublish(await b.page(), s.whip_url!, s.stream_key);
     expect(second.status).toBe(409);
     expect(JSON.parse(second.body).error.code).toBe("STREAM_NOT_ACCEPTING");
 
@@ -98,7 +99,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect(seg.audioCodec).toBe("aac");
 
     const viewer = await b.page();
-    const played = await whepPlay(viewer, s.whep_url);
+    const played = await whepPlay(viewer, s.whep_url!);
     expect(played.status).toBe(201);
     expect(played.location).toStartWith(`${s.whep_url}/`);
     const { later } = await untilPlaying(viewer);
@@ -114,14 +115,14 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     expect((await outboxEvents(t.service, s.id)).map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
     const video = await waitFor(
       async () => {
-        const body = (await (await t.api(`/videos/${ended.recording.asset_id}/`)).json()) as any;
+        const body = await ok(t.api(`/videos/${ended.recording!.asset_id}/`), "getVideo");
         return ["COMPLETED", "ERROR"].includes(body.data?.video?.status) ? body.data.video : undefined;
       },
       { timeoutMs: 60_000, what: "recording transcode" },
     );
     expect(video).toMatchObject({ status: "COMPLETED", kind: "LIVESTREAM_RECORDING" });
     // The recording kept the browser's H.264 and has its Opus audio as AAC.
-    const streams = await recordingStreams(s.id, ended.recording.asset_id);
+    const streams = await recordingStreams(s.id, ended.recording!.asset_id);
     expect(streams.find((x) => x.codec_type === "video")?.codec_name).toBe("h264");
     expect(streams.find((x) => x.codec_type === "audio")?.codec_name).toBe("aac");
     // The viewer's session went with the publisher.
@@ -133,14 +134,14 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
     const page = await b.page();
     const booked = await createStream({ title: "Booked", scheduled_at: new Date(Date.now() + 30 * 86_400_000).toISOString() }, "/livestreams/schedule/");
     expect(booked.status).toBe("SCHEDULED");
-    const early = await whipPublish(page, booked.whip_url, booked.stream_key);
+    const early = await whipPublish(page, booked.whip_url!, booked.stream_key);
     expect(early.status).toBe(409);
     expect(JSON.parse(early.body)).toMatchObject({ success: false, error: { code: "STREAM_NOT_ACCEPTING" } });
 
     const ended = await createStream({ title: "Ended" });
     expect((await t.api(`/livestreams/${ended.id}/end/`, { method: "POST" })).status).toBe(200);
     await streamIn(t, ended.id, ["ENDED"], 10_000);
-    const late = await whipPublish(page, ended.whip_url, ended.stream_key);
+    const late = await whipPublish(page, ended.whip_url!, ended.stream_key);
     expect(late.status).toBe(409);
     expect(JSON.parse(late.body)).toMatchObject({ success: false, error: { code: "STREAM_NOT_ACCEPTING" } });
     expect(t.service.rtc.publishing(booked.id) || t.service.rtc.publishing(ended.id)).toBe(false);
@@ -150,7 +151,7 @@ describe.skipIf(!ready)("WHIP ingest and WHEP playback in Chromium", () => {
   test("POST /end/ on a WHIP-published stream ends the WHIP session too", async () => {
     const s = await createStream({ title: "Ended by the API" });
     const pub = await b.page();
-    expect((await whipPublish(pub, s.whip_url, s.stream_key)).status).toBe(201);
+    expect((await whipPublish(pub, s.whip_url!, s.stream_key)).status).toBe(201);
     await streamIn(t, s.id, ["LIVE"], 60_000);
     expect(t.service.rtc.publishing(s.id)).toBe(true);
     expect((await t.api(`/livestreams/${s.id}/end/`, { method: "POST" })).status).toBe(200);

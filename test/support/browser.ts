@@ -197,7 +197,7 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
     });
     try {
       await page.goto(`${origin}${pagePath}`);
-      const result = (await page.evaluate(({ fn, args }) => (globalThis as any)[fn](args), { fn, args })) as R & { error?: { message: string } };
+      const result = (await page.evaluate(({ fn, args }) => (globalThis as unknown as Record<string, (a: unknown) => unknown>)[fn]!(args), { fn, args })) as R & { error?: { message: string } };
       if (!result.ok && result.error && pageErrors.length) result.error.message += ` (page errors: ${pageErrors.join("; ")})`;
       return { ...result, requests };
     } finally {

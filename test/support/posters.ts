@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { waitFor } from "./events.ts";
 import { startFileServer } from "./file-server.ts";
 import { startTestService, type TestService } from "./test-service.ts";
+import { ok } from "./api.ts";
 
 /**
  * A test service on one media backend and the fixtures' file server, for the
@@ -32,13 +33,13 @@ export function videoBackend(backend: "native" | "wasm") {
 export async function register(t: TestService, sourceUrl: string, title: string) {
   const res = await t.api("/videos/", { method: "POST", json: { source_url: sourceUrl, title } });
   expect(res.status).toBe(201);
-  return ((await res.json()) as any).data;
+  return (await ok(res, "createVideo")).data;
 }
 
 export async function completed(t: TestService, id: string) {
   return waitFor(
     async () => {
-      const body = (await (await t.api(`/videos/${id}/`)).json()) as any;
+      const body = await ok(t.api(`/videos/${id}/`), "getVideo");
       if (body.data.video.status === "ERROR") throw new Error(`video failed: ${JSON.stringify(body.data.error)}`);
       return body.data.video.status === "COMPLETED" ? body.data : undefined;
     },

@@ -1,9 +1,10 @@
 import { waitFor } from "./events.ts";
 import type { TestService } from "./test-service.ts";
+import { ok } from "./api.ts";
 
 /** Reads a stream through the API (`data.stream`, or undefined for a 404). */
 export async function getStream(t: TestService, id: string) {
-  return ((await (await t.api(`/livestreams/${id}/`)).json()) as any).data?.stream;
+  return (await ok(t.api(`/livestreams/${id}/`), "getLivestream")).data?.stream;
 }
 
 /** Polls GET /livestreams/{id}/ until the stream is in one of `statuses`; resolves with it. */

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { silentLogger, type Logger } from "../../src/log.ts";
 import { createService, type Service } from "../../src/service.ts";
+import type { VidliveClient } from "../../packages/client/src/index.ts";
+import { sdkClient } from "./api.ts";
 import { type Sqld, startSqld } from "./sqld.ts";
 
 export interface TestService {
@@ -16,6 +18,8 @@ export interface TestService {
   apiKey: string;
   /** fetch against the API with the default key. */
   api(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>;
+  /** The typed SDK (packages/client) with the default key: `t.client.GET("/api/public/v1/videos/{id}/", …)`. */
+  client: VidliveClient;
   /** Stops the service; keeps the data dir unless `cleanup` (for restart tests). */
   stop(opts?: { cleanup?: boolean }): Promise<void>;
 }
@@ -101,6 +105,7 @@ export async function startTestService(
     base,
     orgId: org.orgId,
     apiKey,
+    client: sdkClient(base, apiKey, opts.listen === false ? (request) => service.app.handle(request) : undefined),
     api(path, init = {}) {
       const headers = new Headers(init.headers);
       const key = init.key === undefined ? apiKey : init.key;

@@ -8,6 +8,7 @@ import type { OrgSettings } from "../../src/orgs/org-settings.ts";
 import { waitFor } from "./events.ts";
 import { startTestService, type TestService } from "./test-service.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./webhook-receiver.ts";
+import { answer, ok } from "./api.ts";
 
 // WEBHOOK_LEASE_MS: a killed process's deliveries are taken over within about two leases (default 30 s).
 export const WEBHOOK_ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_LEASE_MS: "1000" };
@@ -38,7 +39,7 @@ export async function newOrg(t: TestService, settings?: OrgSettings): Promise<Or
     api,
     async register(body) {
       const res = await api("/webhooks/", { method: "POST", json: body });
-      const json = (await res.json()) as any;
+      const json = await answer(res, "createWebhook");
       if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(json)}`);
       return { id: json.data.endpoint.id, secret: json.data.signing_secret };
     },
@@ -50,7 +51,7 @@ export async function newOrg(t: TestService, settings?: OrgSettings): Promise<Or
     async deliveries(endpointId) {
       const res = await api(`/webhooks/${endpointId}/deliveries/`);
       expect(res.status).toBe(200);
-      return ((await res.json()) as any).data.items;
+      return (await ok(res, "listWebhookDeliveries")).data.items;
     },
     waitDeliveries(endpointId, ready, timeoutMs = 5000) {
       return waitFor(

@@ -135,9 +135,19 @@ window.decodedFps = async (ms) => {
 };
 `;
 
+/** The functions PAGE_SCRIPT defines on the page's window, as the callbacks below call them there. */
+interface WebrtcWindow {
+  whipPublish(url: string, bearer: string): Promise<OfferResult>;
+  whipOffer(): Promise<string>;
+  whipAnswer(sdp: string): Promise<void>;
+  whepPlay(url: string): Promise<OfferResult>;
+  viewerState(): Promise<ViewerState>;
+  decodedFps(ms: number): Promise<number>;
+}
+
 /** Publishes the fake camera + microphone by WHIP (H.264 constrained baseline preferred); the connection stays in `window.pc`. */
 export function whipPublish(page: Page, whipUrl: string, bearer: string): Promise<OfferResult> {
-  return page.evaluate(([u, b]) => (globalThis as any).whipPublish(u, b), [whipUrl, bearer] as const);
+  return page.evaluate(([u, b]) => (globalThis as unknown as WebrtcWindow).whipPublish(u, b), [whipUrl, bearer] as const);
 }
 
 /**
@@ -146,26 +156,26 @@ export function whipPublish(page: Page, whipUrl: string, bearer: string): Promis
  * the answer to `whipAnswer`.
  */
 export function whipOffer(page: Page): Promise<string> {
-  return page.evaluate(() => (globalThis as any).whipOffer());
+  return page.evaluate(() => (globalThis as unknown as WebrtcWindow).whipOffer());
 }
 
 export function whipAnswer(page: Page, sdp: string): Promise<void> {
-  return page.evaluate((a) => (globalThis as any).whipAnswer(a), sdp);
+  return page.evaluate((a) => (globalThis as unknown as WebrtcWindow).whipAnswer(a), sdp);
 }
 
 /** Plays a stream by WHEP into a muted <video>; the connection and element stay in `window.viewer`. */
 export function whepPlay(page: Page, whepUrl: string): Promise<OfferResult> {
-  return page.evaluate((u) => (globalThis as any).whepPlay(u), whepUrl);
+  return page.evaluate((u) => (globalThis as unknown as WebrtcWindow).whepPlay(u), whepUrl);
 }
 
 /** What the page's WHEP viewer shows now: the element and its inbound RTP stats. */
 export function viewerState(page: Page): Promise<ViewerState> {
-  return page.evaluate(() => (globalThis as any).viewerState());
+  return page.evaluate(() => (globalThis as unknown as WebrtcWindow).viewerState());
 }
 
 /** Pictures the page's WHEP viewer decoded per second over `ms` (inbound-rtp framesDecoded, by getStats' own clock). */
 export function decodedFps(page: Page, ms: number): Promise<number> {
-  return page.evaluate((m) => (globalThis as any).decodedFps(m), ms);
+  return page.evaluate((m) => (globalThis as unknown as WebrtcWindow).decodedFps(m), ms);
 }
 
 /** Waits until the viewer plays: a decoded picture (videoWidth > 0) and currentTime advancing; returns the two readings. */
