@@ -173,8 +173,8 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
     }
     args.push(page.limit);
     const from = `FROM actors WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`;
-    // On a server nothing is cached (read-cache.ts): one round trip for whole rows; the records cache still skips opening.
-    if (database.hot.version() === null) return (await database.hot.all(`SELECT ${ROW_COLUMNS} ${from}`, args)).map(recordOfRow);
+    // On a server (or with the cache off): one round trip for whole rows; the records cache still skips opening.
+    if (database.hot.remote || database.hot.version() === null) return (await database.hot.all(`SELECT ${ROW_COLUMNS} ${from}`, args)).map(recordOfRow);
     // One row holding the page's heads as JSON: libSQL's row iteration costs about a microsecond per row and column.
     const r = await database.hot.get(`SELECT json_group_array(json_array(${HEAD_COLUMNS}, created_at)) FROM (SELECT ${HEAD_COLUMNS}, created_at ${from})`, args);
     const heads = JSON.parse((r?.[0] as string | undefined) ?? "[]") as unknown[][];

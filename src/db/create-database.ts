@@ -6,6 +6,8 @@ import { dirname, join } from "node:path";
 import { boundedBy } from "../dependency-errors.ts";
 import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
+import { sql } from "drizzle-orm";
+import { CHANGE_VERSION_SQL, type ChangeFeed, createChangeFeed } from "./change-feed.ts";
 import { createReadCache, type ReadCache } from "./read-cache.ts";
 import { cacheLibsqlStatements } from "./statement-cache.ts";
 import * as schema from "./schema/index.ts";
@@ -28,6 +30,8 @@ export interface Database {
   readonly hot: HotReader;
   /** Hot-path read results, kept while the database is unchanged (read-cache.ts); keys name the organization. */
   readonly cache: ReadCache;
+  /** On a libSQL server, what tells the cache that another process committed (change-feed.ts); null on a file. */
+  readonly feed: ChangeFeed | null;
   readonly url: string;
   /**
    * Runs `fn` in a write transaction. All writes of the process go through one
@@ -49,9 +53,13 @@ export interface HotReader {
    * `PRAGMA data_version` of the hot connection on a `file:` database: it changes whenever
    * any other connection (this process's writer, another process) commits, so a result read
    * while it held a value is still the database's answer while it holds it (read-cache.ts).
-   * Null on a server: nothing is cached there.
+   * On a server, the polled change feed (change-feed.ts): a commit elsewhere is seen within
+   * 750 ms, this process's own at once; null while the server has not answered a poll lately.
+   * Null for `:memory:`: nothing is cached there.
    */
   version(): number | null;
+  /** True when reads are round trips to a server (no local connection). */
+  readonly remote: boolean;
   close(): void;
 }
 
@@ -93,10 +101,11 @@ function walIndexWatcher(path: string): (() => number) | null {
   };
 }
 
-function createHotReader(url: string, client: Client): HotReader {
+function createHotReader(url: string, client: Client, feed: ChangeFeed | null): HotReader {
   const path = url.startsWith("file:") ? url.slice("file:".length) : null;
   if (!path || path === ":memory:" || path.includes("mode=memory")) {
     return {
+      remote: !path,
       async get(sql, args) {
         const res = await client.execute({ sql, args: args as never });
         return res.rows[0] ? Array.from(res.rows[0]) : undefined;
@@ -105,8 +114,10 @@ function createHotReader(url: string, client: Client): HotReader {
         const res = await client.execute({ sql, args: args as never });
         return res.rows.map((r) => Array.from(r));
       },
-      version: () => null,
-      close() {},
+      version: () => feed?.version() ?? null,
+      close() {
+        feed?.close();
+      },
     };
   }
   const conn = new LibsqlDatabase(path, { readonly: true });
@@ -124,6 +135,7 @@ function createHotReader(url: string, client: Client): HotReader {
     return st;
   };
   return {
+    remote: false,
     async get(sql, args) {
       return (prepared(sql).get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
     },
@@ -221,21 +233,49 @@ export async function createDatabase(opts: {
   const writer = drizzle(isFile ? writerClient : withBusyRetry(writerClient), { schema });
   const reader = drizzle(readerClient, { schema });
   await migrateOnce(writer, writerClient, { migrationsFolder: MIGRATIONS, leaseMs: opts.migrationLockLeaseMs });
-  const hot = createHotReader(url, readerClient);
+  // On a server the read cache follows the change feed (change-feed.ts); its polls are bounded like every request.
+  const feed = isFile ? null : createChangeFeed(readerClient);
+  const hot = createHotReader(url, readerClient, feed);
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
+
+  /**
+   * On a server: the transaction ends by reading the change counter (its own changes to cached tables included),
+   * told to the feed once it committed, so this process's next cached read is not one from before its own write;
+   * a commit that touched no cached table leaves the cache as it was. Bounded: one that does not finish in time
+   * fails (503 for a request) and the queue goes on.
+   */
+  async function writeObserved<T>(fn: (tx: Tx) => Promise<T>, feed: ChangeFeed): Promise<T> {
+    let counter = Number.NaN;
+    let started = 0;
+    const out = await boundedBy(
+      writer.transaction(async (tx) => {
+        const result = await fn(tx);
+        started = performance.now();
+        const row = (await tx.get(sql.raw(CHANGE_VERSION_SQL))) as Record<string, unknown> | unknown[] | undefined;
+        counter = Number(Array.isArray(row) ? row[0] : row?.v);
+        return result;
+      }),
+      timeoutMs,
+      "database",
+      "write transaction",
+    );
+    feed.observe(counter, started);
+    return out;
+  }
   return {
     db: reader,
     client: readerClient,
     hot,
     cache: createReadCache(hot),
+    feed,
     url,
     write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error("Cannot write: database is closed"));
       // On a server a transaction that does not finish in time fails (503 for a request) and the queue goes on;
       // on a file the busy timeout bounds the wait and statements run synchronously.
-      const run = tail.then(() => (isFile ? writer.transaction(fn) : boundedBy(writer.transaction(fn), timeoutMs, "database", "write transaction")));
+      const run = tail.then(() => (feed ? writeObserved(fn, feed) : writer.transaction(fn)));
       tail = run.catch(() => undefined);
       return run;
     },
