@@ -1,4 +1,4 @@
-import type { HotReader } from "./create-database.ts";
+import type { HotReader } from "./hot-reader.ts";
 
 /**
  * Results of reads on the hot path (API key lookup, actor and endpoint reads), kept while

@@ -1,6 +1,6 @@
 import type { BoundAddress } from "../bound-address.ts";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/create-database.ts";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import type { LiveModule } from "../live/live-module.ts";
 import type { Logger } from "../log.ts";
@@ -28,8 +28,8 @@ export interface SettingsDeps {
   people: PeopleStore;
   orgs: OrgStore;
   rateLimiter: Pick<RateLimiter, "hit">;
-  /** Only the Organization page's usage counts (videos by status, slots held). */
-  database: Database;
+  /** Only the Organization page's usage counts (videos by status, slots held), through the runtime's look-ups. */
+  runtime: Pick<ActorRuntime, "countByStatus" | "countTagged">;
   videos: VideoModule;
   live: LiveModule;
   webhooks: WebhookModule;
