@@ -51,7 +51,6 @@ const config = loadConfig({
 const service = await createService(config, { logger: silentLogger });
 const { port } = await service.listen();
 const base = `http://127.0.0.1:${port}`;
-service.config.baseUrl = base;
 
 async function api(key: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${base}/api/public/v1${path}`, {

@@ -31,6 +31,7 @@ import { mediaRoutes } from "./storage/media-routes.ts";
 import { createPlaybackModule, type PlaybackModule } from "./playback/playback-module.ts";
 import { staticAssets } from "./http/static-assets.ts";
 import { settingsRoutes } from "./settings/settings-module.ts";
+import { peopleFor } from "./people/people-store.ts";
 import { createVideoModule, type VideoModule } from "./videos/video-module.ts";
 import { createTranscoder } from "../media/transcoder/index.ts";
 import { createTranscriber, sttUnavailableReason } from "../media/stt/index.ts";
@@ -45,9 +46,13 @@ import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-modu
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
 import { startupStep } from "./startup-errors.ts";
+import { type BoundAddress, createBoundAddress, frozenConfig } from "./bound-address.ts";
 
 export interface Service {
-  config: Config;
+  /** Frozen before any module is built (issue 25); its baseUrl and ports read `address`. */
+  config: Readonly<Config>;
+  /** Where this process is reached once it listens: the public origin and the bound ports (src/bound-address.ts). */
+  address: BoundAddress;
   logger: Logger;
   database: Database;
   orgs: OrgStore;
@@ -83,9 +88,12 @@ export interface Service {
  * it with a temporary DATA_DIR and a random port, so they run the real thing.
  */
 export async function createService(
-  config: Config,
+  loaded: Config,
   opts: { logger?: Logger /** Tests: a given engine, or null for none (default: made from config). */; transcriber?: Transcriber | null } = {},
 ): Promise<Service> {
+  // Frozen before the modules are built: nothing writes BASE_URL or a port afterwards; bound ports are read from the listeners.
+  const address = createBoundAddress(loaded);
+  const config = frozenConfig(loaded, address);
   const logger = opts.logger ?? createLogger({ level: config.logLevel === "silent" ? "silent" : config.logLevel });
   // A DATA_DIR or DATABASE_URL the process cannot use is one `configuration:` line (src/startup-errors.ts), not a stack.
   await startupStep(`DATA_DIR ${config.dataDir} cannot be used`, () => {
@@ -182,6 +190,7 @@ export async function createService(
     playback: playback.assets,
     gate: playback.gate,
   });
+  address.attach({ rtmp: () => live.rtmp?.port, srt: () => live.srt.port });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });
   live.describeWebrtc(rtc.describe);
   ops.metrics.gauge({
@@ -245,7 +254,7 @@ export async function createService(
       ...live.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
-      settingsRoutes({ config, logger, database, runtime, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
+      settingsRoutes({ config, address, logger, people: peopleFor(database), orgs, rateLimiter, runtime, videos, live, webhooks, playback }),
     ],
   });
 
@@ -257,6 +266,7 @@ export async function createService(
 
   return {
     config,
+    address,
     logger,
     database,
     orgs,
@@ -299,9 +309,10 @@ export async function createService(
       });
       // Elysia's context `server` (requestIP: live viewers, DRM licence limits) is set only by its own listen().
       app.server = server;
-      // PORT=0 (tests, benches) picks a free port: public URLs must name the real one.
-      if (config.port === 0) config.baseUrl = `http://127.0.0.1:${server.port}`;
-      logger.info("HTTP API listening", { port: server.port, base_url: config.baseUrl });
+      // PORT=0 (tests, benches) picks a free port: public URLs name the real one, read from the listener (src/bound-address.ts).
+      const bound = server;
+      address.attach({ http: () => bound.port });
+      logger.info("HTTP API listening", { port: server.port, base_url: address.baseUrl });
       // The live module's own player reads the stored live HLS (src/live/live-player.ts), not hls_url over HTTP.
       await live.start();
       stoppers.push(() => live.stop());

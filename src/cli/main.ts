@@ -66,9 +66,9 @@ async function run(argv: string[]): Promise<number> {
     json: options.json !== undefined,
     env: process.env,
     async database() {
-      const config = loadConfig();
-      // Links the CLI prints (setup links) name the running service's address, not a default its terminal cannot know.
-      config.baseUrl = operatorBaseUrl(config, process.env);
+      const loaded = loadConfig();
+      // Links the CLI prints (setup links) name the running service's address, not a default its terminal cannot know; frozen as the service's is.
+      const config = Object.freeze({ ...loaded, baseUrl: operatorBaseUrl(loaded, process.env) });
       // A typo in DATA_DIR must not create a second, empty service database beside the real one.
       const path = filePath(config.databaseUrl);
       if (path !== undefined && !existsSync(path)) throw new ConfigError(`no database at ${path}; start the server once or set DATA_DIR`);

@@ -227,10 +227,8 @@ export function createLiveModule(deps: {
           else logger.debug("rtmp", entry);
         },
       });
-      config.rtmpPort = rtmp.port;
       logger.info("RTMP ingest listening", { port: rtmp.port });
       srt.start();
-      if (srt.port !== null) config.srtPort = srt.port;
       renewer.start();
       handover.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.

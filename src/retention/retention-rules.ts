@@ -206,7 +206,7 @@ export function rateLimitsRule(config: Config): RetentionRule {
 
 /**
  * Settings-screen sessions past their expiry (idle or absolute, whichever
- * came first: src/settings/people-store.ts keeps `expires_at` at the earlier).
+ * came first: src/people/sessions.ts keeps `expires_at` at the earlier).
  * An expired session already signs nobody in; this only frees its row.
  */
 export function sessionsRule(): RetentionRule {

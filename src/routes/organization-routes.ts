@@ -2,30 +2,8 @@ import { Elysia } from "elysia";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { success } from "../http/envelope.ts";
 import { doc } from "../http/openapi-docs.ts";
-import type { Organization } from "../orgs/org-store.ts";
 import { OrganizationSchema } from "./organization-schema.ts";
-
-/** GET /organization/'s `data` (its schema: organization-schema.ts). */
-export function organizationView(org: Organization, transcripts: string | null, webrtc = false, srt = false) {
-  return {
-    organization: {
-      id: org.id,
-      name: org.name,
-      created_at: new Date(org.createdAt).toISOString(),
-      features: { transcoding: org.settings.transcoding !== null, drm: org.settings.features.drm, transcripts, webrtc, srt },
-      transcoding: org.settings.transcoding,
-      downloads: org.settings.downloads,
-      playback: { policy: org.settings.playback.policy },
-      limits: {
-        requests_per_minute: org.settings.limits.requestsPerMinute,
-        livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,
-        videos_create_per_minute: org.settings.limits.videosCreatePerMinute,
-        upload_url_per_minute: org.settings.limits.uploadUrlPerMinute,
-      },
-      permissions: org.settings.permissions,
-    },
-  };
-}
+import { organizationView } from "./organization-view.ts";
 
 /** Lets a client check its key: which organization it acts for and what it may do. */
 export function organizationRoutes(deps: {

@@ -1,7 +1,7 @@
 import { type Static, t } from "elysia";
 import { type Equals, named, integer, isoTime, nullable, strictObject } from "../http/openapi-docs.ts";
 import { ALL_PERMISSIONS, type Permission } from "../orgs/org-settings.ts";
-import type { organizationView } from "./organization-routes.ts";
+import type { organizationView } from "./organization-view.ts";
 
 /** GET /organization/'s `data`, pinned by `Equals` to `organizationView` (a field added on one side fails tsc). */
 const PermissionSchema = t.Unsafe<Permission>({ type: "string", enum: [...ALL_PERMISSIONS] });

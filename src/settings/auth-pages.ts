@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
 import { clientAddressGroup } from "../http/client-address.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
 import { forbiddenPage, publicPage, redirect } from "./page.ts";
-import { MIN_PASSWORD_LENGTH, SESSION_MAX_MS } from "./people-store.ts";
-import { clearSessionCookie, csrfRefused, peopleFor, readCookie, SESSION_COOKIE, sameOriginRequest, sessionCookie, sessionGuard } from "./session-guard.ts";
+import { MIN_PASSWORD_LENGTH, SESSION_MAX_MS } from "../people/people-rules.ts";
+import { clearSessionCookie, csrfRefused, readCookie, SESSION_COOKIE, sameOriginRequest, sessionCookie, sessionGuard } from "./session-guard.ts";
 
 /**
  * Sign-in, the one-time setup link, sign-out. Before a session exists there is
@@ -84,18 +84,18 @@ const throttled = (retryAfterSeconds: number, body: Html) =>
     body,
   });
 
-export function authPages(deps: SettingsDeps) {
-  const people = peopleFor(deps.database);
+export function authPages(deps: PageDeps<"config" | "logger" | "rateLimiter">) {
+  const { people } = deps;
 
   async function signIn(userId: string, orgId: string): Promise<Response> {
     const s = await people.createSession(userId, orgId);
-    return redirect("/settings", { "set-cookie": sessionCookie(deps.config.baseUrl, s.token, Math.floor(SESSION_MAX_MS / 1000)) });
+    return redirect("/settings", { "set-cookie": sessionCookie(deps.address.baseUrl, s.token, Math.floor(SESSION_MAX_MS / 1000)) });
   }
 
   return new Elysia({ name: "settings-auth" })
     .get("/login", () => publicPage({ title: "Sign in", body: loginForm() }))
     .post("/login", async ({ request, body, server }) => {
-      if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
+      if (!sameOriginRequest(request, deps.address.baseUrl)) return csrfRefused();
       const email = str(body, "email").trim().toLowerCase();
       const password = str(body, "password");
       // Behind a reverse proxy (TRUST_PROXY hops) the socket's address is the proxy's: the client is read from X-Forwarded-For.
@@ -121,7 +121,7 @@ export function authPages(deps: SettingsDeps) {
       return publicPage({ title: "Set your password", body: setupForm(params.token, setup.email) });
     })
     .post("/setup/:token", async ({ params, request, body, server }) => {
-      if (!sameOriginRequest(request, deps.config.baseUrl)) return csrfRefused();
+      if (!sameOriginRequest(request, deps.address.baseUrl)) return csrfRefused();
       const setup = await people.peekSetup(params.token);
       if (!setup) return linkInvalid();
       const password = str(body, "password");
@@ -161,7 +161,7 @@ export function authPages(deps: SettingsDeps) {
         .post("/logout", async ({ request }) => {
           const token = readCookie(request, SESSION_COOKIE);
           if (token) await people.deleteSession(token);
-          return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.config.baseUrl) });
+          return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.address.baseUrl) });
         })
         // The organization switcher (a person in several organizations): the session now opens another membership. CSRF-checked by the guard; membership checked by the store.
         .post("/switch-organization", async ({ request, body, member }) => {

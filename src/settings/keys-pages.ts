@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { ApiKeyExists } from "../orgs/errors.ts";
 import type { KeyInfo } from "../orgs/org-store.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
 import { confirmed, confirmPage } from "./confirm-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
@@ -43,7 +43,7 @@ function createForm(member: Member, name = ""): Html {
 </section>`;
 }
 
-export function keysPages(deps: SettingsDeps) {
+export function keysPages(deps: PageDeps<"orgs" | "logger">) {
   async function listPage(member: Member, opts: { flash?: Flash; status?: number; top?: Html; name?: string } = {}): Promise<Response> {
     const keys = await deps.orgs.listKeys(member.org.id);
     const table =

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { createStreamInput, scheduleStreamInput, view } from "../live/livestream-routes.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { type StreamDraft, createStreamForm, streamList, streamPage } from "./live-view.ts";
 import { notFoundPage } from "./not-found-page.ts";
@@ -21,7 +21,7 @@ const LIST_SIZE = 50;
  * validate, creation counts in the API's per-organization bucket, ending
  * goes through the ingest's endExplicitly as POST /livestreams/{id}/end/.
  */
-export function livePages(deps: SettingsDeps) {
+export function livePages(deps: PageDeps<"live" | "videos" | "logger" | "rateLimiter">) {
   const { livestreams, ingest } = deps.live;
   const load = async (member: Member, id: string) => (plausibleId(id) ? await livestreams.get(member.org.id, id) : null);
 

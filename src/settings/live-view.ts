@@ -1,6 +1,5 @@
 import type { view } from "../live/livestream-routes.ts";
-import { html, type Html, raw } from "./html.ts";
-import { LIVE_PAGE_SCRIPT, SCHEDULE_SCRIPT } from "./live-scripts.ts";
+import { html, type Html } from "./html.ts";
 import { badge, problemBox, type Problem, timeOf } from "./section-support.ts";
 
 /** Pure renderers of the live streams section (data → Html); live-pages.ts wires them. */
@@ -57,7 +56,7 @@ export function createStreamForm(opts: { csrf: Html; drm: boolean; subtitles: bo
       ${opts.drm ? html`<label class="check"><input type="checkbox" name="drm_enabled"> DRM on the recording</label>` : ""}
       <p><button type="submit">Create stream</button></p>
     </form>
-    <script>${raw(SCHEDULE_SCRIPT)}</script>
+    <script src="/settings/assets/live-schedule.js"></script>
   </section>`;
 }
 
@@ -151,5 +150,5 @@ export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html
       : ""
   }
   </div>
-  <script>${raw(LIVE_PAGE_SCRIPT)}</script>`;
+  <script src="/settings/assets/live-stream.js"></script>`;
 }

@@ -1,11 +1,12 @@
 import { Elysia } from "elysia";
 import { InvalidInput } from "../errors.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
 import { confirmed, confirmPage } from "./confirm-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
-import { invitationMailer, mailFailure } from "./invitation-mail.ts";
-import { INVITABLE_ROLES, type MemberRow, setupUrl } from "./people-store.ts";
+import { invitationMailer, mailFailure } from "../people/invitation-mail.ts";
+import { INVITABLE_ROLES, setupUrl } from "../people/people-rules.ts";
+import type { MemberRow } from "../people/types.ts";
 import { peopleFor, requireAction, sessionGuard } from "./session-guard.ts";
 import type { Member } from "./types.ts";
 
@@ -47,8 +48,8 @@ function inviteForm(member: Member, email = "", role = "developer"): Html {
 </section>`;
 }
 
-export function membersPages(deps: SettingsDeps) {
-  const people = peopleFor(deps.database);
+export function membersPages(deps: PageDeps<"config" | "logger">) {
+  const { people } = deps;
 
   async function listPage(member: Member, opts: { flash?: Flash; status?: number; top?: Html; email?: string; role?: string } = {}): Promise<Response> {
     const members = await people.listMembers(member.org.id);
@@ -70,7 +71,7 @@ export function membersPages(deps: SettingsDeps) {
       const email = typeof b.email === "string" ? b.email : "";
       const role = typeof b.role === "string" ? b.role : "";
       try {
-        const mailer = invitationMailer(deps.config);
+        const mailer = invitationMailer(deps.config, () => deps.address.baseUrl);
         const { token, userId } = await people.invite(member.org.id, email, role, { delivered: mailer !== null });
         const to = email.trim().toLowerCase();
         if (mailer) {
@@ -88,7 +89,7 @@ export function membersPages(deps: SettingsDeps) {
           });
         }
         deps.logger.info("Member invited from settings", { org_id: member.org.id, user_id: member.userId, role });
-        const link = setupUrl(deps.config.baseUrl, token);
+        const link = setupUrl(deps.address.baseUrl, token);
         const top = shownOnce({
           id: "setup-link",
           heading: "Invitation link",

@@ -1,6 +1,6 @@
 import { hasPackager } from "../../media/drm/index.ts";
-import { applyOrgSet, CliUsageError } from "../cli/org-set.ts";
 import { type OrgSettings, STANDARD_RUNGS } from "../orgs/org-settings.ts";
+import { applySettingsChange, type SettingsChange, SettingsChangeRefused } from "../orgs/settings-change.ts";
 import type { Member } from "./types.ts";
 import { type Html, html } from "./html.ts";
 import { csrfField } from "./page.ts";
@@ -10,8 +10,9 @@ import { csrfField } from "./page.ts";
  * (owner and admin): the transcoding ladder, downloads and the DRM switch.
  * Limits and API permissions stay the operator's (`cli org set`).
  *
- * The form is turned into `cli org set` options and goes through the same
- * `applyOrgSet`, so the screen refuses what the CLI refuses, with its message.
+ * The form is turned into a `SettingsChange` and goes through the same
+ * domain function as `cli org set` (src/orgs/settings-change.ts), so the
+ * screen refuses what the CLI refuses, with its message.
  */
 
 type FormBody = Record<string, unknown> | undefined;
@@ -22,36 +23,37 @@ const RUNG_NAMES = Object.keys(STANDARD_RUNGS);
 /** The DRM switch exists only where this server can package DRM (Shaka Packager present; media/drm). */
 export const drmSwitchAvailable = (): boolean => hasPackager();
 
-/** The new settings, or the message to show (nothing saved). */
-export function applyOrganizationForm(current: OrgSettings, body: FormBody): { settings: OrgSettings } | { error: string } {
+/** The change the form asks for, or the message to show (nothing saved). */
+export function organizationChange(current: OrgSettings, body: FormBody): { change: SettingsChange } | { error: string } {
   const b = body ?? {};
-  const options: Record<string, string[]> = {};
+  const change: SettingsChange = {};
   // Transcoding on/off is the operator's switch (`--transcoding`): the ladder is edited only while it is on.
   if (current.transcoding) {
     const ladder = list(b.ladder);
     if (ladder.length === 0) return { error: "Choose at least one rung for the transcoding ladder (cli org set: --ladder needs at least one rung)." };
-    options.ladder = [ladder.join(",")];
+    change.ladder = ladder.join(",");
   }
   const mode = String(b.downloads ?? "");
-  if (mode === "none" || mode === "top") options.downloads = [mode];
+  if (mode === "none" || mode === "top") change.downloads = mode;
   else if (mode === "rungs") {
     const rungs = list(b.download_rungs);
     if (rungs.length === 0) return { error: "Choose at least one rendition to download, or choose None." };
-    options.downloads = [rungs.join(",")];
+    change.downloads = rungs.join(",");
   } else return { error: `Downloads: choose None, Top rendition or Named renditions (got "${mode}").` };
-  options["download-format"] = [String(b.download_format ?? "")];
+  change.downloadFormat = String(b.download_format ?? "");
   if (b.drm_shown !== undefined) {
     if (!drmSwitchAvailable()) return { error: "DRM packaging is not available on this server (no Shaka Packager)." };
-    options.drm = [b.drm === undefined ? "off" : "on"];
+    change.drm = b.drm === undefined ? "off" : "on";
   }
   // Issue 27: absent from an older form (a stale page): the policy is left as it is.
-  if (b.playback_policy !== undefined) options["playback-policy"] = [String(b.playback_policy)];
+  if (b.playback_policy !== undefined) change.playbackPolicy = String(b.playback_policy);
   try {
-    return { settings: applyOrgSet(current, options) };
+    applySettingsChange(current, change);
   } catch (err) {
-    if (err instanceof CliUsageError) return { error: err.message };
+    if (err instanceof SettingsChangeRefused) return { error: err.message };
     throw err;
   }
+  return { change };
 }
 
 const checked = (on: boolean) => (on ? html` checked` : html``);

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
-import { applyOrganizationForm, drmSwitchAvailable, organizationForm } from "./organization-form.ts";
+import { changeOrgSettings } from "../orgs/settings-change.ts";
+import { drmSwitchAvailable, organizationChange, organizationForm } from "./organization-form.ts";
 import { type Flash, redirect, renderPage, timeTag } from "./page.ts";
 import { requireAction, sessionGuard } from "./session-guard.ts";
 import { can, type Member } from "./types.ts";
@@ -14,6 +15,8 @@ import { can, type Member } from "./types.ts";
  * API key (src/orgs/org-settings.ts).
  */
 
+type OrganizationDeps = PageDeps<"runtime" | "config" | "orgs" | "logger">;
+
 interface Usage {
   videosByStatus: Array<{ status: string; count: number }>;
   liveStreams: number;
@@ -21,7 +24,7 @@ interface Usage {
   poolHeld: number;
 }
 
-async function usageOf(deps: SettingsDeps, orgId: string): Promise<Usage> {
+async function usageOf(deps: Pick<OrganizationDeps, "runtime">, orgId: string): Promise<Usage> {
   // Through the actor runtime: counts by status (index actors_kind_status_org) and by tag (the slot check's count).
   const [videosByStatus, streams, slotsHeld, poolHeld] = await Promise.all([
     deps.runtime.countByStatus("video", orgId),
@@ -34,7 +37,7 @@ async function usageOf(deps: SettingsDeps, orgId: string): Promise<Usage> {
 
 const fact = (term: string, value: Html | string | number) => html`<dt>${term}</dt><dd>${value}</dd>`;
 
-async function organizationPage(deps: SettingsDeps, member: Member, opts: { flash?: Flash; status?: number } = {}): Promise<Response> {
+async function organizationPage(deps: OrganizationDeps, member: Member, opts: { flash?: Flash; status?: number } = {}): Promise<Response> {
   const { org } = member;
   const s = org.settings;
   const usage = await usageOf(deps, org.id);
@@ -93,19 +96,21 @@ ${can(member.role, "organization.manage") ? organizationForm(member, s) : html`<
   return renderPage({ member, title: "Organization", active: "organization", body, flash: opts.flash, status: opts.status });
 }
 
-export function organizationPages(deps: SettingsDeps) {
+export function organizationPages(deps: OrganizationDeps) {
   return new Elysia({ name: "settings-organization" })
     .use(sessionGuard(deps))
     .get("/organization", ({ member, query }) => organizationPage(deps, member, { flash: query.done === "saved" ? { kind: "success", message: "Settings saved. New videos use them." } : undefined }))
     .post("/organization", async ({ member, body }) => {
       const denied = requireAction(member, "organization.manage");
       if (denied) return denied;
-      const result = applyOrganizationForm(member.org.settings, body as Record<string, unknown> | undefined);
+      const form = body as Record<string, unknown> | undefined;
+      const result = organizationChange(member.org.settings, form);
       if ("error" in result) return organizationPage(deps, member, { status: 400, flash: { kind: "error", message: `Not saved: ${result.error}` } });
-      // Applied again to the row read inside the write, so an operator's change made meanwhile (limits, permissions) is kept.
-      await deps.orgs.updateSettings(member.org.id, (fresh) => {
-        const again = applyOrganizationForm(fresh, body as Record<string, unknown> | undefined);
-        return "settings" in again ? again.settings : fresh;
+      // The same domain function as `cli org set`, applied to the row read inside the write, so an operator's change made
+      // meanwhile (limits, permissions) is kept; a form that no longer fits that row changes nothing.
+      await changeOrgSettings(deps.orgs, member.org.id, (fresh) => {
+        const again = organizationChange(fresh, form);
+        return "change" in again ? again.change : {};
       });
       deps.logger.info("Organization settings changed on the screen", { org_id: member.org.id, role: member.role });
       return redirect("/settings/organization?done=saved");

@@ -3,7 +3,7 @@ import { DomainError, NotFound } from "../errors.ts";
 import { parseRestrictionInput } from "../playback/restriction-input.ts";
 import type { RestrictionRow } from "../playback/restrictions.ts";
 import type { SigningKeyRow } from "../playback/signing-keys.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { type Html, html } from "./html.ts";
 import { confirmed, confirmPage } from "./confirm-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage, shownOnce, timeTag } from "./page.ts";
@@ -42,7 +42,7 @@ function restrictionRow(member: Member, r: RestrictionRow): Html {
 </tr>`;
 }
 
-export function playbackPages(deps: SettingsDeps) {
+export function playbackPages(deps: PageDeps<"playback" | "logger">) {
   const { keys, restrictions } = deps.playback;
 
   async function keysPage(member: Member, opts: { flash?: Flash; status?: number; top?: Html } = {}): Promise<Response> {

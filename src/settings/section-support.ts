@@ -84,7 +84,7 @@ export function problemBox(p: Problem | null | undefined): Html {
  * buckets as the API's: a screen action and an API call share one allowance.
  * `apiPath` is the API route the action stands for (e.g. "/videos/").
  */
-export async function checkOrgLimit(deps: SettingsDeps, member: Member, apiPath: string): Promise<void> {
+export async function checkOrgLimit(deps: Pick<SettingsDeps, "rateLimiter">, member: Member, apiPath: string): Promise<void> {
   const limit = orgLimitFor("POST", apiPath, member.org.settings.limits);
   if (!limit) return;
   const verdict = await deps.rateLimiter.hit([{ key: `org:${member.org.id}:${limit.name}`, limit: limit.limit }]);

@@ -1,24 +1,15 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import type { Database } from "../db/create-database.ts";
 import { html } from "./html.ts";
 import { forbiddenPage, publicPage, redirect } from "./page.ts";
-import { createPeopleStore, type PeopleStore } from "./people-store.ts";
+import { peopleFor } from "../people/people-store.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { can, type Member, type ScreenAction } from "./types.ts";
 
 export const SESSION_COOKIE = "vidlive_session";
 
-/** One people store per database: its in-memory "last touched" map is then shared by every section. */
-const stores = new WeakMap<Database, PeopleStore>();
-export function peopleFor(database: Database): PeopleStore {
-  let s = stores.get(database);
-  if (!s) {
-    s = createPeopleStore(database);
-    stores.set(database, s);
-  }
-  return s;
-}
+/** The people store of a database (src/people), named here for the sections and tests that reach it through the guard. */
+export { peopleFor };
 
 export function readCookie(request: Request, name: string): string | null {
   const header = request.headers.get("cookie");
@@ -94,8 +85,8 @@ export function csrfRefused(): Response {
  * request (not GET/HEAD) must carry the session's `_csrf` (form field or
  * X-CSRF-Token header) AND come from this origin, else a 403 page.
  */
-export function sessionGuard(deps: Pick<SettingsDeps, "database" | "config">) {
-  const people = peopleFor(deps.database);
+export function sessionGuard(deps: Pick<SettingsDeps, "people" | "address">) {
+  const { people } = deps;
   return new Elysia({ name: "settings-session-guard" })
     .resolve({ as: "scoped" }, async ({ request }) => {
       const token = readCookie(request, SESSION_COOKIE);
@@ -104,9 +95,9 @@ export function sessionGuard(deps: Pick<SettingsDeps, "database" | "config">) {
       return { member };
     })
     .onBeforeHandle({ as: "scoped" }, ({ member, request, body }) => {
-      if (!member) return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.config.baseUrl) });
+      if (!member) return redirect("/settings/login", { "set-cookie": clearSessionCookie(deps.address.baseUrl) });
       if (request.method === "GET" || request.method === "HEAD") return;
-      if (!sameOriginRequest(request, deps.config.baseUrl) || !tokensEqual(csrfFrom(body, request), member.csrfToken)) return csrfRefused();
+      if (!sameOriginRequest(request, deps.address.baseUrl) || !tokensEqual(csrfFrom(body, request), member.csrfToken)) return csrfRefused();
     });
 }
 

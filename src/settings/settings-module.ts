@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { playbackPages } from "./playback-pages.ts";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
+import { extname, join } from "node:path";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { readFormBody } from "./form-body.ts";
@@ -14,10 +15,13 @@ import { can } from "./types.ts";
 import { videosPages } from "./videos-pages.ts";
 import { webhooksPages } from "./webhooks-pages.ts";
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  "settings.css": { file: join(import.meta.dir, "assets", "settings.css"), type: "text/css; charset=utf-8" },
-  "settings.js": { file: join(import.meta.dir, "assets", "settings.js"), type: "text/javascript; charset=utf-8" },
-};
+const TYPES: Record<string, string> = { css: "text/css; charset=utf-8", js: "text/javascript; charset=utf-8" };
+/** Every stylesheet and script of assets/ (listed once at start: a request names a file of that list or gets 404). */
+const ASSETS: Record<string, { file: string; type: string }> = Object.fromEntries(
+  readdirSync(join(import.meta.dir, "assets"))
+    .filter((name) => TYPES[extname(name).slice(1)])
+    .map((name) => [name, { file: join(import.meta.dir, "assets", name), type: TYPES[extname(name).slice(1)]! }]),
+);
 
 /**
  * The organization's settings screen (issue 13), served under /settings by the

@@ -1,25 +1,14 @@
-import type { Organization } from "../orgs/org-store.ts";
+import type { Role } from "../people/types.ts";
 
-/**
+/*
  * The settings screen's contract (issue 13): who is signed in and what their
  * role lets them do. Sections (API keys, webhooks, videos, live streams,
  * organization, members) are Elysia plugins that read `member` from the
- * session guard (session-guard.ts) and render through page.ts.
+ * session guard (session-guard.ts) and render through page.ts. People,
+ * roles and the signed-in member are their own domain (src/people, issue 25);
+ * the screen names them as before.
  */
-export const ROLES = ["owner", "admin", "developer", "viewer"] as const;
-export type Role = (typeof ROLES)[number];
-
-/** The signed-in person, for one organization (the session's). */
-export interface Member {
-  userId: string;
-  email: string;
-  role: Role;
-  org: Organization;
-  /** Every organization the person belongs to (the header's switcher appears with more than one). */
-  organizations: Array<{ id: string; name: string; role: Role }>;
-  /** Per-session synchronizer token; every form posts it back as `_csrf`. */
-  csrfToken: string;
-}
+export { ROLES, type Member, type Role } from "../people/types.ts";
 
 /**
  * What a role may do on the screen. API keys and members are owner only

@@ -1,7 +1,6 @@
-import { html, type Html, raw } from "./html.ts";
+import { html, type Html } from "./html.ts";
 import { badge, bytesOf, timeOf } from "./section-support.ts";
 import { durationOf, type VideoView } from "./videos-view.ts";
-import { VIDEO_PAGE_SCRIPT } from "./videos-scripts.ts";
 
 /** One video's page (data → Html): player, facts, renditions, downloads, transcript, summary, delete. */
 
@@ -99,5 +98,5 @@ export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Htm
         </form>`
       : ""
   }
-  <script>${raw(VIDEO_PAGE_SCRIPT)}</script>`;
+  <script src="/settings/assets/video-page.js"></script>`;
 }

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { videoStatus } from "../../machines/video-machine.ts";
 import { videoResource } from "../videos/video-resource.ts";
 import { registerVideoInput, uploadUrlInput } from "../videos/video-schemas.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { notFoundPage } from "./not-found-page.ts";
 import { csrfField, emptyState, type Flash, redirect, renderPage } from "./page.ts";
@@ -32,7 +32,7 @@ const DENIED: Problem = { status: 403, code: "PERMISSION_DENIED", message: "Your
  * validate, the per-organization limits count in the API's buckets, a DRM
  * video's licence URL is minted per page as GET /videos/{id}/ does.
  */
-export function videosPages(deps: SettingsDeps) {
+export function videosPages(deps: PageDeps<"videos" | "logger" | "rateLimiter">) {
   const { videos, uploads, drm } = deps.videos;
   const resource = (record: Parameters<typeof videoResource>[0]) => videoResource(record, { licenseUrl: (id) => drm.tokens.mint(id).url });
   const load = async (member: Member, id: string) => (plausibleId(id) ? await videos.get(member.org.id, id) : null);

@@ -1,7 +1,6 @@
 import type { videoResource } from "../videos/video-resource.ts";
-import { html, type Html, raw } from "./html.ts";
+import { html, type Html } from "./html.ts";
 import { badge, problemBox, type Problem, timeOf } from "./section-support.ts";
-import { UPLOAD_SCRIPT, VIDEOS_LIST_SCRIPT } from "./videos-scripts.ts";
 
 /** Pure renderers of the videos list (data → Html); videos-pages.ts wires them, video-page-view.ts renders one video. */
 
@@ -47,7 +46,7 @@ export function videoList(items: VideoView[], empty: (text: string) => Html): Ht
       </tr>`,
     )}</tbody>
   </table></div>
-  <script>${raw(VIDEOS_LIST_SCRIPT)}</script>`;
+  <script src="/settings/assets/videos-list.js"></script>`;
 }
 
 function optionBoxes(o: UploadOptions, prefix: string): Html {
@@ -77,7 +76,7 @@ export function addVideoForms(o: UploadOptions): Html {
       <p><progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress> <span id="upload-status" role="status" aria-live="polite"></span></p>
       <noscript><p class="muted">Uploading a file needs JavaScript; add a video from a URL below instead.</p></noscript>
     </form>
-    <script>${raw(UPLOAD_SCRIPT)}</script>
+    <script src="/settings/assets/videos-upload.js"></script>
   </section>
   <section class="panel" aria-labelledby="url-heading">
     <h2 id="url-heading">Add from a URL</h2>

@@ -4,7 +4,7 @@ import { parseEndpointInput } from "../webhooks/endpoint-input.ts";
 import { EndpointUrlRefused } from "../webhooks/errors.ts";
 import { isEventName } from "../webhooks/event-names.ts";
 import { sampleEventData } from "../webhooks/sample-events.ts";
-import type { SettingsDeps } from "./deps.ts";
+import type { PageDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { copyButton, csrfField, emptyState, type Flash, redirect, renderPage } from "./page.ts";
 import { type FormBody, formOf, listOf, plausibleId, type Problem, problemOf, textOf } from "./section-support.ts";
@@ -28,7 +28,7 @@ const LOG_SIZE = 50;
  * through parseEndpointInput, the URL through the same outbound guard, the
  * test event through dispatcher.sendOne, a resend through dispatcher.resend.
  */
-export function webhooksPages(deps: SettingsDeps) {
+export function webhooksPages(deps: PageDeps<"webhooks" | "config" | "logger">) {
   const { endpoints, deliveries, dispatcher } = deps.webhooks;
   // The same rule as the service's one guard (service.ts): private addresses refused unless ALLOW_PRIVATE_NETWORK.
   const guard = createOutboundGuard({ allowPrivate: deps.config.allowPrivateNetwork });
@@ -94,7 +94,7 @@ export function webhooksPages(deps: SettingsDeps) {
       const event = formOf(body).event;
       const name = typeof event === "string" && isEventName(event) ? event : row.events.find(isEventName);
       if (!name) return notFoundPage(member, "webhooks");
-      const samples = { baseUrl: deps.config.baseUrl, rtmpUrlBase: `rtmp://${deps.config.rtmpHost}:${deps.config.rtmpPort}/live` };
+      const samples = { baseUrl: deps.address.baseUrl, rtmpUrlBase: `rtmp://${deps.config.rtmpHost}:${deps.address.rtmpPort}/live` };
       const sent = await dispatcher.sendOne(row.id, name, sampleEventData(name, samples), { test: true });
       if (!sent) return notFoundPage(member, "webhooks");
       // The page shows the attempt's result: wait for it as the API does.

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { setupUrl } from "../../src/settings/people-store.ts";
+import { setupUrl } from "../../src/people/people-rules.ts";
 import { peopleFor } from "../../src/settings/session-guard.ts";
 import type { Role } from "../../src/settings/types.ts";
 import { CHROMIUM, CHROMIUM_ARGS } from "./browser.ts";

@@ -82,7 +82,20 @@ export async function startTestService(
 ): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-"));
   const database = TEST_DATABASE?.startsWith("sqld") && !opts.env?.DATABASE_URL ? { DATABASE_URL: await testDatabaseUrl(dataDir) } : {};
-  const config: Config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", RTMP_PORT: "0", SRT_PORT: "0", ALLOW_PRIVATE_NETWORK: "1", LOG_LEVEL: "silent", ...database, ...opts.env });
+  // The service's public address is the one the test reaches (PORT=0: the bound port, src/bound-address.ts); a BASE_URL the test chose (e.g. one the process cannot reach) stays.
+  const address = opts.env?.PORT && opts.env.PORT !== "0" && !opts.env.BASE_URL ? { BASE_URL: `http://127.0.0.1:${opts.env.PORT}` } : {};
+  const config: Config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    RTMP_PORT: "0",
+    SRT_PORT: "0",
+    ALLOW_PRIVATE_NETWORK: "1",
+    LOG_LEVEL: "silent",
+    ...database,
+    ...address,
+    ...opts.env,
+  });
   const service = await createService(config, { logger: opts.logger ?? (process.env.TEST_LOGS ? undefined : silentLogger) });
   let org = opts.org;
   if (!org) {
@@ -95,8 +108,6 @@ export async function startTestService(
   if (opts.listen !== false) {
     const { port } = await service.listen();
     base = `http://127.0.0.1:${port}`;
-    // A BASE_URL the test chose (e.g. one the process cannot reach) stays.
-    if (!opts.env?.BASE_URL) service.config.baseUrl = base;
   }
   const apiKey = org.apiKey;
   return {

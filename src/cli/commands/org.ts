@@ -1,9 +1,25 @@
-import { oneOf, one, type Command } from "../command.ts";
-import { applyOrgSet } from "../org-set.ts";
+import { changeOrgSettings, type SettingsChange, SettingsChangeRefused } from "../../orgs/settings-change.ts";
+import { CliUsageError, oneOf, one, type Command } from "../command.ts";
 import { json, org } from "./flags.ts";
 import { iso } from "./format.ts";
-import { invitationMailer, mailFailure } from "../../settings/invitation-mail.ts";
-import { checkEmail, createPeopleStore, INVITABLE_ROLES, normalizeEmail, setupUrl } from "../../settings/people-store.ts";
+import { invitationMailer, mailFailure } from "../../people/invitation-mail.ts";
+import { checkEmail, INVITABLE_ROLES, normalizeEmail, setupUrl } from "../../people/people-rules.ts";
+import { createPeopleStore } from "../../people/people-store.ts";
+
+/** `org set` flags as the change they ask for (src/orgs/settings-change.ts validates and applies it). */
+function settingsChangeOf(options: Record<string, string[]>): SettingsChange {
+  const last = (k: string) => options[k]?.at(-1);
+  return {
+    transcoding: last("transcoding"),
+    ladder: last("ladder"),
+    downloads: last("downloads"),
+    downloadFormat: last("download-format"),
+    drm: last("drm"),
+    playbackPolicy: last("playback-policy"),
+    permissions: last("permissions"),
+    limits: options.limit,
+  };
+}
 
 /** The mail server refused or is unreachable: exit 1, naming its answer (never SMTP_URL's credentials). */
 function refuseMail(err: unknown): never {
@@ -27,7 +43,7 @@ export const orgCommands: Command[] = [
     async run(ctx) {
       const { orgs, database, config } = await ctx.database();
       const ownerEmail = ctx.options["owner-email"]?.at(-1);
-      const mailer = invitationMailer(config);
+      const mailer = invitationMailer(config, () => config.baseUrl);
       // Checked before anything is created: a typo or an unreachable mail server must not leave an organization without an owner.
       if (ownerEmail !== undefined) checkEmail(ownerEmail);
       if (ownerEmail !== undefined && mailer) await mailer.verify().catch((err) => refuseMail(err));
@@ -71,7 +87,7 @@ export const orgCommands: Command[] = [
     async run(ctx) {
       const { orgs, database, config } = await ctx.database();
       const found = await orgs.mustGetOrg(one(ctx, "org"));
-      const mailer = invitationMailer(config);
+      const mailer = invitationMailer(config, () => config.baseUrl);
       const people = createPeopleStore(database);
       const role = one(ctx, "role");
       const { token, userId } =
@@ -134,7 +150,10 @@ export const orgCommands: Command[] = [
     ],
     async run(ctx) {
       const { orgs } = await ctx.database();
-      const updated = await orgs.updateSettings(one(ctx, "org"), (s) => applyOrgSet(s, ctx.options));
+      // A refused change is the command line's error (exit 2, naming the flag), as before the rules moved to src/orgs.
+      const updated = await changeOrgSettings(orgs, one(ctx, "org"), settingsChangeOf(ctx.options)).catch((err) => {
+        throw err instanceof SettingsChangeRefused ? new CliUsageError(err.message) : err;
+      });
       console.log(JSON.stringify({ org_id: updated.id, settings: updated.settings }, null, 2));
       return 0;
     },

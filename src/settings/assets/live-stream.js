@@ -1,20 +1,8 @@
-/**
- * The live streams section's browser code, inlined (no build step). Reads
- * data- attributes only; nothing from the server is interpolated into code.
- */
-
-/** datetime-local carries no zone: the browser's offset is posted beside it (minutes, as getTimezoneOffset). */
-export const SCHEDULE_SCRIPT = `(() => {
-  const field = document.getElementById("tz-offset");
-  if (field) field.value = String(new Date().getTimezoneOffset());
-})();`;
-
-/**
- * A stream's page: the preview (hls.js on hls_url) once the stream is LIVE,
- * and its status every ~2 s; a change of status or a new recording reloads
- * the page (the server renders what each state shows).
- */
-export const LIVE_PAGE_SCRIPT = `(() => {
+// A stream's page: the preview (hls.js on hls_url) once the stream is LIVE,
+// and its status every ~2 s; a change of status or a new recording reloads
+// the page (the server renders what each state shows).
+// Served at /settings/assets/live-stream.js (issue 25: an asset file, linted, under the screen's CSP script-src 'self').
+(() => {
   const root = document.getElementById("stream");
   if (!root) return;
   const video = document.getElementById("preview-player");
@@ -52,4 +40,4 @@ export const LIVE_PAGE_SCRIPT = `(() => {
     if (!(settled() && root.dataset.recording)) setTimeout(tick, 2000);
   }
   setTimeout(tick, 2000);
-})();`;
+})();

@@ -1,6 +1,6 @@
 import nodemailer from "nodemailer";
 import type { Config } from "../config.ts";
-import { setupUrl } from "./people-store.ts";
+import { setupUrl } from "./people-rules.ts";
 
 /**
  * Invitation mail (issue 23): with SMTP_URL set, a setup link goes to the
@@ -17,7 +17,8 @@ export interface InvitationMailer {
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 };
 
 /** The mailer of this configuration, or null when SMTP_URL is unset (links are shown to the inviter). */
-export function invitationMailer(config: Pick<Config, "smtpUrl" | "mailFrom" | "baseUrl">): InvitationMailer | null {
+/** `baseUrl`: the service's public origin, read when a link is made (src/bound-address.ts). */
+export function invitationMailer(config: Pick<Config, "smtpUrl" | "mailFrom">, baseUrl: () => string): InvitationMailer | null {
   if (!config.smtpUrl) return null;
   const transport = nodemailer.createTransport({ url: config.smtpUrl, ...TIMEOUTS });
   return {
@@ -25,7 +26,7 @@ export function invitationMailer(config: Pick<Config, "smtpUrl" | "mailFrom" | "
       await transport.verify();
     },
     async send({ to, token, orgName, role }) {
-      const link = setupUrl(config.baseUrl, token);
+      const link = setupUrl(baseUrl(), token);
       await transport.sendMail({
         from: config.mailFrom,
         to,

@@ -8,7 +8,8 @@ import { InvalidInput } from "../errors.ts";
 import { createOrgStore } from "../orgs/org-store.ts";
 import { silentLogger } from "../log.ts";
 import { createRetention } from "../retention/retention.ts";
-import { createPeopleStore, SESSION_IDLE_MS, SESSION_MAX_MS, SETUP_TTL_MS, sha256 } from "./people-store.ts";
+import { createPeopleStore } from "./people-store.ts";
+import { SESSION_IDLE_MS, SESSION_MAX_MS, SETUP_TTL_MS, sha256 } from "./people-rules.ts";
 
 let dir: string;
 let config: Config;
