@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
-import type { DomainEvent } from "./domain-event.ts";
+import type { DomainEvent } from "./contracts.ts";
 import { videoInput } from "./test-contexts.ts";
 import { videoMachine, videoStatus } from "./video-machine.ts";
 import type { TranscodeOutcome } from "./video-payload.ts";

@@ -12,7 +12,7 @@ import type { OrgStore } from "../orgs/org-store.ts";
 import { defaultOrgSettings } from "../orgs/org-settings.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { isTranscodeError, planLadder, type Transcoder } from "../../media/transcoder/index.ts";
-import type { TranscodePayload } from "./transcode-payload.ts";
+import type { TranscodePayload } from "../../machines/video-payload.ts";
 import type { UploadStore } from "./upload-store.ts";
 import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
