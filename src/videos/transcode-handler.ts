@@ -107,7 +107,8 @@ export function createTranscodeHandler(deps: {
       const found = await findSource(job, workDir);
       if (!found) {
         if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
-        return { next: { type: "fetch-source", payload: {} } };
+        // The fact: the machine goes back to fetching (and queues the fetch) in the transaction that ends this row.
+        return { report: (tx) => runtime.sendIn(tx, "video", ctx.id, { type: "SOURCE_MISSING" }).then((sent) => sent.afterCommit) };
       }
       const source = found.path;
       const org = await deps.orgs.getOrg(job.orgId);
