@@ -48,12 +48,16 @@ const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: 
  * is absorbed, so each event fires once per transition. A context without
  * `pipeline` (stored before the machine queued its own work) queues nothing.
  */
+/** The video's state tags (README of src/actors): who asks each. */
+export type VideoTag = "transcoding" | "settled";
+
 export const videoMachine = setup({
   types: {
     context: {} as VideoContext,
     input: {} as VideoContext,
     events: {} as VideoEvent,
     emitted: {} as MachineEffect,
+    tags: {} as VideoTag,
   },
   actions: {
     recordFailure: assign(({ event }) => {
