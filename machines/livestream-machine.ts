@@ -1,6 +1,6 @@
 import { assertEvent, assign, emit, enqueueActions, setup } from "xstate";
 import type { DomainEvent, MachineEffect, StreamEvent } from "./contracts.ts";
-import { fullStream, smallStream, type RecordingInfo, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
+import { fullStream, smallStream, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
 
 export type { StreamEvent };
 

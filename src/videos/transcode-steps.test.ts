@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { ProbeResult, TranscodeResult } from "../../media/transcoder/index.ts";
 import { defaultOrgSettings } from "../orgs/org-settings.ts";
 import { progressThrottle } from "./transcode-encode.ts";
 import { transcodeOutcome } from "./transcode-outcome.ts";
 import { planOutputs } from "./transcode-plan.ts";
+
+// The guard (test/suite-timeouts.test.ts) counts this file as starting a process: it imports media/transcoder.
+setDefaultTimeout(120_000);
 
 const probe = (height: number | null, hasVideo = true): ProbeResult => ({
   durationSeconds: 3,
