@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
-import type { DomainEvent } from "./domain-event.ts";
+import type { DomainEvent } from "./contracts.ts";
 import { livestreamMachine, migrateStream, streamDelays, streamStatus } from "./livestream-machine.ts";
 import type { RecordingInfo } from "./livestream-payload.ts";
 import { streamInput, FULL_STREAM_KEYS, SMALL_STREAM_KEYS } from "./test-contexts.ts";

@@ -1,31 +1,8 @@
 import { assertEvent, assign, emit, enqueueActions, setup } from "xstate";
-import type { DomainEvent } from "./domain-event.ts";
-import type { MachineEffect } from "./effects.ts";
-import { fullStream, smallStream, type RecordingInfo, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
+import type { DomainEvent, MachineEffect, StreamEvent } from "./contracts.ts";
+import { fullStream, smallStream, type StreamContext, type StreamStatus } from "./livestream-payload.ts";
 
-export type StreamEvent =
-  /** A publisher was accepted and its broadcast is leased by a process (the reconnect window, if any, is over). */
-  | { type: "PUBLISH_STARTED" }
-  /** The publisher disconnected: the reconnect window starts. */
-  | { type: "PUBLISHER_LEFT" }
-  /** The process holding the broadcast died (its lease lapsed): nobody can resume it, it is finalized. */
-  | { type: "BROADCAST_LOST" }
-  /** The service's own player downloaded and demuxed a segment. */
-  | { type: "MEDIA_OBSERVED"; at: string }
-  /** The broadcast was finalized: files closed, the recording (if any) registered. */
-  | { type: "PIPELINE_ENDED"; at: string; durationSeconds: number | null; transcodingInSecs: number | null; recording: RecordingInfo | null }
-  /** POST /livestreams/{id}/end/ */
-  | { type: "END_REQUESTED"; at: string; durationSeconds: number | null }
-  /** The recording of an explicitly ended stream entered the library. */
-  | { type: "RECORDING_ATTACHED"; recording: RecordingInfo }
-  /** The recording's transcode finished: COMPLETED (its HLS manifest) or failed / gone (null). */
-  | { type: "RECORDING_TRANSCODED"; playbackUrl: string | null }
-  /** The recording video was deleted: the stream no longer has a recording (no dead `playback_url`, no `recording.asset_id`). */
-  | { type: "RECORDING_DELETED"; assetId: string }
-  | { type: "FAIL"; at: string; error: { code: string; message: string } }
-  /** A stored state of an older machine version was migrated: re-enter it so its timers are armed. */
-  | { type: "UPGRADED" }
-  | { type: "DELETE" };
+export type { StreamEvent };
 
 /** Stored states are of this version of the machine; `migrateStream` upgrades older ones. */
 export const LIVESTREAM_MACHINE_VERSION = 2;

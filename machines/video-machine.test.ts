@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createActor } from "xstate";
-import type { DomainEvent } from "./domain-event.ts";
+import { createActor, initialTransition, transition } from "xstate";
+import type { DomainEvent, MachineEffect } from "./contracts.ts";
 import { videoInput } from "./test-contexts.ts";
 import { videoMachine, videoStatus } from "./video-machine.ts";
 import type { TranscodeOutcome } from "./video-payload.ts";
@@ -95,5 +95,76 @@ describe("video machine", () => {
     expect(emitted).toHaveLength(3);
     actor.send({ type: "DELETE" });
     expect(videoStatus(actor.getSnapshot().value)).toBe("DELETED");
+  });
+});
+
+/** The work a step emitted, as the actor runtime reads it (src/actors/effects.ts): XState's pure `transition()` actions. */
+function workOf(actions: readonly { type: string; params?: unknown }[]) {
+  return actions
+    .filter((a) => a.type === "xstate.emit")
+    .map((a) => (a.params as { event: MachineEffect }).event)
+    .filter((e) => e.type === "work")
+    .map((e) => (e as { work: unknown }).work);
+}
+
+describe("video machine: its own pipeline through transition()", () => {
+  const fetched = { sourcePath: "/data/work/vid_test/source.mp4", sourceKey: "work/vid_test/source.mp4", fetched: true };
+
+  test("a URL is fetched, then SOURCE_READY queues its transcode from the fetched copy", () => {
+    const [registered, first] = initialTransition(videoMachine, videoInput({ pipeline: { source: null } }));
+    expect(registered.value).toBe("fetching");
+    expect(videoStatus(registered.value)).toBe("TRANSCODING");
+    expect(registered.hasTag("transcoding")).toBe(true);
+    expect(workOf(first)).toEqual([{ type: "fetch-source", payload: {} }]);
+
+    const [ready, second] = transition(videoMachine, registered, { type: "SOURCE_READY", source: fetched });
+    expect(ready.value).toBe("queued");
+    expect(workOf(second)).toEqual([{ type: "transcode", payload: fetched }]);
+
+    const [started, third] = transition(videoMachine, ready, { type: "TRANSCODING_STARTED", transcoderId: "native-1" });
+    expect(started.value).toBe("processing");
+    expect(workOf(third)).toEqual([]);
+    const [done] = transition(videoMachine, started, { type: "TRANSCODING_COMPLETED", outcome });
+    expect(videoStatus(done.value)).toBe("COMPLETED");
+  });
+
+  test("an upload or a recording is transcoded at once from its file; nothing is fetched", () => {
+    const [upload, a] = initialTransition(videoMachine, videoInput({ pipeline: { source: { uploadId: "upl_1" } } }));
+    expect(upload.value).toBe("queued");
+    expect(workOf(a)).toEqual([{ type: "transcode", payload: { uploadId: "upl_1" } }]);
+    const [recording, b] = initialTransition(videoMachine, videoInput({ kind: "LIVESTREAM_RECORDING", sourceUrl: null, pipeline: { source: { sourcePath: "/r.flv" } } }));
+    expect(workOf(b)).toEqual([{ type: "transcode", payload: { sourcePath: "/r.flv" } }]);
+    expect(recording.value).toBe("queued");
+  });
+
+  test("a fetched copy gone missing is fetched again; a video without a URL cannot be", () => {
+    const [fetching] = initialTransition(videoMachine, videoInput({ pipeline: { source: null } }));
+    const [queued] = transition(videoMachine, fetching, { type: "SOURCE_READY", source: fetched });
+    const [again, actions] = transition(videoMachine, queued, { type: "SOURCE_MISSING" });
+    expect(again.value).toBe("fetching");
+    expect(workOf(actions)).toEqual([{ type: "fetch-source", payload: {} }]);
+    const [recording] = initialTransition(videoMachine, videoInput({ sourceUrl: null, pipeline: { source: { sourcePath: "/r.flv" } } }));
+    expect(transition(videoMachine, recording, { type: "SOURCE_MISSING" })[0].value).toBe("queued");
+  });
+
+  test("RETRY starts the pipeline again: fetched without a source, transcoded from the one given", () => {
+    const [fetching] = initialTransition(videoMachine, videoInput({ pipeline: { source: null } }));
+    const [failed] = transition(videoMachine, fetching, { type: "TRANSCODING_FAILED", error: { code: "SOURCE_NOT_FOUND", message: "404" } });
+    const [refetch, a] = transition(videoMachine, failed, { type: "RETRY" });
+    expect(refetch.value).toBe("fetching");
+    expect(refetch.context.error).toBeNull();
+    expect(workOf(a)).toEqual([{ type: "fetch-source", payload: {} }]);
+    const [requeued, b] = transition(videoMachine, failed, { type: "RETRY", source: { uploadId: "upl_1" } });
+    expect(requeued.value).toBe("queued");
+    expect(workOf(b)).toEqual([{ type: "transcode", payload: { uploadId: "upl_1" } }]);
+  });
+
+  test("a video stored before the machine queued its work queues nothing until a fetch queued for it reports", () => {
+    const [legacy, a] = initialTransition(videoMachine, videoInput());
+    expect(legacy.value).toBe("queued");
+    expect(workOf(a)).toEqual([]);
+    const [ready, b] = transition(videoMachine, legacy, { type: "SOURCE_READY", source: fetched });
+    expect(ready.value).toBe("queued");
+    expect(workOf(b)).toEqual([{ type: "transcode", payload: fetched }]);
   });
 });

@@ -1,23 +1,14 @@
 import { assertEvent, assign, emit, enqueueActions, setup } from "xstate";
-import type { DomainEvent } from "./domain-event.ts";
-import type { MachineEffect } from "./effects.ts";
-import { videoData, type TranscodeOutcome, type VideoContext, type VideoStatus } from "./video-payload.ts";
+import type { DomainEvent, MachineEffect, VideoEvent } from "./contracts.ts";
+import { videoData, type TranscodePayload, type VideoContext, type VideoStatus } from "./video-payload.ts";
 
-export type VideoEvent =
-  | { type: "TRANSCODING_STARTED"; transcoderId: string }
-  | { type: "PROGRESS"; percent: number }
-  | { type: "TRANSCODING_COMPLETED"; outcome: TranscodeOutcome }
-  | { type: "TRANSCODING_FAILED"; error: { code: string; message: string } }
-  /** A live stream holding this video as its recording asks whether the transcode has settled (answered by RECORDING_TRANSCODED). */
-  | { type: "STREAM_ASKS_STATE"; streamId: string }
-  /** A failed video is tried again (`POST /videos/{id}/retry/`): back to queued, its error cleared; the caller queues its first stage. */
-  | { type: "RETRY" }
-  | { type: "DELETE" };
+export type { VideoEvent };
 
 /** Stored states are of this version of the machine. */
 export const VIDEO_MACHINE_VERSION = 1;
 
 const STATUS: Record<string, VideoStatus | "DELETED"> = {
+  fetching: "TRANSCODING",
   queued: "TRANSCODING",
   processing: "TRANSCODING",
   completed: "COMPLETED",
@@ -43,12 +34,19 @@ const FAILING = {
   DELETE: "deleted",
 } as const;
 
+/** A fresh attempt: what the last one recorded is cleared, the pipeline starts from `source` (null: fetched first). */
+const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: null, progress: 0, transcoderId: null, pipeline: { source } });
+
 /**
- * A video's life: registered (queued, status TRANSCODING) → the pipeline accepts
- * the job (processing) → COMPLETED or ERROR. Pure: the pipeline drives it with
- * events and the runtime turns emitted domain events into outbox rows.
- * A repeated TRANSCODING_STARTED (a job reclaimed after a crash) is absorbed,
- * so each event fires once per transition.
+ * A video's life: registered → fetching (a URL source: entering it queues the
+ * `fetch-source` work) → queued (entering it queues the `transcode` work from
+ * the source: an upload, a recording's file, or what SOURCE_READY reported) →
+ * the pipeline accepts the job (processing) → COMPLETED or ERROR; all but the
+ * last two are status TRANSCODING. Pure: handlers report facts with events and
+ * the runtime writes what it emits (domain events, work) in the same
+ * transaction. A repeated TRANSCODING_STARTED (a job reclaimed after a crash)
+ * is absorbed, so each event fires once per transition. A context without
+ * `pipeline` (stored before the machine queued its own work) queues nothing.
  */
 /** The video's state tags (README of src/actors): who asks each. */
 export type VideoTag = "transcoding" | "settled";
@@ -78,6 +76,19 @@ export const videoMachine = setup({
       assertEvent(event, "STREAM_ASKS_STATE");
       return recordingSettled(context, event.streamId);
     }),
+    announceUpload: enqueueActions(({ context, enqueue }) => {
+      // Recordings are announced by LIVESTREAM_RECORDING_READY instead (spec 6.3).
+      if (context.kind === "UPLOAD") enqueue.emit({ type: "domain", event: "VIDEO_UPLOADED", data: videoData(context, "TRANSCODING") });
+    }),
+    queueFetch: emit((): MachineEffect => ({ type: "work", work: { type: "fetch-source", payload: {} } })),
+    queueTranscode: enqueueActions(({ context, enqueue }) => {
+      const source = context.pipeline?.source;
+      if (source) enqueue.emit({ type: "work", work: { type: "transcode", payload: source } });
+    }),
+    recordSource: assign(({ event }) => {
+      assertEvent(event, "SOURCE_READY");
+      return { pipeline: { source: event.source } };
+    }),
     tellOwnStream: enqueueActions(({ context, enqueue }) => {
       if (context.stream) enqueue.emit(recordingSettled(context, context.stream.id));
     }),
@@ -87,7 +98,9 @@ export const videoMachine = setup({
     }),
   },
   guards: {
-    isUpload: ({ context }) => context.kind === "UPLOAD",
+    /** A URL registered by this machine's pipeline: its source is fetched first. */
+    mustFetch: ({ context }) => context.pipeline !== undefined && !context.pipeline.source,
+    hasUrl: ({ context }) => !!context.sourceUrl,
   },
 }).createMachine({
   id: "video",
@@ -96,14 +109,25 @@ export const videoMachine = setup({
   states: {
     registered: {
       always: [
-        { guard: "isUpload", target: "queued", actions: domain("VIDEO_UPLOADED", "TRANSCODING") },
-        // Recordings are announced by LIVESTREAM_RECORDING_READY instead (spec 6.3).
-        { target: "queued" },
+        { guard: "mustFetch", target: "fetching", actions: "announceUpload" },
+        { target: "queued", actions: "announceUpload" },
       ],
+    },
+    fetching: {
+      tags: ["transcoding"],
+      entry: "queueFetch",
+      on: {
+        SOURCE_READY: { target: "queued", actions: "recordSource" },
+        ...FAILING,
+      },
     },
     queued: {
       tags: ["transcoding"],
+      entry: "queueTranscode",
       on: {
+        // A fetch queued before the machine had a fetching state reports here: its transcode is queued as from fetching.
+        SOURCE_READY: { target: "queued", reenter: true, actions: "recordSource" },
+        SOURCE_MISSING: { guard: "hasUrl", target: "fetching" },
         TRANSCODING_STARTED: {
           target: "processing",
           actions: [assign({ transcoderId: ({ event }) => event.transcoderId, progress: 0 }), domain("VIDEO_TRANSCODING_STARTED", "TRANSCODING")],
@@ -118,6 +142,8 @@ export const videoMachine = setup({
           guard: ({ context, event }) => event.percent > context.progress,
           actions: assign({ progress: ({ event }) => Math.min(100, Math.max(0, Math.floor(event.percent))) }),
         },
+        // A run repeated after a crash whose fetched copy went missing meanwhile.
+        SOURCE_MISSING: { guard: "hasUrl", target: "fetching" },
         TRANSCODING_COMPLETED: {
           target: "completed",
           actions: [assign({ outcome: ({ event }) => event.outcome, progress: 100 }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],
@@ -136,7 +162,10 @@ export const videoMachine = setup({
       on: {
         STREAM_ASKS_STATE: { actions: "tellStream" },
         // No VIDEO_UPLOADED again (the asset was registered once); the new attempt's STARTED and COMPLETED or FAILED fire.
-        RETRY: { target: "queued", actions: assign({ error: null, outcome: null, progress: 0, transcoderId: null }) },
+        RETRY: [
+          { guard: ({ event }) => !!event.source, target: "queued", actions: assign(({ event }) => retryFrom(event.source ?? null)) },
+          { target: "fetching", actions: assign(() => retryFrom(null)) },
+        ],
         DELETE: "deleted",
       },
     },

@@ -47,6 +47,12 @@ export interface VideoContext {
   /** Issue 27 (src/playback): absent on older videos, which are public. A recording's comes from its stream. */
   playbackPolicy?: "public" | "signed";
   playbackRestrictionId?: string | null;
+  /**
+   * The machine queues its own pipeline (absent: a video whose creator queued its work, as rows stored before,
+   * and bare fixtures): `source` is where the transcode reads (an upload, a recording's file, a fetched copy);
+   * null: fetched from `sourceUrl` first.
+   */
+  pipeline?: { source: TranscodePayload | null };
 }
 
 export function videoData(ctx: VideoContext, status: VideoStatus) {
@@ -89,3 +95,18 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
 }
 
 export type VideoData = ReturnType<typeof videoData>;
+
+/** The `transcode` work's payload: where its source is. */
+export interface TranscodePayload {
+  uploadId?: string | null;
+  /** A file on disk: a live recording, or a source the fetch stage wrote into the work dir. */
+  sourcePath?: string;
+  /** `sourcePath` is the fetch stage's copy (fetch again if it went missing). */
+  fetched?: boolean;
+  /**
+   * The fetched source's object key (`work/<video>/source.mp4`). `sourcePath` is absolute in the fetching
+   * process's DATA_DIR: another process (its own DATA_DIR) cannot derive the key from it. Rows queued
+   * before this field fall back to `sourcePath`.
+   */
+  sourceKey?: string;
+}

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
-import type { DomainEvent } from "../../machines/domain-event.ts";
+import type { DomainEvent } from "../../machines/contracts.ts";
 import type { Database, Tx } from "../db/create-database.ts";
 import { actors, actorTags } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";

@@ -1,5 +1,4 @@
-import type { DomainEvent } from "../../machines/domain-event.ts";
-import type { MachineEffect, MessageEffect, WorkEffect } from "../../machines/effects.ts";
+import type { DomainEvent, MachineEffect, MessageEffect, WorkEffect } from "../../machines/contracts.ts";
 
 /** A delayed event of the actor's own (`after`, delayed `raise`). */
 export interface DelayedEvent {

@@ -76,7 +76,7 @@ async function openStack(opts: { s3?: S3Server } = {}) {
   });
   const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
   const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
-  const videos = createVideoService({ runtime, ledger, policies, uploads, store, logger, playback: PUBLIC_ONLY, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
+  const videos = createVideoService({ runtime, ledger, uploads, store, logger, playback: PUBLIC_ONLY, queueLimit: config.transcodeQueueLimit, onQueued: () => undefined });
   const objects = opts.s3
     ? createS3ObjectStore({ endpoint: opts.s3.endpoint, bucket: opts.s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" })
     : createLocalObjectStore(dataDir);

@@ -5,12 +5,14 @@ import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult
 import type { MediaStore } from "../storage/media-store.ts";
 import { crashPoint } from "../faults.ts";
 import { fetchSource } from "./fetch-source.ts";
-import { failVideo, type TranscodePayload } from "./transcode-handler.ts";
+import type { TranscodePayload } from "../../machines/video-payload.ts";
+import { failVideo } from "./transcode-handler.ts";
 
 /**
- * The `fetch-source` stage of a video registered by URL: stream the source
- * into the video's work dir, then hand the same job row to the transcode
- * queue. Fetches have their own pool (SOURCE_FETCH_CONCURRENCY) and a
+ * The `fetch-source` stage of a video registered by URL (queued by its machine
+ * on entering `fetching`): stream the source into the video's work dir, store
+ * it, and report SOURCE_READY in the transaction that ends the row (the
+ * machine then queues the transcode). Fetches have their own pool (SOURCE_FETCH_CONCURRENCY) and a
  * per-organization share (SOURCE_FETCH_PER_ORG), so a slow or stalled source
  * never holds a transcode worker and one organization's slow sources leave
  * room for the others'. Only a fully fetched source is queued for transcoding.
@@ -44,8 +46,9 @@ export function createFetchHandler(deps: {
       // Another process may run the transcode: the source is stored first (STORAGE=local: already at its key's path).
       const sourceKey = store.keyOf(dest)!;
       await store.objects.putFile(sourceKey, dest, { move: true });
-      const payload: TranscodePayload = { sourcePath: dest, sourceKey, fetched: true };
-      return { next: { type: "transcode", payload } };
+      const source: TranscodePayload = { sourcePath: dest, sourceKey, fetched: true };
+      // The fact, in the transaction that ends this row: the machine queues the transcode.
+      return { report: (tx) => runtime.sendIn(tx, "video", ctx.id, { type: "SOURCE_READY", source }).then((sent) => sent.afterCommit) };
     },
 
     onFailed: (tx, job, err) => failVideo({ runtime, store }, tx, job, err),

@@ -91,25 +91,31 @@ export async function fetchSource(sourceUrl: string, dest: string, opts: FetchSo
     const declared = Number(res.headers.get("content-length") ?? NaN);
     if (declared > opts.maxBytes) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
 
-    const sink = Bun.file(dest).writer({ highWaterMark: 1024 * 1024 });
-    let size = 0;
-    try {
-      for await (const chunk of res.body) {
-        stall.kick();
-        size += chunk.byteLength;
-        if (size > opts.maxBytes) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The source is larger than ${opts.maxBytes} bytes.`);
-        sink.write(chunk);
-        await sink.flush();
-      }
-      await sink.end();
-    } catch (err) {
-      await Promise.resolve(sink.end()).catch(() => undefined);
-      await rm(dest, { force: true });
-      throw timedOut() ?? err;
-    }
+    const size = await writeBody(res.body, dest, opts.maxBytes, () => stall.kick(), timedOut);
     if (size === 0) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The source is empty.");
     return size;
   } finally {
     stall.dispose();
   }
+}
+
+/** Streams a response body into `dest` under the size limit; a partial file is removed (a stall or timeout says so). */
+async function writeBody(body: ReadableStream<Uint8Array>, dest: string, maxBytes: number, kick: () => void, timedOut: () => Error | null): Promise<number> {
+  const sink = Bun.file(dest).writer({ highWaterMark: 1024 * 1024 });
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      kick();
+      size += chunk.byteLength;
+      if (size > maxBytes) throw new PermanentWorkError("SOURCE_TOO_LARGE", `The source is larger than ${maxBytes} bytes.`);
+      sink.write(chunk);
+      await sink.flush();
+    }
+    await sink.end();
+  } catch (err) {
+    await Promise.resolve(sink.end()).catch(() => undefined);
+    await rm(dest, { force: true });
+    throw timedOut() ?? err;
+  }
+  return size;
 }

@@ -102,7 +102,6 @@ export function createVideoModule(deps: {
   const videos = createVideoService({
     runtime: deps.runtime,
     ledger: deps.ledger,
-    policies: deps.policies,
     uploads,
     store: deps.store,
     logger: log,

@@ -1,12 +1,10 @@
-import type { VideoContext } from "../../machines/video-payload.ts";
+import type { TranscodePayload, VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
 import { DomainError } from "../errors.ts";
 import { DrmNotAvailable, InvalidSourceUrl, NotFound, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull, VideoNotRetryable } from "./errors.ts";
 import { newId } from "../ids.ts";
 import type { Tx } from "../db/create-database.ts";
 import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkPolicies } from "../work/work-runner.ts";
-import type { WorkRequest } from "../work/work-types.ts";
 import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
@@ -24,7 +22,7 @@ export interface RegisterVideoInput {
   playback_restriction_id?: string;
 }
 
-/** The work types of a video's pipeline: a URL source is fetched first, then the same work row becomes a transcode. */
+/** The work types of a video's pipeline, queued by its machine: a URL source is fetched first, then transcoded. */
 const PIPELINE = ["fetch-source", "transcode"] as const;
 
 function titleFrom(url: URL): string {
@@ -35,7 +33,6 @@ function titleFrom(url: URL): string {
 export function createVideoService(deps: {
   runtime: ActorRuntime;
   ledger: WorkLedger;
-  policies: WorkPolicies;
   uploads: UploadStore;
   store: MediaStore;
   logger: Logger;
@@ -60,16 +57,23 @@ export function createVideoService(deps: {
     if (requested && !transcripts.transcriber) throw new SubtitlesUnavailable(transcripts.unavailableReason);
   }
 
-  async function create(ctx: VideoContext, dedupeKey: string | undefined, work: WorkRequest) {
+  /**
+   * The queue's length, read in the transaction that just queued one more stage (the machine's own work row,
+   * written with its transition): beyond the limit, the whole transition rolls back.
+   */
+  async function assertQueueRoom(tx: Tx): Promise<void> {
+    if ((await ledger.countOpen([...PIPELINE], tx)) > deps.queueLimit) throw new TranscodeQueueFull();
+  }
+
+  async function create(ctx: VideoContext, dedupeKey: string | undefined) {
     let result: Awaited<ReturnType<typeof runtime.create<"video">>>;
     try {
       result = await runtime.create("video", ctx, {
         dedupeKey,
-        // The first stage is queued in the creation's own transaction: a video never exists without its work, and
-        // the queue's length is read where it cannot change before the enqueue (recordings are registered elsewhere).
+        // The machine queues its first stage in the creation's own transaction (a video never exists without its
+        // work); recordings are registered elsewhere, whatever the queue's length.
         within: async (tx, record) => {
-          if ((await ledger.countOpen([...PIPELINE], tx)) >= deps.queueLimit) throw new TranscodeQueueFull();
-          await ledger.enqueue(tx, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts });
+          await assertQueueRoom(tx);
           await recordPlayback(tx, record.context);
         },
       });
@@ -85,15 +89,19 @@ export function createVideoService(deps: {
     return result;
   }
 
-  /** Where a retried video starts: as its registration did (an upload, a URL), or from its recording's file. */
-  async function firstStageOf(ctx: VideoContext): Promise<WorkRequest> {
+  /**
+   * Where a retried video's transcode reads, or null when its URL is fetched again (it may have been fixed): as
+   * its registration did (an upload, a URL), or its recording's file.
+   */
+  async function retrySourceOf(ctx: VideoContext): Promise<TranscodePayload | null> {
     if (ctx.sourceUrl) {
       const uploadId = deps.uploads.idFromSourceUrl(new URL(ctx.sourceUrl));
-      return uploadId ? { type: "transcode", payload: { uploadId } } : { type: "fetch-source", payload: {} };
+      return uploadId ? { uploadId } : null;
     }
-    // A recording has no URL: the file its transcode was queued with (the stored original is also looked for there).
-    const last = await ledger.latest(ctx.id, "transcode");
-    return { type: "transcode", payload: last?.payload ?? {} };
+    // A recording has no URL: the file its transcode was queued with (the stored original is also looked for there);
+    // a recording registered before its machine kept it: its last transcode row's.
+    if (ctx.pipeline?.source) return ctx.pipeline.source;
+    return (await ledger.latest(ctx.id, "transcode"))?.payload ?? {};
   }
 
   /** Issue 23: TRANSCODE_NOT_CONFIGURED (409, nothing created) on every path that would queue a transcode: registration and upload slots. */
@@ -157,9 +165,10 @@ export function createVideoService(deps: {
         stream: null,
         playbackPolicy: playback.policy,
         playbackRestrictionId: playback.restrictionId,
+        // An upload is on disk already; a URL is fetched by its own stage first.
+        pipeline: { source: uploadId ? { uploadId } : null },
       };
-      // An upload is on disk already; a URL is fetched by its own stage first.
-      const result = uploadId ? await create(ctx, sourceUrl, { type: "transcode", payload: { uploadId } }) : await create(ctx, sourceUrl, { type: "fetch-source", payload: {} });
+      const result = await create(ctx, sourceUrl);
       return { created: result.created, record: result.record };
     },
 
@@ -206,22 +215,16 @@ export function createVideoService(deps: {
         stream: input.stream,
         playbackPolicy: input.playback?.policy ?? "public",
         playbackRestrictionId: input.playback?.restrictionId ?? null,
+        pipeline: { source: { sourcePath: input.sourcePath } },
       };
-      const work: WorkRequest = { type: "transcode", payload: { sourcePath: input.sourcePath } };
-      const { result } = await runtime.createIn(tx, "video", ctx, {
-        dedupeKey: input.dedupeKey,
-        within: async (t, record) => {
-          await ledger.enqueue(t, { ...work, orgId: record.orgId, entityId: record.id, maxAttempts: deps.policies[work.type].maxAttempts });
-          await recordPlayback(t, record.context);
-        },
-      });
+      const { result } = await runtime.createIn(tx, "video", ctx, { dedupeKey: input.dedupeKey, within: (t, record) => recordPlayback(t, record.context) });
       if (result.created) deps.logger.info("Recording registered", { org_id: input.orgId, video_id: input.id, stream_id: input.stream.id, drm: ctx.drm, subtitles: ctx.subtitles });
       return result.record;
     },
 
     /**
      * A video in ERROR tried again (`POST /videos/{id}/retry/`): same id, same source, fresh attempts. The machine's
-     * RETRY (failed → queued) and the first stage's work row commit together: a URL source is fetched again (it may
+     * RETRY (failed → fetching or queued) and the first stage's work row it queues commit together: a URL source is fetched again (it may
      * have been fixed), an upload or a recording transcoded again from the file it was registered with. 404 for
      * another organization's id, 409 VIDEO_NOT_RETRYABLE unless ERROR (a second retry racing the first included).
      */
@@ -229,27 +232,17 @@ export function createVideoService(deps: {
       const existing = await runtime.get("video", id, orgId);
       if (!existing) throw new NotFound();
       if (!existing.tags.has("settled") || existing.status !== "ERROR") throw new VideoNotRetryable(existing.status);
-      const work = await firstStageOf(existing.context);
+      const source = await retrySourceOf(existing.context);
       let result: Awaited<ReturnType<typeof runtime.send<"video">>>;
       try {
-        result = await runtime.send(
-          "video",
-          id,
-          { type: "RETRY" },
-          {
-            within: async (tx) => {
-              if ((await ledger.countOpen([...PIPELINE], tx)) >= deps.queueLimit) throw new TranscodeQueueFull();
-              await ledger.enqueue(tx, { ...work, orgId, entityId: id, maxAttempts: deps.policies[work.type].maxAttempts });
-            },
-          },
-        );
+        result = await runtime.send("video", id, source ? { type: "RETRY", source } : { type: "RETRY" }, { within: assertQueueRoom });
       } catch (err) {
         if (err instanceof DomainError) throw err;
         deps.logger.error("Cannot queue a retry", { err, org_id: orgId, video_id: id });
         throw new TranscodeQueueFailed();
       }
       if (!result?.changed) throw new VideoNotRetryable(result?.record.status ?? existing.status);
-      deps.logger.info("Video retried", { org_id: orgId, video_id: id, first_stage: work.type });
+      deps.logger.info("Video retried", { org_id: orgId, video_id: id, first_stage: source ? "transcode" : "fetch-source" });
       deps.onQueued();
       return result.record;
     },

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createActor } from "xstate";
-import type { DomainEvent } from "../../machines/domain-event.ts";
+import type { DomainEvent } from "../../machines/contracts.ts";
 import { livestreamMachine } from "../../machines/livestream-machine.ts";
 import { streamInput, videoInput } from "../../machines/test-contexts.ts";
 import { videoMachine } from "../../machines/video-machine.ts";

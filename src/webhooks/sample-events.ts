@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createActor, type AnyStateMachine } from "xstate";
-import type { DomainEvent } from "../../machines/domain-event.ts";
+import type { DomainEvent } from "../../machines/contracts.ts";
 import { livestreamMachine, type StreamEvent } from "../../machines/livestream-machine.ts";
 import type { RecordingInfo, StreamContext } from "../../machines/livestream-payload.ts";
 import { videoMachine, type VideoEvent } from "../../machines/video-machine.ts";

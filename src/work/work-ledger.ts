@@ -208,8 +208,21 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
       });
     },
 
-    /** Done; false when the row was no longer ours. */
-    finish: (id: string) => settle(id, { status: "done", leaseUntil: null, finishedAt: now() }),
+    /**
+     * Done; false when the row was no longer ours. `within` runs in the same transaction once the row is ours and
+     * done (the fact the work reports to its actor, e.g. a fetched source's SOURCE_READY): the row's end and what it
+     * causes commit together, so a crash between the two can neither run the work again nor lose its report.
+     */
+    async finish(id: string, within?: (tx: Tx) => Promise<void>): Promise<boolean> {
+      if (!within) return settle(id, { status: "done", leaseUntil: null, finishedAt: now() });
+      return database.write(async (tx) => {
+        const t = now();
+        const res = await tx.update(work).set({ status: "done", leaseUntil: null, finishedAt: t, updatedAt: t }).where(mine(id)).returning({ id: work.id });
+        if (res.length === 0) return false;
+        await within(tx);
+        return true;
+      });
+    },
 
     /**
      * Failed for good (`error` kept for the logs and the operator). `within` runs in the same transaction once the

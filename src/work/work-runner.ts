@@ -25,11 +25,15 @@ export interface WorkContext {
   logger: Logger;
 }
 
-/** What a finished run asks for next: nothing (done), its next stage on the same row, or to run later without spending an attempt. */
-export type WorkResult = void | { next: WorkRequest } | { defer: number };
-
 /** What a handler does once the transaction that failed its work committed (wake listeners, remove scratch files). */
 export type AfterCommit = () => Promise<void> | void;
+
+/**
+ * What a finished run asks for next: nothing (done), its next stage on the same row, to run later without spending
+ * an attempt, or done with a fact to report (`report` runs in the transaction that marks the row done, e.g. telling
+ * the video its source is ready: the actor's machine then queues what comes next).
+ */
+export type WorkResult = void | { next: WorkRequest } | { defer: number } | { report: (tx: Tx) => Promise<AfterCommit | void> };
 
 export interface WorkHandler<T extends WorkType> {
   run(work: WorkRow<T>, ctx: WorkContext): Promise<WorkResult>;
@@ -158,12 +162,20 @@ export function createWorkRunner(opts: {
         ended("deferred");
         return;
       }
-      if (!(await commit(log, "done", () => ledger.finish(row.id)))) {
+      const reported: { after?: AfterCommit | void } = {};
+      const report = result && "report" in result ? result.report : undefined;
+      const within = report
+        ? async (tx: Tx) => {
+            reported.after = await report(tx);
+          }
+        : undefined;
+      if (!(await commit(log, "done", () => ledger.finish(row.id, within)))) {
         log.warn("Work finished after its lease was lost", {});
         ended("lost");
       } else {
         log.debug("Work done", {});
         ended("done");
+        await Promise.resolve(reported.after?.()).catch((e) => log.warn("What a finished work reported was committed; its follow-up did not complete", { err: e }));
       }
     } catch (err) {
       if (stopped) return;

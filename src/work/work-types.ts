@@ -1,5 +1,4 @@
-import type { ActorMessage, ActorTimer } from "../actors/actor-kinds.ts";
-import type { TranscodePayload } from "../videos/transcode-payload.ts";
+import type { ActorMessage, ActorTimer, MachineWork } from "../../machines/contracts.ts";
 
 /**
  * Every type of work the ledger runs, with its payload. Adding a type here
@@ -10,9 +9,9 @@ export interface WorkPayloads {
   /** Stream a URL source into the video's work dir, then become its `transcode`. */
   "fetch-source": Record<string, never>;
   /** Transcode a source on disk into the ladder. */
-  transcode: TranscodePayload;
+  transcode: MachineWork["transcode"];
   /** Close a broadcast, register its recording and tell the stream: resumable, each step idempotent. */
-  "live-finalize": { streamId: string; trigger: "pipeline" | "explicit" };
+  "live-finalize": MachineWork["live-finalize"];
   /** Watch a broadcast's owner lease: when it lapses (the owner died), the stream is told the broadcast is lost. */
   "live-watch": { streamId: string };
   /** Remove an ended stream's live HLS files once LIVE_FILES_RETENTION_MS has passed. */
