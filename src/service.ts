@@ -44,6 +44,7 @@ import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-modu
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
 import { startupStep } from "./startup-errors.ts";
+import { createAnalyticsModule, type AnalyticsModule } from "./analytics/analytics-module.ts";
 
 export interface Service {
   config: Config;
@@ -69,6 +70,8 @@ export interface Service {
   webhooks: WebhookModule;
   /** Signed playback and playback restrictions (issue 27). */
   playback: PlaybackModule;
+  /** Viewer analytics (issue 28): beacons, per-view figures, rollups, the read API. */
+  analytics: AnalyticsModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -100,7 +103,8 @@ export async function createService(
   // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).
   const sealers = createActorSealers(secret);
   // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.
-  const ledger = createWorkLedger({ database, holder: `${hostname()}-${process.pid}-${randomToken(4)}`, leaseMs: config.jobLeaseMs });
+  const holder = `${hostname()}-${process.pid}-${randomToken(4)}`;
+  const ledger = createWorkLedger({ database, holder, leaseMs: config.jobLeaseMs });
   const policies = workPolicies(config);
   const urls = createLiveUrls(config, secret);
   const runtime = createActorRuntime({
@@ -201,6 +205,7 @@ export async function createService(
       this.set(rtc.totals().routers);
     },
   });
+  const analytics = createAnalyticsModule({ config, database, logger, rateLimiter, holder, keyOf: (kid, orgId) => playback.keys.verifierOf(kid, orgId), whepCounts: () => rtc.viewerCounts() });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
@@ -232,6 +237,7 @@ export async function createService(
       ...live.plugins,
       ...webhooks.plugins,
       ...playback.plugins,
+      ...analytics.plugins,
     ],
     publicPlugins: [
       ops.plugin,
@@ -241,6 +247,7 @@ export async function createService(
       ...live.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
+      ...analytics.publicPlugins,
       settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
     ],
   });
@@ -270,6 +277,7 @@ export async function createService(
     rtc,
     webhooks,
     playback,
+    analytics,
     app,
     async listen() {
       rateLimiter.start();
@@ -281,6 +289,8 @@ export async function createService(
       stoppers.push(() => runner!.stop());
       await webhooks.start();
       stoppers.push(() => webhooks.stop());
+      analytics.start();
+      stoppers.push(() => analytics.stop());
       server = Bun.serve({
         port: config.port,
         hostname: config.hostname,
