@@ -34,6 +34,8 @@ export interface AssetAnalytics {
   watch_time_seconds: number;
   startup_time_ms: { p50: number | null; p95: number | null };
   rebuffer_ratio: number;
+  stall_count: number;
+  stalled_seconds: number;
   error_rate: number;
   exits_before_start: number;
   series: SeriesPoint[];
@@ -91,12 +93,13 @@ export function createAnalyticsReads(database: Database, now: () => number = Dat
   async function asset(assetId: string, range: AnalyticsRange): Promise<AssetAnalytics> {
     const src = rollupSource(range);
     const rows = await q(
-      `SELECT ${src.bucketExpr} AS b, sum(views) AS views, sum(watch_ms) AS watch, sum(stall_ms) AS stall, sum(startup_ms_sum) AS startup, sum(started_views) AS started, sum(error_views) AS errs, sum(exits_before_start) AS exits
+      `SELECT ${src.bucketExpr} AS b, sum(views) AS views, sum(watch_ms) AS watch, sum(stall_ms) AS stall, sum(stall_count) AS stalls, sum(startup_ms_sum) AS startup, sum(started_views) AS started, sum(error_views) AS errs, sum(exits_before_start) AS exits
        FROM analytics_rollups WHERE asset_id = ? AND granularity = ? AND bucket >= ? AND bucket < ? GROUP BY 1 ORDER BY 1`,
       [assetId, src.granularity, range.from, range.to],
     );
-    const tot = { views: 0, watch: 0, stall: 0, errs: 0, exits: 0 };
+    const tot = { views: 0, watch: 0, stall: 0, stalls: 0, errs: 0, exits: 0 };
     const series: SeriesPoint[] = rows.map((r) => {
+      tot.stalls += num(r.stalls);
       tot.views += num(r.views);
       tot.watch += num(r.watch);
       tot.stall += num(r.stall);
@@ -124,6 +127,8 @@ export function createAnalyticsReads(database: Database, now: () => number = Dat
       watch_time_seconds: seconds(tot.watch),
       startup_time_ms: { p50: nearestRank(startups, 50), p95: nearestRank(startups, 95) },
       rebuffer_ratio: rebufferRatio(tot.watch, tot.stall),
+      stall_count: tot.stalls,
+      stalled_seconds: seconds(tot.stall),
       error_rate: tot.views > 0 ? tot.errs / tot.views : 0,
       exits_before_start: tot.exits,
       series,

@@ -44,6 +44,8 @@ const assetFields = {
     { description: "Exact nearest-rank percentiles of the views' startup times (viewstart to first frame); null without a started view." },
   ),
   exits_before_start: integer({ description: "Views that ended before their first frame." }),
+  stall_count: integer({ description: "Stalls (a `waiting` after the first frame, not a seek's) over all views." }),
+  stalled_seconds: t.Number({ description: "Time spent stalled over all views." }),
   series: t.Array(SeriesPoint),
   by: By,
 };
