@@ -104,7 +104,8 @@ window.ready = true;
     return log;
   }
 
-  const untilTime = (page: Page, seconds: number) => page.waitForFunction((s) => ((globalThis as any).document.getElementById("v") as any).currentTime > s, seconds, { timeout: 90_000, polling: 100 });
+  const untilTime = (page: Page, seconds: number) =>
+    page.waitForFunction((s) => ((globalThis as any).document.querySelector("video") as any).currentTime > s, seconds, { timeout: 90_000, polling: 100 });
   const figures = (views: number) =>
     waitFor(
       async () => {

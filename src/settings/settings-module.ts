@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { playbackPages } from "./playback-pages.ts";
+import { analyticsPages } from "./analytics-pages.ts";
 import { join } from "node:path";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
@@ -17,6 +18,10 @@ import { webhooksPages } from "./webhooks-pages.ts";
 const ASSETS: Record<string, { file: string; type: string }> = {
   "settings.css": { file: join(import.meta.dir, "assets", "settings.css"), type: "text/css; charset=utf-8" },
   "settings.js": { file: join(import.meta.dir, "assets", "settings.js"), type: "text/javascript; charset=utf-8" },
+  // Issue 28: the analytics pages' charts (uPlot from node_modules, no CDN).
+  "analytics-charts.js": { file: join(import.meta.dir, "assets", "analytics-charts.js"), type: "text/javascript; charset=utf-8" },
+  "uplot.iife.min.js": { file: join(import.meta.dir, "..", "..", "node_modules", "uplot", "dist", "uPlot.iife.min.js"), type: "text/javascript; charset=utf-8" },
+  "uplot.min.css": { file: join(import.meta.dir, "..", "..", "node_modules", "uplot", "dist", "uPlot.min.css"), type: "text/css; charset=utf-8" },
 };
 
 /**
@@ -48,5 +53,6 @@ export function settingsRoutes(deps: SettingsDeps) {
       .use(organizationPages(deps))
       .use(membersPages(deps))
       .use(playbackPages(deps))
+      .use(analyticsPages(deps))
   );
 }

@@ -32,7 +32,7 @@ export interface TrackPlaybackOptions {
   streamId?: string;
   hls?: HlsLike;
   shaka?: ShakaLike;
-  /** The beacon URL; default `/beacons/` on the origin this file was loaded from (the service). */
+  /** The beacon URL; default `{BASE_URL}/beacons/` when this file is the service's `{BASE_URL}/assets/vidlive-track.js`. */
   endpoint?: string;
   /** A signed asset's playback token (the JWT of its media URLs). */
   token?: string;
@@ -73,7 +73,7 @@ function viewerId(): string {
 
 function defaultEndpoint(): string {
   try {
-    return new URL("/beacons/", import.meta.url).href;
+    return new URL("../beacons/", import.meta.url).href;
   } catch {
     return "/beacons/";
   }
