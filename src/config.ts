@@ -141,6 +141,10 @@ export interface Config {
   smtpUrl: string | undefined;
   /** MAIL_FROM: the invitation's sender (default `vidlive <no-reply@BASE_URL's host>`). */
   mailFrom: string;
+  /** BEACONS_PER_MINUTE_PER_ADDRESS: `POST /beacons/` bodies one client address (TRUST_PROXY aware; IPv6 by /64) may send per minute (default 1200: a NAT of many viewers). */
+  beaconsPerMinutePerAddress: number;
+  /** ANALYTICS_CLOSE_INTERVAL_MS: how often each process closes due views and rolls them up (default 2 s). */
+  analyticsCloseIntervalMs: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -322,6 +326,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: env.METRICS_TOKEN || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || `vidlive <no-reply@${new URL(env.BASE_URL || "http://localhost").hostname}>`,
+    beaconsPerMinutePerAddress: Math.max(1, int(env, "BEACONS_PER_MINUTE_PER_ADDRESS", 1200)),
+    analyticsCloseIntervalMs: Math.max(100, int(env, "ANALYTICS_CLOSE_INTERVAL_MS", 2000)),
   };
 }
 

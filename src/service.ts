@@ -47,6 +47,7 @@ import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
 import { startupStep } from "./startup-errors.ts";
 import { type BoundAddress, createBoundAddress, frozenConfig } from "./bound-address.ts";
+import { createAnalyticsModule, type AnalyticsModule } from "./analytics/analytics-module.ts";
 
 export interface Service {
   /** Frozen before any module is built (issue 25); its baseUrl and ports read `address`. */
@@ -77,6 +78,8 @@ export interface Service {
   webhooks: WebhookModule;
   /** Signed playback and playback restrictions (issue 27). */
   playback: PlaybackModule;
+  /** Viewer analytics (issue 28): beacons, per-view figures, rollups, the read API. */
+  analytics: AnalyticsModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -111,7 +114,8 @@ export async function createService(
   // Event payloads carry push credentials and passwords (the spec delivers them): stored sealed.
   const outbox = createOutbox({ database, events: createEventSealer(secret) });
   // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.
-  const ledger = createWorkLedger({ database, holder: `${hostname()}-${process.pid}-${randomToken(4)}`, leaseMs: config.jobLeaseMs });
+  const holder = `${hostname()}-${process.pid}-${randomToken(4)}`;
+  const ledger = createWorkLedger({ database, holder, leaseMs: config.jobLeaseMs });
   const policies = workPolicies(config);
   const urls = createLiveUrls(config, secret);
   const runtime = createActorRuntime({
@@ -214,6 +218,7 @@ export async function createService(
       this.set(rtc.totals().routers);
     },
   });
+  const analytics = createAnalyticsModule({ config, database, logger, rateLimiter, holder, keyOf: (kid, orgId) => playback.keys.verifierOf(kid, orgId), whepCounts: () => rtc.viewerCounts() });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
@@ -245,6 +250,7 @@ export async function createService(
       ...live.plugins,
       ...webhooks.plugins,
       ...playback.plugins,
+      ...analytics.plugins,
     ],
     publicPlugins: [
       ops.plugin,
@@ -254,7 +260,8 @@ export async function createService(
       ...live.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
-      settingsRoutes({ config, address, logger, people: peopleFor(database), orgs, rateLimiter, runtime, videos, live, webhooks, playback }),
+      ...analytics.publicPlugins,
+      settingsRoutes({ config, address, logger, people: peopleFor(database), orgs, rateLimiter, runtime, videos, live, webhooks, playback, analytics }),
     ],
   });
 
@@ -285,6 +292,7 @@ export async function createService(
     rtc,
     webhooks,
     playback,
+    analytics,
     app,
     async listen() {
       rateLimiter.start();
@@ -296,6 +304,8 @@ export async function createService(
       stoppers.push(() => runner!.stop());
       await webhooks.start();
       stoppers.push(() => webhooks.stop());
+      analytics.start();
+      stoppers.push(() => analytics.stop());
       server = Bun.serve({
         port: config.port,
         hostname: config.hostname,

@@ -9,7 +9,7 @@ import { parsePlaylist } from "./support/media-check.ts";
 import type { Child } from "./support/service-process.ts";
 import { startWebhookReceiver, TEST_CA_FILE, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { ok } from "./support/api.ts";
-import type { VideoEventData } from "../packages/client/src/index.ts";
+import type { VideoEventData } from "../packages/client/src/types.ts";
 
 setDefaultTimeout(120_000);
 

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   TRANSCODE_QUEUE_FAILED: 502,
   NO_SLOTS_AVAILABLE: 503,
   SERVICE_UNAVAILABLE: 503,
+  BAD_REQUEST: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -40,6 +41,7 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   TRANSCODE_QUEUE_FAILED: "The transcoding pipeline refused or timed out. Safe to retry.",
   NO_SLOTS_AVAILABLE: "Live stream capacity is exhausted. Retry shortly.",
   SERVICE_UNAVAILABLE: "A service this request needs (the database or the object store) is unavailable or did not answer in time. Nothing was changed; retry after Retry-After seconds.",
+  BAD_REQUEST: "The request body is not JSON.",
 };
 
 /** The one error type of the HTTP layer; `errorResponse` maps it to the envelope. */

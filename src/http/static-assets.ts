@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
@@ -15,9 +16,16 @@ const ASSETS: Record<string, string> = {
   "shaka-player.compiled.js": dist("shaka-player", "dist/shaka-player.compiled.js"),
 };
 
+/** Issue 28: the SDK's `trackPlayback` (packages/client/src/track-playback.ts, no imports) as a browser module, transpiled once. */
+const TRACK_SOURCE = join(import.meta.dir, "..", "..", "packages", "client", "src", "track-playback.ts");
+let trackJs: string | null = null;
+const trackModule = () => (trackJs ??= new Bun.Transpiler({ loader: "ts", target: "browser" }).transformSync(readFileSync(TRACK_SOURCE, "utf8")));
+
 export const staticAssets = new Elysia({ name: "static-assets" }).get(
   "/assets/:name",
   ({ params, set }) => {
+    if (params.name === "vidlive-track.js")
+      return new Response(trackModule(), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" } });
     const path = ASSETS[params.name];
     if (!path) {
       set.status = 404;

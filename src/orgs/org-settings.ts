@@ -13,6 +13,8 @@ export const ALL_PERMISSIONS = [
   // Issue 27 (src/playback): added after the others; see LATER_PERMISSIONS.
   "signing_keys.manage",
   "playback_restrictions.manage",
+  // Issue 28 (src/analytics).
+  "analytics.read",
 ] as const;
 export type Permission = (typeof ALL_PERMISSIONS)[number];
 
@@ -43,7 +45,7 @@ export type PlaybackPolicy = (typeof PLAYBACK_POLICIES)[number];
  * whose stored list holds every permission that existed before them (it was
  * granted "everything") gets them too; one granted less does not.
  */
-const LATER_PERMISSIONS: Permission[] = ["signing_keys.manage", "playback_restrictions.manage"];
+const LATER_PERMISSIONS: Permission[] = ["signing_keys.manage", "playback_restrictions.manage", "analytics.read"];
 
 export type DownloadFormat = "mkv" | "mp4-encrypted";
 

@@ -42,6 +42,11 @@ export const RETENTION_TARGETS = [
   "tus_files",
   "sessions",
   "setup_tokens",
+  // Issue 28 (src/analytics/analytics-retention.ts).
+  "analytics_events",
+  "analytics_whep_samples",
+  "analytics_views",
+  "analytics_rollups",
 ] as const;
 export type RetentionTarget = (typeof RETENTION_TARGETS)[number];
 export type RetentionReport = Record<RetentionTarget, number>;

@@ -21,6 +21,7 @@ import {
   type RetentionRule,
   type RetentionTarget,
 } from "./retention-rules.ts";
+import { analyticsRetentionRules } from "../analytics/analytics-retention.ts";
 
 export type { RetentionReport } from "./retention-rules.ts";
 
@@ -69,6 +70,7 @@ export function createRetention(opts: RetentionOptions) {
     rateLimitsRule(config),
     sessionsRule(),
     setupTokensRule(),
+    ...analyticsRetentionRules(),
   ];
   const reader = database.db as unknown as Q;
 

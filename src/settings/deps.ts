@@ -9,6 +9,7 @@ import type { PeopleStore } from "../people/people-store.ts";
 import type { PlaybackModule } from "../playback/playback-module.ts";
 import type { VideoModule } from "../videos/video-module.ts";
 import type { WebhookModule } from "../webhooks/webhook-module.ts";
+import type { AnalyticsModule } from "../analytics/analytics-module.ts";
 
 /** The configuration the screen reads (a frozen slice: the composition root passes the service's frozen config). */
 export type SettingsConfig = Readonly<Pick<Config, "trustProxy" | "liveSlots" | "liveSlotsPerOrg" | "allowPrivateNetwork" | "webhookTimeoutMs" | "rtmpHost" | "smtpUrl" | "mailFrom">>;
@@ -34,6 +35,8 @@ export interface SettingsDeps {
   live: LiveModule;
   webhooks: WebhookModule;
   playback: PlaybackModule;
+  /** Issue 28: the analytics pages' reads. */
+  analytics: AnalyticsModule;
 }
 
 /**

@@ -7,7 +7,7 @@ import { can, type Member } from "./types.ts";
  * (/settings/assets/, settings-assets.ts): nothing from a CDN, no build step.
  */
 
-export type Section = "keys" | "webhooks" | "videos" | "live" | "organization" | "members" | "signing-keys" | "restrictions";
+export type Section = "keys" | "webhooks" | "videos" | "live" | "organization" | "members" | "signing-keys" | "restrictions" | "analytics";
 
 export type Flash = string | { kind: "success" | "error" | "info"; message: string | Html };
 
@@ -31,6 +31,7 @@ const NAV: Array<{ section: Section; label: string; href: string; ownerOnly?: bo
   { section: "members", label: "Members", href: "/settings/members", ownerOnly: true },
   { section: "signing-keys", label: "Signing keys", href: "/settings/signing-keys" },
   { section: "restrictions", label: "Restrictions", href: "/settings/restrictions" },
+  { section: "analytics", label: "Analytics", href: "/settings/analytics" },
 ];
 
 /**

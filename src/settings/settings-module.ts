@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { playbackPages } from "./playback-pages.ts";
 import { readdirSync } from "node:fs";
 import { extname, join } from "node:path";
+import { analyticsPages } from "./analytics-pages.ts";
 import { authPages } from "./auth-pages.ts";
 import type { SettingsDeps } from "./deps.ts";
 import { readFormBody } from "./form-body.ts";
@@ -16,12 +17,18 @@ import { videosPages } from "./videos-pages.ts";
 import { webhooksPages } from "./webhooks-pages.ts";
 
 const TYPES: Record<string, string> = { css: "text/css; charset=utf-8", js: "text/javascript; charset=utf-8" };
+const UPLOT = join(import.meta.dir, "..", "..", "node_modules", "uplot", "dist");
 /** Every stylesheet and script of assets/ (listed once at start: a request names a file of that list or gets 404). */
-const ASSETS: Record<string, { file: string; type: string }> = Object.fromEntries(
-  readdirSync(join(import.meta.dir, "assets"))
-    .filter((name) => TYPES[extname(name).slice(1)])
-    .map((name) => [name, { file: join(import.meta.dir, "assets", name), type: TYPES[extname(name).slice(1)]! }]),
-);
+const ASSETS: Record<string, { file: string; type: string }> = {
+  ...Object.fromEntries(
+    readdirSync(join(import.meta.dir, "assets"))
+      .filter((name) => TYPES[extname(name).slice(1)])
+      .map((name) => [name, { file: join(import.meta.dir, "assets", name), type: TYPES[extname(name).slice(1)]! }]),
+  ),
+  // Issue 28: the analytics pages' charts (uPlot from node_modules, no CDN).
+  "uplot.iife.min.js": { file: join(UPLOT, "uPlot.iife.min.js"), type: "text/javascript; charset=utf-8" },
+  "uplot.min.css": { file: join(UPLOT, "uPlot.min.css"), type: "text/css; charset=utf-8" },
+};
 
 /**
  * The organization's settings screen (issue 13), served under /settings by the
@@ -52,5 +59,6 @@ export function settingsRoutes(deps: SettingsDeps) {
       .use(organizationPages(deps))
       .use(membersPages(deps))
       .use(playbackPages(deps))
+      .use(analyticsPages(deps))
   );
 }

@@ -194,6 +194,8 @@ export function createWebrtcModule(deps: { config: Config; availability: WebrtcA
     },
     /** WHEP viewers of a stream in this process (`webrtc_viewers`). */
     viewerCount: (streamId: string) => viewers.get(streamId)?.size ?? 0,
+    /** Issue 28 (src/analytics): every stream with WHEP viewers in this process, and how many. */
+    viewerCounts: (): Array<[string, number]> => [...viewers].map(([id, set]) => [id, set.size] as [string, number]).filter(([, n]) => n > 0),
     /**
      * A stream's WebRTC fields here: the URLs only where WebRTC can run, its
      * viewers, and whether WHEP viewers get its video re-encoded (the

@@ -6,7 +6,10 @@
  * Neither reader asserts anything (the test does): they only type the JSON,
  * so a field the SDK lacks or misnames fails `npm run lint` (tsc), not a user.
  */
-import { type ApiErrorBody, createClient, type operations, type VidliveClient } from "../../packages/client/src/index.ts";
+// The client's own files, not index.ts: index also exports trackPlayback, browser code this tsconfig (no DOM lib) cannot check.
+import { createClient, type VidliveClient } from "../../packages/client/src/client.ts";
+import type { operations } from "../../packages/client/src/schema.js";
+import type { ApiErrorBody } from "../../packages/client/src/types.ts";
 
 type Json<R> = R extends { content: { "application/json": infer J } } ? J : never;
 type Responses<Op extends keyof operations> = operations[Op]["responses"];

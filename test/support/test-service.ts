@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { silentLogger, type Logger } from "../../src/log.ts";
 import { createService, type Service } from "../../src/service.ts";
-import type { VidliveClient } from "../../packages/client/src/index.ts";
+import type { VidliveClient } from "../../packages/client/src/client.ts";
 import { sdkClient } from "./api.ts";
 import { type Sqld, startSqld } from "./sqld.ts";
 

@@ -27,3 +27,4 @@ export {
   type WebhookHeaders,
   verifyWebhook,
 } from "./verify-webhook.js";
+export { type HlsLike, type PlaybackTracker, type ShakaLike, type TrackPlaybackOptions, trackPlayback } from "./track-playback.js";

@@ -232,6 +232,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/beacons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send player beacons
+         * @description What `trackPlayback` (packages/client) sends: an array of events (at most 500, at most 64 KiB) as JSON of any content type (`navigator.sendBeacon` sends `text/plain`, which needs no preflight). No API key, no cookies; CORS `*`. Answers 204 once accepted (stored within a moment, batched). Events naming an unknown or deleted video or stream, or a signed one without a valid playback `token`, are dropped without a word (the answer is the same 204). 400 BAD_REQUEST for a body that is not JSON; 422 VALIDATION_ERROR naming each bad field as `[index].field`; 413 PAYLOAD_TOO_LARGE; 429 RATE_LIMITED per client address (BEACONS_PER_MINUTE_PER_ADDRESS, default 1200; TRUST_PROXY decides the address). No raw address or user agent is stored: the country (from a database inside the npm package) and the browser, OS and device type.
+         */
+        post: operations["createBeacons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/organization/": {
         parameters: {
             query?: never;
@@ -688,6 +708,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/videos/{id}/analytics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A video's viewer analytics
+         * @description Views, unique viewers, watch time, startup time (p50/p95), rebuffer ratio, error rate, a series and the top countries, browsers, OSes, device types and renditions. `from`/`to` (ISO 8601 with a time zone; default the last 24 h) and `granularity` (`minute`, `hour` default, `day`). A view counts in the minute it started, once it is closed (at `viewend`, `ended` or after 60 s without a beacon). Figures are exact for the events received: percentiles are nearest-rank over the stored per-view values, and totals equal whichever process received the beacons. 404 NOT_FOUND for an unknown id or another organization's.
+         */
+        get: operations["getVideoAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/livestreams/{id}/analytics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A live stream's viewer analytics
+         * @description The same figures as a video's, plus `concurrent_viewers`: HLS viewers (views from their first to their last beacon) and WHEP viewers (every process's WebRTC sessions, sampled every 10 s) alike; each bucket holds its highest count, `peak` the range's. `from`/`to` (ISO 8601 with a time zone; default the last 24 h) and `granularity` (`minute`, `hour` default, `day`). A view counts in the minute it started, once it is closed (at `viewend`, `ended` or after 60 s without a beacon). Figures are exact for the events received: percentiles are nearest-rank over the stored per-view values, and totals equal whichever process received the beacons. 404 NOT_FOUND for an unknown id or another organization's.
+         */
+        get: operations["getLivestreamAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/analytics/overview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's viewer analytics
+         * @description Totals over every video and stream, a series, the top 10 videos and streams by views and the top countries, browsers, OSes, device types and renditions. `from`/`to` (ISO 8601 with a time zone; default the last 24 h) and `granularity` (`minute`, `hour` default, `day`). A view counts in the minute it started, once it is closed (at `viewend`, `ended` or after 60 s without a beacon). Figures are exact for the events received: percentiles are nearest-rank over the stored per-view values, and totals equal whichever process received the beacons.
+         */
+        get: operations["getAnalyticsOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     VIDEO_UPLOADED: {
@@ -859,7 +939,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE" | "SERVICE_UNAVAILABLE" | "BAD_REQUEST";
                 /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
@@ -1044,6 +1124,191 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        AnalyticsSeriesPoint: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket.
+             */
+            at: string;
+            views: number;
+            watch_time_seconds: number;
+            startup_time_ms_avg: number | null;
+            rebuffer_ratio: number;
+            /** @description Views with at least one error. */
+            errors: number;
+        };
+        AnalyticsBreakdown: {
+            /** @description Country (ISO 3166 alpha-2, `unknown`), browser, OS, device type (`desktop`, `mobile`, `tablet`, …) or rendition (`720p`: the view's average height). */
+            value: string;
+            views: number;
+            watch_time_seconds: number;
+        };
+        VideoAnalytics: {
+            /**
+             * Format: date-time
+             * @description The range's start, floored to the granularity.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The range's end (exclusive), ceiled to the granularity.
+             */
+            to: string;
+            granularity: "minute" | "hour" | "day";
+            /** @description Closed views that started in the range. */
+            views: number;
+            /** @description Distinct `viewer_id`s among them. */
+            unique_viewers: number;
+            watch_time_seconds: number;
+            /** @description Stalled ÷ (watched + stalled), over all views. */
+            rebuffer_ratio: number;
+            /** @description Views with an error ÷ views. */
+            error_rate: number;
+            /** @description Exact nearest-rank percentiles of the views' startup times (viewstart to first frame); null without a started view. */
+            startup_time_ms: {
+                p50: number | null;
+                p95: number | null;
+            };
+            /** @description Views that ended before their first frame. */
+            exits_before_start: number;
+            /** @description Stalls (a `waiting` after the first frame, not a seek's) over all views. */
+            stall_count: number;
+            /** @description Time spent stalled over all views. */
+            stalled_seconds: number;
+            series: components["schemas"]["AnalyticsSeriesPoint"][];
+            /** @description Top 10 per dimension by views, over the closed views that started in the range. */
+            by: {
+                country: components["schemas"]["AnalyticsBreakdown"][];
+                browser: components["schemas"]["AnalyticsBreakdown"][];
+                os: components["schemas"]["AnalyticsBreakdown"][];
+                device_type: components["schemas"]["AnalyticsBreakdown"][];
+                rendition: components["schemas"]["AnalyticsBreakdown"][];
+            };
+        };
+        ConcurrentViewers: {
+            /** @description HLS viewers with a beacon in the last 30 s plus WHEP viewers now. */
+            current: number;
+            peak: number;
+            peak_at: string | null;
+            series: {
+                /** Format: date-time */
+                at: string;
+                viewers: number;
+            }[];
+        };
+        LivestreamAnalytics: {
+            /**
+             * Format: date-time
+             * @description The range's start, floored to the granularity.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The range's end (exclusive), ceiled to the granularity.
+             */
+            to: string;
+            granularity: "minute" | "hour" | "day";
+            /** @description Closed views that started in the range. */
+            views: number;
+            /** @description Distinct `viewer_id`s among them. */
+            unique_viewers: number;
+            watch_time_seconds: number;
+            /** @description Stalled ÷ (watched + stalled), over all views. */
+            rebuffer_ratio: number;
+            /** @description Views with an error ÷ views. */
+            error_rate: number;
+            /** @description Exact nearest-rank percentiles of the views' startup times (viewstart to first frame); null without a started view. */
+            startup_time_ms: {
+                p50: number | null;
+                p95: number | null;
+            };
+            /** @description Views that ended before their first frame. */
+            exits_before_start: number;
+            /** @description Stalls (a `waiting` after the first frame, not a seek's) over all views. */
+            stall_count: number;
+            /** @description Time spent stalled over all views. */
+            stalled_seconds: number;
+            series: components["schemas"]["AnalyticsSeriesPoint"][];
+            /** @description Top 10 per dimension by views, over the closed views that started in the range. */
+            by: {
+                country: components["schemas"]["AnalyticsBreakdown"][];
+                browser: components["schemas"]["AnalyticsBreakdown"][];
+                os: components["schemas"]["AnalyticsBreakdown"][];
+                device_type: components["schemas"]["AnalyticsBreakdown"][];
+                rendition: components["schemas"]["AnalyticsBreakdown"][];
+            };
+            concurrent_viewers: components["schemas"]["ConcurrentViewers"];
+        };
+        AnalyticsOverview: {
+            /**
+             * Format: date-time
+             * @description The range's start, floored to the granularity.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The range's end (exclusive), ceiled to the granularity.
+             */
+            to: string;
+            granularity: "minute" | "hour" | "day";
+            /** @description Closed views that started in the range. */
+            views: number;
+            /** @description Distinct `viewer_id`s among them. */
+            unique_viewers: number;
+            watch_time_seconds: number;
+            /** @description Stalled ÷ (watched + stalled), over all views. */
+            rebuffer_ratio: number;
+            /** @description Views with an error ÷ views. */
+            error_rate: number;
+            series: {
+                /** Format: date-time */
+                at: string;
+                views: number;
+                watch_time_seconds: number;
+                rebuffer_ratio: number;
+            }[];
+            top_videos: {
+                id: string;
+                views: number;
+                watch_time_seconds: number;
+            }[];
+            top_livestreams: {
+                id: string;
+                views: number;
+                watch_time_seconds: number;
+            }[];
+            /** @description Top 10 per dimension by views, over the closed views that started in the range. */
+            by: {
+                country: components["schemas"]["AnalyticsBreakdown"][];
+                browser: components["schemas"]["AnalyticsBreakdown"][];
+                os: components["schemas"]["AnalyticsBreakdown"][];
+                device_type: components["schemas"]["AnalyticsBreakdown"][];
+                rendition: components["schemas"]["AnalyticsBreakdown"][];
+            };
+        };
+        BeaconEvent: {
+            /** @description The player's random id of this view (1-64 of A-Z a-z 0-9 - _). */
+            view_id: string;
+            /** @description The player's random id of this browser (not a person). */
+            viewer_id: string;
+            /** @description Exactly one of video_id and stream_id. */
+            video_id?: string;
+            stream_id?: string;
+            /** @description `waiting` begins a stall (after the first frame); `rendition_change` needs height and bitrate; `error` needs code. */
+            type: "viewstart" | "playing" | "pause" | "seeking" | "seeked" | "waiting" | "rendition_change" | "error" | "ended" | "heartbeat" | "viewend";
+            /** @description The player's clock, epoch milliseconds. */
+            t: number;
+            /** @description Media position in seconds. */
+            player_time: number;
+            height?: number;
+            /** @description Bits per second. */
+            bitrate?: number;
+            code?: string | number;
+            /** @description On the first playing: viewstart to first frame. */
+            startup_ms?: number;
+            /** @description A signed asset's playback token (JWT, aud v): events of a signed asset without a valid one are dropped. */
+            token?: string;
+        };
         WebhookEndpoint: {
             /** @description The endpoint's id (`we_…`). */
             id: string;
@@ -1213,7 +1478,7 @@ export interface components {
                 videos_create_per_minute: number;
                 upload_url_per_minute: number;
             };
-            permissions: ("organization.read" | "videos.create" | "videos.read" | "videos.delete" | "livestreams.create" | "livestreams.read" | "livestreams.end" | "livestreams.delete" | "webhooks.manage" | "signing_keys.manage" | "playback_restrictions.manage")[];
+            permissions: ("organization.read" | "videos.create" | "videos.read" | "videos.delete" | "livestreams.create" | "livestreams.read" | "livestreams.end" | "livestreams.delete" | "webhooks.manage" | "signing_keys.manage" | "playback_restrictions.manage" | "analytics.read")[];
         };
     };
     responses: never;
@@ -3139,6 +3404,161 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createBeacons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/plain": components["schemas"]["BeaconEvent"][];
+                "application/json": components["schemas"]["BeaconEvent"][];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
@@ -10065,6 +10485,653 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getVideoAnalytics: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "minute" | "hour" | "day";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: components["schemas"]["VideoAnalytics"];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getLivestreamAnalytics: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "minute" | "hour" | "day";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: components["schemas"]["LivestreamAnalytics"];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getAnalyticsOverview: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "minute" | "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: components["schemas"]["AnalyticsOverview"];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };

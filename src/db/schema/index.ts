@@ -7,3 +7,4 @@ export * from "./live.ts";
 export * from "./drm.ts";
 export * from "./people.ts";
 export * from "./playback.ts";
+export * from "./analytics.ts";
