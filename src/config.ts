@@ -141,6 +141,9 @@ export interface Config {
   smtpUrl: string | undefined;
   /** MAIL_FROM: the invitation's sender (default `vidlive <no-reply@BASE_URL's host>`). */
   mailFrom: string;
+  /** IMAGE_JOBS: image cuts (issue 27, src/images) running at once in this process (default: the cores); IMAGE_JOBS_PER_ORG: of one organization (default 1). */
+  imageJobs: number;
+  imageJobsPerOrg: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -322,6 +325,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: env.METRICS_TOKEN || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || `vidlive <no-reply@${new URL(env.BASE_URL || "http://localhost").hostname}>`,
+    imageJobs: Math.max(1, int(env, "IMAGE_JOBS", Math.max(1, navigator.hardwareConcurrency || 1))),
+    imageJobsPerOrg: Math.max(1, int(env, "IMAGE_JOBS_PER_ORG", 1)),
   };
 }
 

@@ -43,6 +43,7 @@ import { subscribedEvents } from "./webhooks/subscribed-events.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
+import { createImageModule, type ImageModule } from "./images/image-module.ts";
 import { startupStep } from "./startup-errors.ts";
 
 export interface Service {
@@ -69,6 +70,8 @@ export interface Service {
   webhooks: WebhookModule;
   /** Signed playback and playback restrictions (issue 27). */
   playback: PlaybackModule;
+  /** Images by URL (issue 27): `GET /image/{id}/thumbnail.*`, `animated.*`. */
+  images: ImageModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -201,6 +204,8 @@ export async function createService(
       this.set(rtc.totals().routers);
     },
   });
+  // Images by URL (issue 27, src/images): stored under the video's media tree, gated like every media route.
+  const images = createImageModule({ config, runtime, objects, mediaToken: store.tokenFor, liveToken: live.urls.token, gate: playback.gate, logger });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
@@ -239,6 +244,7 @@ export async function createService(
       mediaRoutes(store, objects, playback.gate),
       ...videos.publicPlugins,
       ...live.publicPlugins,
+      ...images.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
       settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
@@ -270,12 +276,14 @@ export async function createService(
     rtc,
     webhooks,
     playback,
+    images,
     app,
     async listen() {
       rateLimiter.start();
       stoppers.push(() => rateLimiter.stop());
       videos.start();
       stoppers.push(() => videos.stop());
+      stoppers.push(() => images.stop());
       await database.write((tx) => scheduleRetention(tx, ledger, { maxAttempts: policies.retention.maxAttempts }));
       runner!.start();
       stoppers.push(() => runner!.stop());
