@@ -36,6 +36,10 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     const id = (await row.getAttribute("data-video-id"))!;
     const api = (await (await screen.t.api(`/videos/${id}/`)).json()) as any;
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
+    // Issue 27: the row's thumbnail is the image URL of the video, and it loads (a decoded picture).
+    await page.reload();
+    expect(await row.locator("img.thumb").getAttribute("src")).toBe(`/image/${id}/thumbnail.jpg?width=160`);
+    await page.waitForFunction('(() => { const i = document.querySelector("tr[data-video-id] img.thumb"); return i && i.complete && i.naturalWidth === 160; })()', null, { timeout: 60_000 });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
     await playerPlays(page);
