@@ -15,7 +15,7 @@
  * figures show what coordination through sqld and the bucket costs, not what
  * more machines would gain (docs/scaling.md).
  *
- * Usage: bun bench/scaleout.ts [--seconds 5] [--videos 6] [--connections 32]
+ * Usage: bun bench/scaleout.ts [--seconds 5] [--videos 6 (0: the GETs only)] [--connections 32]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -118,6 +118,10 @@ async function run(setup: Setup): Promise<Figures> {
     await Promise.all(children.map((c) => wrk(`${c.base}/api/public/v1/videos/${seedId}/`, c.apiKey, per))); // warm
     const loads = await Promise.all(children.map((c) => wrk(`${c.base}/api/public/v1/videos/${seedId}/`, c.apiKey, per)));
 
+    const gets = { getRps: loads.reduce((s, l) => s + l.rps, 0), getP99: Math.max(...loads.map((l) => l.p99)), getErrors: loads.reduce((s, l) => s + l.non2xx, 0) };
+    // --videos 0: the GETs only.
+    if (videoCount === 0) return { ...gets, videosPerMin: Number.NaN, videoSeconds: Number.NaN };
+
     // Videos: register round-robin, wait for every COMPLETED.
     const t0 = performance.now();
     const ids: string[] = [];
@@ -140,9 +144,7 @@ async function run(setup: Setup): Promise<Figures> {
     if (pending.size > 0) throw new Error(`${pending.size} videos not COMPLETED in time`);
     const videoSeconds = (performance.now() - t0) / 1000;
     return {
-      getRps: loads.reduce((s, l) => s + l.rps, 0),
-      getP99: Math.max(...loads.map((l) => l.p99)),
-      getErrors: loads.reduce((s, l) => s + l.non2xx, 0),
+      ...gets,
       videosPerMin: (videoCount / videoSeconds) * 60,
       videoSeconds,
     };

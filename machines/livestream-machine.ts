@@ -115,12 +115,16 @@ const finalizing = { entry: finalize("pipeline") } as const;
  * against LIVE_SLOTS), `onAir`, `acceptsPublish`, `hasPublisher`, `booked`,
  * `settled`.
  */
+/** The stream's state tags (above; README of src/actors). */
+export type StreamTag = "booked" | "holdsSlot" | "acceptsPublish" | "hasPublisher" | "onAir" | "settled";
+
 export const livestreamMachine = setup({
   types: {
     context: {} as StreamContext,
     input: {} as StreamContext,
     events: {} as StreamEvent,
     emitted: {} as MachineEffect,
+    tags: {} as StreamTag,
   },
   delays: streamDelays({ leadMs: 5 * 60_000, idleMs: 60 * 60_000, reconnectMs: 10_000 }),
   actions: {

@@ -50,12 +50,16 @@ const FAILING = {
  * A repeated TRANSCODING_STARTED (a job reclaimed after a crash) is absorbed,
  * so each event fires once per transition.
  */
+/** The video's state tags (README of src/actors): who asks each. */
+export type VideoTag = "transcoding" | "settled";
+
 export const videoMachine = setup({
   types: {
     context: {} as VideoContext,
     input: {} as VideoContext,
     events: {} as VideoEvent,
     emitted: {} as MachineEffect,
+    tags: {} as VideoTag,
   },
   actions: {
     recordFailure: assign(({ event }) => {

@@ -21,8 +21,9 @@ import { createLogger, type Logger } from "./log.ts";
 import { createOrgStore, type OrgStore } from "./orgs/org-store.ts";
 import { organizationRoutes } from "./routes/organization-routes.ts";
 import { loadServerSecret, type ServerSecret } from "./secrets/server-secret.ts";
-import { createActorSealers, sealLegacyActorSecrets } from "./secrets/actor-secrets.ts";
 import { createEventSealer } from "./secrets/event-sealer.ts";
+import { createSecretCipher } from "./secrets/secret-cipher.ts";
+import { createOutbox, type Outbox } from "./outbox/outbox.ts";
 import { createMediaStore, type MediaStore } from "./storage/media-store.ts";
 import { createObjectStore } from "./storage/create-object-store.ts";
 import type { ObjectStore } from "./storage/object-store.ts";
@@ -53,6 +54,8 @@ export interface Service {
   orgs: OrgStore;
   rateLimiter: RateLimiter;
   runtime: ActorRuntime;
+  /** Domain events as written by the actors, for the webhooks and tools (src/outbox). */
+  outbox: Outbox;
   /** The work ledger and the runner of every type of work (src/work/). */
   ledger: WorkLedger;
   runner: WorkRunner;
@@ -100,8 +103,8 @@ export async function createService(
   const rateLimiter = createRateLimiter({ database, logger, windowMs: config.rateLimitWindowMs, store: config.rateLimitStore });
   await rateLimiter.load();
   const secret = await startupStep(`the key file in DATA_DIR ${config.dataDir} cannot be used`, () => loadServerSecret(config.dataDir, config.secretKey));
-  // Stream keys inside actor contexts are stored sealed (src/secrets/actor-secrets.ts).
-  const sealers = createActorSealers(secret);
+  // Event payloads carry push credentials and passwords (the spec delivers them): stored sealed.
+  const outbox = createOutbox({ database, events: createEventSealer(secret) });
   // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.
   const ledger = createWorkLedger({ database, holder: `${hostname()}-${process.pid}-${randomToken(4)}`, leaseMs: config.jobLeaseMs });
   const policies = workPolicies(config);
@@ -111,10 +114,11 @@ export async function createService(
     logger,
     ledger,
     policies,
-    kinds: actorKinds(config, sealers, logger),
+    kinds: actorKinds(config, logger),
     subscribedEvents,
-    // Event payloads carry push credentials and passwords (the spec delivers them): stored sealed.
-    events: createEventSealer(secret),
+    outbox,
+    // The kinds' declared secret fields (stream keys, download passwords) are stored sealed (src/actors/context-secrets.ts).
+    secrets: createSecretCipher(secret.derive("actor-context")),
   });
   // Created once every module has registered its handlers; modules reach it through these two calls.
   let runner: WorkRunner | undefined;
@@ -223,8 +227,8 @@ export async function createService(
     },
   });
   runtime.onWork(() => work.wake());
-  await sealLegacyActorSecrets(database, sealers, live.urls.keyDigest);
-  const webhooks = createWebhookModule({ config, database, runtime, logger, secret, guard: outbound, tuning: { onAttempt: ops.metrics.observeWebhook } });
+  await runtime.sealStoredSecrets((tx, row) => live.keys.restoreIn(tx, row));
+  const webhooks = createWebhookModule({ config, database, runtime, logger, secret, outbox, guard: outbound, tuning: { onAttempt: ops.metrics.observeWebhook } });
   const app = createApp({
     orgs,
     rateLimiter,
@@ -247,7 +251,7 @@ export async function createService(
       ...images.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
-      settingsRoutes({ config, logger, database, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
+      settingsRoutes({ config, logger, database, runtime, orgs, rateLimiter, secret, store, objects, videos, live, webhooks, playback }),
     ],
   });
 
@@ -264,6 +268,7 @@ export async function createService(
     orgs,
     rateLimiter,
     runtime,
+    outbox,
     ledger,
     runner,
     policies,

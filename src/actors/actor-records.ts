@@ -7,8 +7,8 @@
 import type { AnyStateMachine } from "xstate";
 import type { Database } from "../db/create-database.ts";
 import type { actors } from "../db/schema/index.ts";
+import type { ActorKindSpec, ActorKinds, ActorTag, AnyActorTag } from "./actor-kind-spec.ts";
 import type { ActorContext, ActorKindName } from "./actor-kinds.ts";
-import type { ActorKindSpec, ActorKinds } from "./actor-runtime.ts";
 
 /** A stored state written by a newer machine than this process knows, or one no migration reaches. */
 export class ActorVersionError extends Error {
@@ -22,14 +22,15 @@ export class ActorVersionError extends Error {
   }
 }
 
-export interface ActorRecord<C = any> {
+/** A stored actor opened; `T`: the tags its machine declares (any kind's when the kind is not known). */
+export interface ActorRecord<C = any, T extends string = AnyActorTag> {
   id: string;
   kind: ActorKindName;
   orgId: string;
   status: string;
   value: unknown;
   context: C;
-  tags: ReadonlySet<string>;
+  tags: ReadonlySet<T>;
   createdAt: number;
   updatedAt: number;
   version: number;
@@ -49,6 +50,8 @@ export interface Persisted {
 }
 
 export type Row = typeof actors.$inferSelect;
+/** A record inside this module and the runtime: its kind (and so its context and tags) known only at run time. */
+export type AnyRecord = ActorRecord<any, any>;
 
 /** What a read needs to know whether its cached record is current: the columns of every list and lookup. */
 const HEAD_COLUMNS = "id, org_id, version, updated_at";
@@ -72,7 +75,7 @@ function rowOf(r: unknown[]): Row {
   };
 }
 
-export function createActorRecords(database: Database, kinds: ActorKinds) {
+export function createActorRecords(database: Database, kinds: ActorKinds, openContext: (kind: ActorKindName, stored: unknown, id: string) => unknown) {
   const spec = <K extends ActorKindName>(kind: K): ActorKindSpec<K> => kinds[kind];
   const machineOf = (kind: ActorKindName) => spec(kind).machine as AnyStateMachine;
 
@@ -87,12 +90,11 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
     return { state: { value, context: st.context }, migrated: true };
   }
 
-  function toRecord(row: Row, state = upgrade(row).state): ActorRecord {
+  function toRecord(row: Row, state = upgrade(row).state): AnyRecord {
     const kind = row.kind as ActorKindName;
-    const open = kinds[kind]?.open;
-    const context = open ? open(state.context, row.id) : state.context;
+    const context = openContext(kind, state.context, row.id);
     // Resolved from the machine only when asked: a page of a list never pays for it.
-    let tags: ReadonlySet<string> | undefined;
+    let tags: ReadonlySet<AnyActorTag> | undefined;
     return {
       id: row.id,
       kind,
@@ -101,7 +103,7 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
       value: state.value,
       context,
       get tags() {
-        tags ??= new Set<string>(machineOf(kind).resolveState({ value: state.value as never, context }).tags);
+        tags ??= new Set(machineOf(kind).resolveState({ value: state.value as never, context }).tags) as ReadonlySet<AnyActorTag>;
         return tags;
       },
       createdAt: row.createdAt,
@@ -116,17 +118,17 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
    * once: every stored transition bumps it); only parsing and opening the same state again is
    * skipped. Bounded: the oldest entry leaves first.
    */
-  const records = new Map<string, ActorRecord>();
+  const records = new Map<string, AnyRecord>();
   const RECORD_CACHE_MAX = 5000;
 
   /** The cached record of a row head (HEAD_COLUMNS), when it is the row's current version. */
-  function cachedHead(h: unknown[]): ActorRecord | undefined {
+  function cachedHead(h: unknown[]): AnyRecord | undefined {
     const hit = records.get(`${h[1] as string}:${h[0] as string}`);
     return hit && hit.version === Number(h[2]) && hit.updatedAt === Number(h[3]) ? hit : undefined;
   }
 
   /** A whole row (ROW_COLUMNS) as a record: the cached one when its version matches, else parsed, opened and kept. */
-  function recordOfRow(r: unknown[]): ActorRecord {
+  function recordOfRow(r: unknown[]): AnyRecord {
     const key = `${r[2] as string}:${r[0] as string}`;
     const hit = records.get(key);
     if (hit && hit.version === Number(r[6]) && hit.updatedAt === Number(r[9])) return hit;
@@ -138,14 +140,14 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
   }
 
   /** Records for row heads, in their order: the cached ones when current, the others read whole in one query. */
-  async function readRecords(heads: unknown[][]): Promise<ActorRecord[]> {
+  async function readRecords(heads: unknown[][]): Promise<AnyRecord[]> {
     const missing = heads.filter((h) => !cachedHead(h)).map((h) => h[0]);
-    const read = new Map<string, ActorRecord>();
+    const read = new Map<string, AnyRecord>();
     if (missing.length > 0) {
       const rows = await database.hot.all(`SELECT ${ROW_COLUMNS} FROM actors WHERE id IN (${missing.map(() => "?").join(", ")})`, missing);
       for (const r of rows) read.set(r[0] as string, recordOfRow(r));
     }
-    const out: ActorRecord[] = [];
+    const out: AnyRecord[] = [];
     for (const h of heads) {
       // Absent: deleted for good between the two reads.
       const record = cachedHead(h) ?? read.get(h[0] as string);
@@ -155,7 +157,7 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
   }
 
   /** One page of `list`, read. */
-  async function listPage(kind: ActorKindName, orgId: string, page: ListPage): Promise<ActorRecord[]> {
+  async function listPage(kind: ActorKindName, orgId: string, page: ListPage): Promise<AnyRecord[]> {
     const c = page.cursor;
     const where = ["org_id = ?", "kind = ?", "deleted_at IS NULL"];
     const args: unknown[] = [orgId, kind];
@@ -173,8 +175,8 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
     }
     args.push(page.limit);
     const from = `FROM actors WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`;
-    // On a server nothing is cached (read-cache.ts): one round trip for whole rows; the records cache still skips opening.
-    if (database.hot.version() === null) return (await database.hot.all(`SELECT ${ROW_COLUMNS} ${from}`, args)).map(recordOfRow);
+    // On a server (or with the cache off): one round trip for whole rows; the records cache still skips opening.
+    if (database.hot.remote || database.hot.version() === null) return (await database.hot.all(`SELECT ${ROW_COLUMNS} ${from}`, args)).map(recordOfRow);
     // One row holding the page's heads as JSON: libSQL's row iteration costs about a microsecond per row and column.
     const r = await database.hot.get(`SELECT json_group_array(json_array(${HEAD_COLUMNS}, created_at)) FROM (SELECT ${HEAD_COLUMNS}, created_at ${from})`, args);
     const heads = JSON.parse((r?.[0] as string | undefined) ?? "[]") as unknown[][];
@@ -188,7 +190,7 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
     toRecord,
 
     /** Reads an actor of one organization: another organization's id is simply absent. */
-    get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>> | null> {
+    get<K extends ActorKindName>(kind: K, id: string, orgId?: string): Promise<ActorRecord<ActorContext<K>, ActorTag<K>> | null> {
       // Unchanged database, same answer (src/db/read-cache.ts); the key names the organization asked for.
       return database.cache.read(`actor:${kind}:${orgId ?? "*"}:${id}`, async () => {
         const row = await database.hot.get(GET_ROW_SQL, [id, kind]);
@@ -204,7 +206,7 @@ export function createActorRecords(database: Database, kinds: ActorKinds) {
      * `and`ed into the same keyset scan of the (org_id, kind, created_at, id) index.
      * Reads ids and versions only; a state is read and opened when its version is not cached.
      */
-    list<K extends ActorKindName>(kind: K, orgId: string, page: ListPage): Promise<ActorRecord<ActorContext<K>>[]> {
+    list<K extends ActorKindName>(kind: K, orgId: string, page: ListPage): Promise<ActorRecord<ActorContext<K>, ActorTag<K>>[]> {
       const key = `actors:${kind}:${orgId}:${page.limit}:${page.cursor ? `${page.cursor.createdAt}:${page.cursor.id}` : ""}:${page.status?.join(",") ?? ""}:${page.contextKind ?? ""}`;
       return database.cache.read(key, () => listPage(kind, orgId, page));
     },

@@ -2,49 +2,36 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
 import type { DomainEvent } from "../../machines/domain-event.ts";
 import type { Database, Tx } from "../db/create-database.ts";
-import { actors, actorTags, outbox } from "../db/schema/index.ts";
-import { newId } from "../ids.ts";
+import { actors, actorTags } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
-import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
+import { createOutbox, type Outbox } from "../outbox/outbox.ts";
 import type { WorkLedger, WorkRow } from "../work/work-ledger.ts";
 import type { WorkPolicies } from "../work/work-runner.ts";
-import type { ActorContext, ActorEvent, ActorKindName, ActorMachines } from "./actor-kinds.ts";
-import { type ActorRecord, createActorRecords, type Persisted } from "./actor-records.ts";
+import type { ActorKindSpec, ActorKinds, ActorTag, AnyActorTag, TagChange, TagCounts } from "./actor-kind-spec.ts";
+import type { ActorContext, ActorEvent, ActorKindName } from "./actor-kinds.ts";
+import { type ActorRecord, type AnyRecord, createActorRecords, type Persisted } from "./actor-records.ts";
+import { countTagged } from "./actor-tags.ts";
+import { type ContextSealer, createContextSealer, secretLeaves, type TextCipher } from "./context-secrets.ts";
 import { type Effects, effectsOf, hasEffects } from "./effects.ts";
 
 export { type ActorRecord, ActorVersionError, type ListPage } from "./actor-records.ts";
+export type { ActorKindSpec, ActorKinds, ActorTag, TagChange } from "./actor-kind-spec.ts";
 
-/** What changed in one transition, for a kind's `check` (inside the transaction). */
-export interface TagChange {
+/** A kind's record: its context and its machine's tags. */
+export type KindRecord<K extends ActorKindName> = ActorRecord<ActorContext<K>, ActorTag<K>>;
+
+/** A row stored before its kind's secrets were sealed, as `sealStoredSecrets` seals it (the context opened). */
+export interface PlaintextRow {
   id: string;
+  kind: ActorKindName;
   orgId: string;
-  before: ReadonlySet<string>;
-  after: ReadonlySet<string>;
-  /** A tag newly entered by this transition. */
-  entered(tag: string): boolean;
+  createdAt: number;
+  deleted: boolean;
+  context: unknown;
 }
 
-export interface ActorKindSpec<K extends ActorKindName> {
-  machine: ActorMachines[K];
-  /** The version of the machine's states; stored with each row. */
-  version: number;
-  /** Upgrades a state value stored by version `from` (< `version`) to this version's. Without it, older rows are refused. */
-  migrate?(from: number, value: unknown): unknown;
-  /** Maps a state value to the public status column. */
-  statusOf(value: unknown): string;
-  /** The stored form of a context (e.g. secrets sealed) and back; `id` is the actor's. Contexts are stored as they are without. */
-  seal?(context: ActorContext<K>, id: string): unknown;
-  open?(stored: unknown, id: string): ActorContext<K>;
-  /** Runs in the transaction of every transition (e.g. slot limits); throwing rolls the transition back. */
-  check?(tx: Tx, change: TagChange): Promise<void>;
-  /** An event from a timer or a message that `check` refused: what to send instead (e.g. FAIL), or null to give up. */
-  refused?(err: unknown, event: { type: string }): ActorEvent<K> | null;
-}
-
-export type ActorKinds = { [K in ActorKindName]: ActorKindSpec<K> };
-
-export interface TransitionResult<C = any> {
-  record: ActorRecord<C>;
+export interface TransitionResult<C = any, T extends string = AnyActorTag> {
+  record: ActorRecord<C, T>;
   previousStatus: string | null;
   changed: boolean;
   events: DomainEvent[];
@@ -78,33 +65,42 @@ export function createActorRuntime(opts: {
    * Without it every row waits for the fan-out.
    */
   subscribedEvents?: (tx: Tx, orgId: string) => Promise<ReadonlySet<string>>;
-  /** How event payloads are stored (sealed by the service: src/secrets/event-sealer.ts); as they are without. */
-  events?: EventSealer;
+  /** Where domain events are written (src/outbox; payloads sealed by the service's); a plain one on `database` without. */
+  outbox?: Outbox;
+  /** Seals the kinds' declared secret fields (ActorKindSpec `secrets`, context-secrets.ts); stored as they are without. */
+  secrets?: TextCipher;
 }) {
   const { database, kinds, ledger, policies } = opts;
-  const sealer = opts.events ?? plainEvents;
+  const outbox = opts.outbox ?? createOutbox({ database });
   const outboxListeners = new Set<() => void>();
   const workListeners = new Set<() => void>();
 
   const spec = <K extends ActorKindName>(kind: K): ActorKindSpec<K> => kinds[kind];
   const machineOf = (kind: ActorKindName) => spec(kind).machine as AnyStateMachine;
-  const reads = createActorRecords(database, kinds);
+  const sealers = new Map<ActorKindName, ContextSealer>();
+  for (const kind of Object.keys(kinds) as ActorKindName[]) {
+    const groups = kinds[kind].secrets ?? [];
+    if (opts.secrets && groups.length > 0) sealers.set(kind, createContextSealer(opts.secrets, groups));
+  }
+  const reads = createActorRecords(database, kinds, (kind, stored, id) => sealers.get(kind)?.open(stored, id) ?? stored);
   const { upgrade, toRecord } = reads;
 
   function stored(kind: ActorKindName, id: string, state: Persisted): Persisted {
-    const seal = spec(kind).seal as ((c: unknown, id: string) => unknown) | undefined;
-    return seal ? { value: state.value, context: seal(state.context, id) } : state;
+    const sealer = sealers.get(kind);
+    return sealer ? { value: state.value, context: sealer.seal(state.context, id) } : state;
   }
+
+  /** A kind's counts by tag inside `tx`, for its `check`. */
+  const countsIn = <K extends ActorKindName>(tx: Tx, kind: K): TagCounts<K> => ({ count: (tag, orgId) => countTagged(tx, kind, tag, orgId) });
 
   /** Every row the transition asked for, in its transaction. Answers whether work rows were written (to wake the runner). */
   async function writeEffects(tx: Tx, kind: ActorKindName, id: string, orgId: string, fx: Effects, now: number, firing?: string): Promise<boolean> {
     if (fx.domain.length > 0) {
       const heard = await opts.subscribedEvents?.(tx, orgId);
-      await tx.insert(outbox).values(
-        fx.domain.map((e) => {
-          const eventId = newId("evt");
-          return { id: eventId, orgId, entityId: id, event: e.event, payload: sealer.sealPayload(e.data, eventId), createdAt: now, fannedOutAt: heard && !heard.has(e.event) ? now : null };
-        }),
+      await outbox.append(
+        tx,
+        fx.domain.map((e) => ({ orgId, entityId: id, event: e.event, data: e.data, fannedOut: heard !== undefined && !heard.has(e.event) })),
+        now,
       );
     }
     for (const sendId of fx.cancels) await ledger.cancelKey(tx, timerKey(id, sendId), firing);
@@ -139,12 +135,12 @@ export function createActorRuntime(opts: {
     if (added.length > 0) await tx.insert(actorTags).values(added.map((tag) => ({ kind, tag, orgId, actorId: id })));
   }
 
-  function tagChange(id: string, orgId: string, before: ReadonlySet<string>, after: ReadonlySet<string>): TagChange {
-    return { id, orgId, before, after, entered: (tag) => after.has(tag) && !before.has(tag) };
+  function tagChange(id: string, orgId: string, before: ReadonlySet<string>, after: ReadonlySet<string>): TagChange<any> {
+    return { id, orgId, before, after, entered: (tag: string) => after.has(tag) && !before.has(tag) };
   }
 
   interface Step {
-    result: TransitionResult;
+    result: TransitionResult<any, any>;
     wroteWork: boolean;
   }
 
@@ -169,15 +165,15 @@ export function createActorRuntime(opts: {
     if (!changed) return { result: { record: before, previousStatus: before.status, changed: false, events: [] }, wroteWork: false };
     const now = Date.now();
     const status = s.statusOf(next.value);
-    const tags = new Set<string>(next.tags);
+    const tags = new Set<any>(next.tags);
     await tx
       .update(actors)
       .set({ state: stored(kind, id, state), status, version: before.version + 1, machineVersion: s.version, updatedAt: now, deletedAt: status === "DELETED" ? now : null })
       .where(eq(actors.id, id));
     await writeTags(tx, kind, id, row.orgId, before.tags, tags, migrated);
-    await s.check?.(tx, tagChange(id, row.orgId, before.tags, tags));
+    await s.check?.(tagChange(id, row.orgId, before.tags, tags), countsIn(tx, kind));
     const wroteWork = await writeEffects(tx, kind, id, row.orgId, fx, now, firing);
-    const record: ActorRecord = { ...before, status, value: next.value, context: next.context, tags, updatedAt: now, version: before.version + 1 };
+    const record: AnyRecord = { ...before, status, value: next.value, context: next.context, tags, updatedAt: now, version: before.version + 1 };
     return { result: { record, previousStatus: before.status, changed: true, events: fx.domain }, wroteWork };
   }
 
@@ -190,8 +186,8 @@ export function createActorRuntime(opts: {
     tx: Tx,
     kind: K,
     input: ActorContext<K>,
-    options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<ActorContext<K>>) => Promise<void> } = {},
-  ): Promise<{ result: TransitionResult<ActorContext<K>> & { created: boolean }; wroteWork: boolean }> {
+    options: { dedupeKey?: string; within?: (tx: Tx, record: KindRecord<K>) => Promise<void> } = {},
+  ): Promise<{ result: TransitionResult<ActorContext<K>, ActorTag<K>> & { created: boolean }; wroteWork: boolean }> {
     const s = spec(kind);
     const { id, orgId } = input as { id: string; orgId: string };
     if (options.dedupeKey) {
@@ -209,16 +205,16 @@ export function createActorRuntime(opts: {
     const fx = effectsOf(actions as never);
     const now = Date.now();
     const status = s.statusOf(snapshot.value);
-    const tags = new Set<string>(snapshot.tags);
+    const tags = new Set<any>(snapshot.tags);
     const state: Persisted = { value: snapshot.value, context: snapshot.context };
     await tx
       .insert(actors)
       .values({ id, kind, orgId, status, state: stored(kind, id, state), dedupeKey: options.dedupeKey ?? null, version: 1, machineVersion: s.version, createdAt: now, updatedAt: now });
     await writeTags(tx, kind, id, orgId, new Set(), tags, false);
     // After the tags are written, so counts by tag include this actor.
-    await s.check?.(tx, tagChange(id, orgId, new Set(), tags));
+    await s.check?.(tagChange(id, orgId, new Set(), tags), countsIn(tx, kind));
     const wroteWork = await writeEffects(tx, kind, id, orgId, fx, now);
-    const record: ActorRecord = { id, kind, orgId, status, value: snapshot.value, context: snapshot.context, tags, createdAt: now, updatedAt: now, version: 1 };
+    const record: AnyRecord = { id, kind, orgId, status, value: snapshot.value, context: snapshot.context, tags, createdAt: now, updatedAt: now, version: 1 };
     // Work that must commit or roll back with the creation (e.g. queueing its transcode).
     if (options.within) await options.within(tx, record);
     return { result: { record, previousStatus: null, changed: true, events: fx.domain, created: true }, wroteWork };
@@ -231,11 +227,11 @@ export function createActorRuntime(opts: {
     event: ActorEvent<K>,
     options: {
       /** Runs in the transaction after the transition, when it changed something: work that commits or rolls back with it. */
-      within?: (tx: Tx, result: TransitionResult<ActorContext<K>>) => Promise<void>;
+      within?: (tx: Tx, result: TransitionResult<ActorContext<K>, ActorTag<K>>) => Promise<void>;
       /** Runs first in the transaction, whatever the transition does (e.g. take or release a lease); `"skip"` sends nothing. */
       before?: (tx: Tx) => Promise<"skip" | undefined>;
     } = {},
-  ): Promise<TransitionResult<ActorContext<K>> | null> {
+  ): Promise<TransitionResult<ActorContext<K>, ActorTag<K>> | null> {
     const out = await database.write(async (tx) => {
       if ((await options.before?.(tx)) === "skip") return null;
       const done = await step(tx, kind, id, event);
@@ -243,7 +239,7 @@ export function createActorRuntime(opts: {
       return done;
     });
     if (out?.result.changed) committed(out.result.events, out.wroteWork);
-    return (out?.result ?? null) as TransitionResult<ActorContext<K>> | null;
+    return (out?.result ?? null) as TransitionResult<ActorContext<K>, ActorTag<K>> | null;
   }
 
   /**
@@ -271,8 +267,6 @@ export function createActorRuntime(opts: {
   }
 
   return {
-    database,
-
     /** Reads an actor of one organization (another organization's id is simply absent). */
     get: reads.get,
 
@@ -286,8 +280,8 @@ export function createActorRuntime(opts: {
     async create<K extends ActorKindName>(
       kind: K,
       input: ActorContext<K>,
-      options: { dedupeKey?: string; within?: (tx: Tx, record: ActorRecord<ActorContext<K>>) => Promise<void> } = {},
-    ): Promise<TransitionResult<ActorContext<K>> & { created: boolean }> {
+      options: { dedupeKey?: string; within?: (tx: Tx, record: KindRecord<K>) => Promise<void> } = {},
+    ): Promise<TransitionResult<ActorContext<K>, ActorTag<K>> & { created: boolean }> {
       const out = await database.write((tx) => createIn(tx, kind, input, options));
       if (out.result.created) committed(out.result.events, out.wroteWork);
       return out.result;
@@ -308,10 +302,10 @@ export function createActorRuntime(opts: {
      * transcode: the row's `failed` and the video's ERROR). `afterCommit`
      * wakes the dispatcher and the runner; call it once the caller committed.
      */
-    async sendIn<K extends ActorKindName>(tx: Tx, kind: K, id: string, event: ActorEvent<K>): Promise<{ result: TransitionResult<ActorContext<K>> | null; afterCommit: () => void }> {
+    async sendIn<K extends ActorKindName>(tx: Tx, kind: K, id: string, event: ActorEvent<K>): Promise<{ result: TransitionResult<ActorContext<K>, ActorTag<K>> | null; afterCommit: () => void }> {
       const done = await step(tx, kind, id, event);
       return {
-        result: (done?.result ?? null) as TransitionResult<ActorContext<K>> | null,
+        result: (done?.result ?? null) as TransitionResult<ActorContext<K>, ActorTag<K>> | null,
         afterCommit: () => {
           if (done?.result.changed) committed(done.result.events, done.wroteWork);
         },
@@ -333,11 +327,58 @@ export function createActorRuntime(opts: {
     },
 
     /** Ids of the actors of a kind that carry a tag. */
-    async tagged(kind: ActorKindName, tag: string): Promise<{ id: string; orgId: string }[]> {
+    async tagged<K extends ActorKindName>(kind: K, tag: ActorTag<K>): Promise<{ id: string; orgId: string }[]> {
       return database.db
         .select({ id: actorTags.actorId, orgId: actorTags.orgId })
         .from(actorTags)
         .where(and(eq(actorTags.kind, kind), eq(actorTags.tag, tag)));
+    },
+
+    /** How many actors of a kind carry a tag (all organizations, or one): one range of actor_tags' primary key. */
+    countTagged<K extends ActorKindName>(kind: K, tag: ActorTag<K>, orgId?: string): Promise<number> {
+      return countTagged(database.db, kind, tag, orgId);
+    },
+
+    /** An organization's live actors of a kind by status (index actors_kind_status_org), statuses in order. */
+    async countByStatus(kind: ActorKindName, orgId: string): Promise<Array<{ status: string; count: number }>> {
+      const rows = await database.db
+        .select({ status: actors.status, count: sql<number>`count(*)` })
+        .from(actors)
+        .where(and(eq(actors.kind, kind), eq(actors.orgId, orgId), isNull(actors.deletedAt)))
+        .groupBy(actors.status)
+        .orderBy(actors.status);
+      return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
+    },
+
+    /**
+     * Seals what rows stored before their kind's secrets were sealed still hold in plaintext (ActorKindSpec
+     * `secrets`), in one write transaction; `within` runs there for each such row (the context opened), e.g. to
+     * restore what an older version kept beside it. A read and nothing more when none is left. Answers how many.
+     */
+    async sealStoredSecrets(within?: (tx: Tx, row: PlaintextRow) => Promise<void>): Promise<number> {
+      const found: Array<{ row: typeof actors.$inferSelect; sealer: ContextSealer }> = [];
+      for (const [kind, sealer] of sealers) {
+        // A string value of a declared field in the stored JSON: `"name":"` (JSON.stringify writes no spaces).
+        const needles = secretLeaves(kinds[kind].secrets ?? []).map((leaf) => sql`instr(${actors.state}, ${`"${leaf}":"`}) > 0`);
+        const rows = await database.db
+          .select()
+          .from(actors)
+          .where(and(eq(actors.kind, kind), sql`(${sql.join(needles, sql` OR `)})`));
+        for (const row of rows) if (sealer.hasPlaintext((row.state as Persisted).context)) found.push({ row, sealer });
+      }
+      if (found.length === 0) return 0;
+      await database.write(async (tx) => {
+        for (const { row, sealer } of found) {
+          const st = row.state as Persisted;
+          await tx
+            .update(actors)
+            .set({ state: { value: st.value, context: sealer.seal(st.context, row.id) } })
+            .where(eq(actors.id, row.id));
+          const context = sealer.open(st.context, row.id);
+          await within?.(tx, { id: row.id, kind: row.kind as ActorKindName, orgId: row.orgId, createdAt: row.createdAt, deleted: row.deletedAt !== null, context });
+        }
+      });
+      return found.length;
     },
 
     /**

@@ -1,15 +1,18 @@
 import { createClient, type Client } from "@libsql/client";
-import LibsqlDatabase from "libsql";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { boundedBy } from "../dependency-errors.ts";
 import { withBusyRetry } from "./busy-retry.ts";
 import { migrateOnce } from "./migrate-once.ts";
+import { createHotReader, type HotReader } from "./hot-reader.ts";
+import { sql } from "drizzle-orm";
+import { CHANGE_VERSION_SQL, type ChangeFeed, createChangeFeed } from "./change-feed.ts";
 import { createReadCache, type ReadCache } from "./read-cache.ts";
 import { cacheLibsqlStatements } from "./statement-cache.ts";
 import * as schema from "./schema/index.ts";
 
+export type { HotReader };
 export type Schema = typeof schema;
 export type Db = LibSQLDatabase<Schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -28,6 +31,8 @@ export interface Database {
   readonly hot: HotReader;
   /** Hot-path read results, kept while the database is unchanged (read-cache.ts); keys name the organization. */
   readonly cache: ReadCache;
+  /** On a libSQL server, what tells the cache that another process committed (change-feed.ts); null on a file. */
+  readonly feed: ChangeFeed | null;
   readonly url: string;
   /**
    * Runs `fn` in a write transaction. All writes of the process go through one
@@ -39,111 +44,6 @@ export interface Database {
 }
 
 const MIGRATIONS = join(import.meta.dir, "migrations");
-
-export interface HotReader {
-  /** First row as an array of column values, or undefined. */
-  get(sql: string, args: unknown[]): Promise<unknown[] | undefined>;
-  /** Every row, each as an array of column values (the read paths of the API: actors, webhook endpoints). */
-  all(sql: string, args: unknown[]): Promise<unknown[][]>;
-  /**
-   * `PRAGMA data_version` of the hot connection on a `file:` database: it changes whenever
-   * any other connection (this process's writer, another process) commits, so a result read
-   * while it held a value is still the database's answer while it holds it (read-cache.ts).
-   * Null on a server: nothing is cached there.
-   */
-  version(): number | null;
-  close(): void;
-}
-
-/**
- * A commit counter read from the WAL-index header in the database's `-shm`
- * file (https://www.sqlite.org/walformat.html, 2.2.1: the 48-byte header every
- * connection of every process reads to begin a read transaction; SQLite
- * rewrites it at each commit: `iChange`, `mxFrame`, the salts, the checksum).
- * Comparing it costs nanoseconds; `PRAGMA data_version` costs a read
- * transaction (~4-6 µs of shared-memory locking through libSQL), which was
- * 40% of an authenticated GET. Answers a number that changes whenever the
- * header did: a torn read (a commit in progress) only changes it once more.
- * The file stays while this connection is open (SQLite removes `-shm` only
- * when no connection is left), so the mapping cannot go stale. Null when the
- * file is not there (no WAL): the PRAGMA is used instead.
- */
-function walIndexWatcher(path: string): (() => number) | null {
-  let words: Int32Array;
-  try {
-    const map = Bun.mmap(`${path}-shm`, { shared: true });
-    if (map.byteLength < 48) return null;
-    words = new Int32Array(map.buffer, map.byteOffset, 12);
-  } catch {
-    return null;
-  }
-  const seen = new Int32Array(12);
-  let generation = 0;
-  return () => {
-    let changed = false;
-    for (let i = 0; i < 12; i++) {
-      const w = words[i]!;
-      if (w !== seen[i]) {
-        seen[i] = w;
-        changed = true;
-      }
-    }
-    if (changed) generation++;
-    return generation;
-  };
-}
-
-function createHotReader(url: string, client: Client): HotReader {
-  const path = url.startsWith("file:") ? url.slice("file:".length) : null;
-  if (!path || path === ":memory:" || path.includes("mode=memory")) {
-    return {
-      async get(sql, args) {
-        const res = await client.execute({ sql, args: args as never });
-        return res.rows[0] ? Array.from(res.rows[0]) : undefined;
-      },
-      async all(sql, args) {
-        const res = await client.execute({ sql, args: args as never });
-        return res.rows.map((r) => Array.from(r));
-      },
-      version: () => null,
-      close() {},
-    };
-  }
-  const conn = new LibsqlDatabase(path, { readonly: true });
-  let watch: (() => number) | null | undefined;
-  const statements = new Map<string, ReturnType<typeof conn.prepare>>();
-  // Each call runs to completion and resets its statement (get/all), so no read transaction outlives a call:
-  // every read sees the last commit of the writer (WAL), whichever connection made it.
-  const prepared = (sql: string) => {
-    let st = statements.get(sql);
-    if (!st) {
-      st = conn.prepare(sql);
-      st.raw(true);
-      statements.set(sql, st);
-    }
-    return st;
-  };
-  return {
-    async get(sql, args) {
-      return (prepared(sql).get as (...a: unknown[]) => unknown)(...args) as unknown[] | undefined;
-    },
-    async all(sql, args) {
-      return (prepared(sql).all as (...a: unknown[]) => unknown)(...args) as unknown[][];
-    },
-    version() {
-      if (watch === undefined) {
-        // The shared memory exists once the connection has read: map it after a first read.
-        (prepared("SELECT 1 FROM sqlite_master LIMIT 1").get as () => unknown)();
-        watch = walIndexWatcher(path) ?? null;
-      }
-      if (watch) return watch();
-      return (prepared("PRAGMA data_version").get as () => unknown[])()[0] as number;
-    },
-    close() {
-      conn.close();
-    },
-  };
-}
 
 /**
  * Creates `dir` (and missing parents) readable by the service's user only, and
@@ -221,21 +121,49 @@ export async function createDatabase(opts: {
   const writer = drizzle(isFile ? writerClient : withBusyRetry(writerClient), { schema });
   const reader = drizzle(readerClient, { schema });
   await migrateOnce(writer, writerClient, { migrationsFolder: MIGRATIONS, leaseMs: opts.migrationLockLeaseMs });
-  const hot = createHotReader(url, readerClient);
+  // On a server the read cache follows the change feed (change-feed.ts); its polls are bounded like every request.
+  const feed = isFile ? null : createChangeFeed(readerClient);
+  const hot = createHotReader(url, readerClient, feed);
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
+
+  /**
+   * On a server: the transaction ends by reading the change counter (its own changes to cached tables included),
+   * told to the feed once it committed, so this process's next cached read is not one from before its own write;
+   * a commit that touched no cached table leaves the cache as it was. Bounded: one that does not finish in time
+   * fails (503 for a request) and the queue goes on.
+   */
+  async function writeObserved<T>(fn: (tx: Tx) => Promise<T>, feed: ChangeFeed): Promise<T> {
+    let counter = Number.NaN;
+    let started = 0;
+    const out = await boundedBy(
+      writer.transaction(async (tx) => {
+        const result = await fn(tx);
+        started = performance.now();
+        const row = (await tx.get(sql.raw(CHANGE_VERSION_SQL))) as Record<string, unknown> | unknown[] | undefined;
+        counter = Number(Array.isArray(row) ? row[0] : row?.v);
+        return result;
+      }),
+      timeoutMs,
+      "database",
+      "write transaction",
+    );
+    feed.observe(counter, started);
+    return out;
+  }
   return {
     db: reader,
     client: readerClient,
     hot,
     cache: createReadCache(hot),
+    feed,
     url,
     write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       if (closed) return Promise.reject(new Error("Cannot write: database is closed"));
       // On a server a transaction that does not finish in time fails (503 for a request) and the queue goes on;
       // on a file the busy timeout bounds the wait and statements run synchronously.
-      const run = tail.then(() => (isFile ? writer.transaction(fn) : boundedBy(writer.transaction(fn), timeoutMs, "database", "write transaction")));
+      const run = tail.then(() => (feed ? writeObserved(fn, feed) : writer.transaction(fn)));
       tail = run.catch(() => undefined);
       return run;
     },

@@ -1,4 +1,4 @@
-import type { HotReader } from "./create-database.ts";
+import type { HotReader } from "./hot-reader.ts";
 
 /**
  * Results of reads on the hot path (API key lookup, actor and endpoint reads), kept while
@@ -6,8 +6,10 @@ import type { HotReader } from "./create-database.ts";
  * of the `-shm` file, else `PRAGMA data_version`: create-database.ts), which changes as
  * soon as any connection of any process commits. So an answer from here is what the read
  * would answer now: a revoked key, a new transition, a deleted endpoint are seen by the
- * very next request. Any commit empties it; on a libSQL server (`version()` null) nothing
- * is cached. Keys name the organization of what they hold (a key's prefix names its own).
+ * very next request. Any commit empties it. On a libSQL server `version()` follows the
+ * polled change feed (change-feed.ts): another process's commit is seen within 750 ms,
+ * this process's own at once, and nothing is cached while the server does not answer
+ * (`version()` null). Keys name the organization of what they hold (a key's prefix names its own).
  */
 export interface ReadCache {
   read<T>(key: string, load: () => Promise<T>): Promise<T>;

@@ -9,10 +9,11 @@ import type { PublishRequest } from "../../media/rtmp/publish-handlers.ts";
 import { createActorRuntime } from "../actors/actor-runtime.ts";
 import { loadConfig } from "../config.ts";
 import { createDatabase } from "../db/create-database.ts";
-import { broadcasts, outbox, work } from "../db/schema/index.ts";
+import { broadcasts, work } from "../db/schema/index.ts";
+import { createOutbox } from "../outbox/outbox.ts";
 import { silentLogger } from "../log.ts";
 import { createOrgStore } from "../orgs/org-store.ts";
-import { createActorSealers } from "../secrets/actor-secrets.ts";
+import { createSecretCipher } from "../secrets/secret-cipher.ts";
 import { loadServerSecret } from "../secrets/server-secret.ts";
 import { createLocalObjectStore } from "../storage/local-object-store.ts";
 import { createMediaStore } from "../storage/media-store.ts";
@@ -31,6 +32,7 @@ import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import { createLiveUrls } from "./live-urls.ts";
 import { createLivestreamService } from "./livestream-service.ts";
+import { createStreamKeys } from "./stream-keys.ts";
 
 setDefaultTimeout(120_000);
 
@@ -61,7 +63,6 @@ async function openStack(opts: { s3?: S3Server } = {}) {
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   cleanups.push(() => database.close());
   const secret = loadServerSecret(dataDir);
-  const sealers = createActorSealers(secret);
   const ledger = createWorkLedger({ database, holder: "proc-here", leaseMs: config.jobLeaseMs });
   const policies = workPolicies(config);
   const urls = createLiveUrls(config, secret);
@@ -70,7 +71,8 @@ async function openStack(opts: { s3?: S3Server } = {}) {
     logger,
     ledger,
     policies,
-    kinds: actorKinds(config, sealers, logger),
+    kinds: actorKinds(config, logger),
+    secrets: createSecretCipher(secret.derive("actor-context")),
   });
   const store = createMediaStore({ dataDir, baseUrl: () => config.baseUrl, secret });
   const uploads = createUploadStore({ database, secret, store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
@@ -80,7 +82,7 @@ async function openStack(opts: { s3?: S3Server } = {}) {
     : createLocalObjectStore(dataDir);
   const files = createLiveFiles({ dataDir, urls, objects });
   const leases = createBroadcastLeases({ database, holder: ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger, playback: PUBLIC_ONLY });
+  const livestreams = createLivestreamService({ runtime, urls, keys: createStreamKeys({ database, keyDigest: urls.keyDigest }), logger, playback: PUBLIC_ONLY });
   const ingest = createLiveIngest({ runtime, ledger, policies, leases, livestreams, urls, files, logger, kick: () => true });
   const handlers = createLiveWork({ runtime, ledger, policies, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
   const { org } = await createOrgStore(database).createOrg("Live finalizer tests");
@@ -120,7 +122,7 @@ async function openRow<T extends WorkType>(s: Stack, entityId: string, type: T):
   return rows[0] as unknown as WorkRow<T>;
 }
 
-const eventsOf = async (s: Stack, entityId: string) => (await s.database.db.select({ event: outbox.event }).from(outbox).where(eq(outbox.entityId, entityId)).orderBy(outbox.seq)).map((r) => r.event);
+const eventsOf = async (s: Stack, entityId: string) => (await createOutbox({ database: s.database }).ofEntity(entityId)).map((r) => r.event);
 
 const leaseRows = (s: Stack, streamId: string) => s.database.db.select().from(broadcasts).where(eq(broadcasts.streamId, streamId));
 

@@ -25,6 +25,7 @@ import type { AssetPlayback } from "../playback/asset-playback.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
 import { createSrtIngest } from "./srt-ingest.ts";
 import { createLivestreamService } from "./livestream-service.ts";
+import { createStreamKeys } from "./stream-keys.ts";
 
 /**
  * Everything of live streaming, wired: API, RTMP ingest, live HLS, broadcast
@@ -57,7 +58,8 @@ export function createLiveModule(deps: {
   const logger = deps.logger.child({ component: "live" });
   const files = createLiveFiles({ dataDir: config.dataDir, urls, objects: deps.objects, partMs: config.recordingPartMs });
   const leases = createBroadcastLeases({ database: deps.database, holder: deps.ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
-  const livestreams = createLivestreamService({ runtime, urls, logger, playback: deps.playback, assertSubtitles: deps.videos.assertSubtitles });
+  const keys = createStreamKeys({ database: deps.database, keyDigest: urls.keyDigest });
+  const livestreams = createLivestreamService({ runtime, urls, keys, logger, playback: deps.playback, assertSubtitles: deps.videos.assertSubtitles });
   let rtmp: RtmpServer | undefined;
   // A stream's WebRTC fields (URLs, viewers, re-encode), told by src/webrtc once it is wired (`describeWebrtc`).
   let webrtcOf: ((streamId: string) => StreamWebrtc) | undefined;
@@ -158,6 +160,8 @@ export function createLiveModule(deps: {
 
   return {
     livestreams,
+    /** Stream key digests (stream-keys.ts; the start-up sealing restores older streams' through it). */
+    keys,
     ingest,
     urls,
     handlers,

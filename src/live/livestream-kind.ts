@@ -1,8 +1,6 @@
 import { LIVESTREAM_MACHINE_VERSION, livestreamMachine, migrateStream, streamDelays, streamStatus, type StreamTimings } from "../../machines/livestream-machine.ts";
-import type { StreamContext } from "../../machines/livestream-payload.ts";
-import type { ActorKindSpec } from "../actors/actor-runtime.ts";
-import { countTagged } from "../actors/actor-tags.ts";
-import type { Tx } from "../db/create-database.ts";
+import type { ActorKindSpec, TagCounts } from "../actors/actor-kind-spec.ts";
+import type { SecretGroup } from "../actors/context-secrets.ts";
 import type { Logger } from "../log.ts";
 import { NoSlotsAvailable } from "./errors.ts";
 
@@ -18,18 +16,24 @@ export interface SlotLimits {
  * `holdsSlot` state (so the counts include it): refuses when the organization
  * or the pool is over its limit, rolling the transition back.
  */
-async function checkSlots(tx: Tx, slots: SlotLimits, logger: Logger, orgId: string, streamId: string): Promise<void> {
-  const org = await countTagged(tx, "livestream", "holdsSlot", orgId);
+async function checkSlots(counts: TagCounts<"livestream">, slots: SlotLimits, logger: Logger, orgId: string, streamId: string): Promise<void> {
+  const org = await counts.count("holdsSlot", orgId);
   if (org > slots.perOrg()) {
     logger.warn("Live slot refused: organization at its limit", { org_id: orgId, stream_id: streamId, held: org - 1, limit: slots.perOrg() });
     throw new NoSlotsAvailable("organization");
   }
-  const pool = await countTagged(tx, "livestream", "holdsSlot");
+  const pool = await counts.count("holdsSlot");
   if (pool > slots.pool()) {
     logger.warn("Live slot refused: pool exhausted", { org_id: orgId, stream_id: streamId, held: pool - 1, limit: slots.pool() });
     throw new NoSlotsAvailable("pool");
   }
 }
+
+/**
+ * A stream's secrets at rest: the key and the push URL that embeds it leave the stored context; `sealed` holds both
+ * (src/actors/context-secrets.ts; the stored form every version since issue 9 wrote).
+ */
+export const STREAM_SECRETS: readonly SecretGroup[] = [{ at: [], fields: ["streamKey", "rtmpUrl"], sealedAs: "sealed" }];
 
 /**
  * The live stream actor kind: its machine with the configured timers, its
@@ -38,20 +42,15 @@ async function checkSlots(tx: Tx, slots: SlotLimits, logger: Logger, orgId: stri
  * creation, or a booking's timer; a booking refused there fails with
  * NO_SLOTS_AVAILABLE instead).
  */
-export function livestreamKind(opts: {
-  timings: StreamTimings;
-  slots: SlotLimits;
-  logger: Logger;
-  sealers: { seal?: (c: StreamContext, id: string) => unknown; open?: (stored: unknown, id: string) => StreamContext };
-}): ActorKindSpec<"livestream"> {
+export function livestreamKind(opts: { timings: StreamTimings; slots: SlotLimits; logger: Logger }): ActorKindSpec<"livestream"> {
   return {
     machine: livestreamMachine.provide({ delays: streamDelays(opts.timings) }) as typeof livestreamMachine,
     version: LIVESTREAM_MACHINE_VERSION,
     migrate: migrateStream,
     statusOf: streamStatus,
-    ...opts.sealers,
-    async check(tx, change) {
-      if (change.entered("holdsSlot")) await checkSlots(tx, opts.slots, opts.logger, change.orgId, change.id);
+    secrets: STREAM_SECRETS,
+    async check(change, counts) {
+      if (change.entered("holdsSlot")) await checkSlots(counts, opts.slots, opts.logger, change.orgId, change.id);
     },
     refused(err) {
       if (!(err instanceof NoSlotsAvailable)) return null;

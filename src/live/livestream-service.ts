@@ -1,14 +1,13 @@
-import { eq } from "drizzle-orm";
 import type { Latency, StreamContext } from "../../machines/livestream-payload.ts";
 import type { StreamEvent } from "../../machines/livestream-machine.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
-import { streamKeys } from "../db/schema/index.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
 import { newId, randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import { DrmNotAvailable, InvalidScheduledAt } from "./errors.ts";
 import type { LiveUrls } from "./live-urls.ts";
+import type { StreamKeys } from "./stream-keys.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import type { PlaybackPolicy } from "../orgs/org-settings.ts";
 
@@ -26,6 +25,8 @@ export interface CreateStreamInput {
 export function createLivestreamService(deps: {
   runtime: ActorRuntime;
   urls: LiveUrls;
+  /** Stream key digests (stream-keys.ts). */
+  keys: StreamKeys;
   logger: Logger;
   /** Issue 27: the playback rules of a new stream, recorded under its live token in its creation transaction. */
   playback: AssetPlayback;
@@ -100,7 +101,7 @@ export function createLivestreamService(deps: {
       const result = await runtime.create("livestream", ctx, {
         // Slots are counted by the kind's `check` inside this transaction (src/live/livestream-kind.ts), so two creations can't both take the last slot.
         within: async (tx) => {
-          await tx.insert(streamKeys).values({ digest: urls.keyDigest(streamKey), streamId: id, orgId: org.id, createdAt: Date.now() });
+          await deps.keys.addIn(tx, { streamKey, streamId: id, orgId: org.id });
           await deps.playback.recordIn(tx, urls.token(id), { assetId: id, orgId: org.id, policy: playback.policy, restrictionId: playback.restrictionId });
         },
       });
@@ -125,23 +126,14 @@ export function createLivestreamService(deps: {
         id,
         { type: "DELETE" },
         {
-          within: (tx) =>
-            tx
-              .delete(streamKeys)
-              .where(eq(streamKeys.streamId, id))
-              .then(() => undefined),
+          within: (tx) => deps.keys.removeIn(tx, id),
         },
       );
     },
 
     async byStreamKey(streamKey: string): Promise<ActorRecord<StreamContext> | null> {
-      const rows = await runtime.database.db
-        .select()
-        .from(streamKeys)
-        .where(eq(streamKeys.digest, urls.keyDigest(streamKey)))
-        .limit(1);
-      if (!rows[0]) return null;
-      return runtime.get("livestream", rows[0].streamId);
+      const streamId = await deps.keys.streamOf(streamKey);
+      return streamId ? runtime.get("livestream", streamId) : null;
     },
   };
 }

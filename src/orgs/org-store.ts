@@ -1,5 +1,6 @@
 import { and, desc, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/create-database.ts";
+import type { ChangeFeed } from "../db/change-feed.ts";
 import { apiKeys, organizations } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import { generateApiKey } from "./api-key.ts";
@@ -41,6 +42,9 @@ export function keyStatus(k: { revokedAt: number | null; expiresAt: number | nul
 
 const FIND_KEY_SQL =
   "SELECT k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.prefix = ? LIMIT 1";
+/** On a server: the same row (absent: NULLs) after the change counter, in one statement, so one round trip (change-feed.ts). */
+const FIND_KEY_FRESH_SQL =
+  "SELECT cv.v, k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM change_version cv LEFT JOIN api_keys k ON k.prefix = ? LEFT JOIN organizations o ON o.id = k.org_id WHERE cv.id = 1 LIMIT 1";
 
 /**
  * Parsed settings by their stored JSON text. The row is still read on every
@@ -175,21 +179,37 @@ export function createOrgStore(database: Database) {
     },
 
     /**
-     * Revocation is effective on the next call: the row is kept only while the
-     * database is unchanged (src/db/read-cache.ts: the WAL-index header compared
-     * on every request); a revocation or a settings change, from any process, is a
-     * commit, so the next request reads it again. The read itself is a cached
-     * prepared statement: this runs on every API call, and drizzle's query
-     * building cost more than the read (bench/api.ts).
+     * Revocation is effective on the next call (spec 5.5: no propagation delay).
+     * On a file the row is kept only while the database is unchanged
+     * (src/db/read-cache.ts: the WAL-index header compared on every request); a
+     * revocation or a settings change, from any process, is a commit, so the next
+     * request reads it again. The read itself is a cached prepared statement: this
+     * runs on every API call, and drizzle's query building cost more than the read
+     * (bench/api.ts). On a server the key is read on every call, and the same
+     * round trip reads the change counter, so every cached read of the request
+     * (actors, endpoints) is the database's answer as of its start (change-feed.ts).
      */
     findKey(prefix: string): Promise<AuthRow | null> {
-      return database.cache.read(`key:${prefix}`, () => readKey(prefix));
+      const feed = database.feed;
+      if (!feed) return database.cache.read(`key:${prefix}`, () => readKey(prefix));
+      return readKeyFresh(prefix, feed);
     },
   };
 
   async function readKey(prefix: string): Promise<AuthRow | null> {
     const r = await database.hot.get(FIND_KEY_SQL, [prefix]);
+    return r ? authRow(r) : null;
+  }
+
+  async function readKeyFresh(prefix: string, feed: ChangeFeed): Promise<AuthRow | null> {
+    const started = performance.now();
+    const r = await database.hot.get(FIND_KEY_FRESH_SQL, [prefix]);
     if (!r) return null;
+    feed.observe(Number(r[0]), started);
+    return r[1] === null ? null : authRow(r.slice(1));
+  }
+
+  function authRow(r: unknown[]): AuthRow {
     return {
       keyId: r[0] as string,
       secretHash: r[1] as string,

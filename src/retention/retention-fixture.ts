@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Config, loadConfig } from "../config.ts";
 import { createDatabase, type Database } from "../db/create-database.ts";
-import { actors, actorTags, broadcasts, outbox, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { createOutbox } from "../outbox/outbox.ts";
+import { actors, actorTags, broadcasts, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { WorkPayload } from "../work/work-types.ts";
 
@@ -57,13 +58,12 @@ export function rows(database: Database) {
   const write = database.write.bind(database);
   return {
     async outbox(o: { createdAt: number; fannedOutAt: number | null }): Promise<number> {
-      const r = await database.write((tx) =>
-        tx
-          .insert(outbox)
-          .values({ id: newId("evt"), orgId: ORG, entityId: "vid_x", event: "VIDEO_UPLOADED", payload: {}, ...o })
-          .returning({ seq: outbox.seq }),
-      );
-      return r[0]!.seq;
+      const outbox = createOutbox({ database });
+      return database.write(async (tx) => {
+        const [row] = await outbox.append(tx, [{ orgId: ORG, entityId: "vid_x", event: "VIDEO_UPLOADED", data: {} }], o.createdAt);
+        if (o.fannedOutAt !== null) await outbox.markFannedOut(tx, [row!.seq], o.fannedOutAt);
+        return row!.seq;
+      });
     },
 
     async endpoint(o: { deletedAt: number | null; createdAt?: number }): Promise<string> {

@@ -3,7 +3,8 @@ import { and, eq, inArray, isNotNull, lt, not, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { Config } from "../config.ts";
 import type { Schema } from "../db/create-database.ts";
-import { actors, actorTags, drmKeys, outbox, rateLimits, sessions, setupTokens, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { prune as pruneOutbox } from "../outbox/outbox.ts";
+import { actors, actorTags, drmKeys, rateLimits, sessions, setupTokens, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 
 /** The reader, the writer's transaction: whichever runs the statements. */
 export type Q = BaseSQLiteDatabase<"async", ResultSet, Schema>;
@@ -85,9 +86,9 @@ export function outboxRule(config: Config): RetentionRule {
   return {
     table: "outbox",
     cutoff: (now) => now - config.outboxRetentionMs,
-    // fanned_out_at < ? leaves out NULL (not yet fanned out): index outbox_pending.
-    candidates: (q, cutoff, limit) => q.select({ key: outbox.seq }).from(outbox).where(lt(outbox.fannedOutAt, cutoff)).limit(limit),
-    deletes: (q, keys, cutoff) => [{ table: "outbox", statement: q.delete(outbox).where(and(inArray(outbox.seq, numbers(keys)), lt(outbox.fannedOutAt, cutoff))) }],
+    // Fanned out before the cutoff, never a row still waiting (src/outbox/outbox.ts).
+    candidates: (q, cutoff, limit) => pruneOutbox.candidates(q, cutoff, limit),
+    deletes: (q, keys, cutoff) => [{ table: "outbox", statement: pruneOutbox.delete(q, numbers(keys), cutoff) }],
   };
 }
 

@@ -5,4 +5,4 @@ import type { Service } from "../service.ts";
  * routes use (the screen calls the domain services directly, with the
  * session's organization, never through an API key).
  */
-export type SettingsDeps = Pick<Service, "config" | "logger" | "database" | "orgs" | "rateLimiter" | "secret" | "store" | "objects" | "videos" | "live" | "webhooks" | "playback">;
+export type SettingsDeps = Pick<Service, "config" | "logger" | "database" | "runtime" | "orgs" | "rateLimiter" | "secret" | "store" | "objects" | "videos" | "live" | "webhooks" | "playback">;

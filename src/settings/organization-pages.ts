@@ -22,19 +22,14 @@ interface Usage {
 }
 
 async function usageOf(deps: SettingsDeps, orgId: string): Promise<Usage> {
-  // Two indexed reads: actors_kind_status_org, and the actor_tags primary key (the same count the slot check makes).
-  const [videos, streams, slots, pool] = await Promise.all([
-    deps.database.client.execute({ sql: "SELECT status, count(*) FROM actors WHERE kind = 'video' AND org_id = ? AND deleted_at IS NULL GROUP BY status ORDER BY status", args: [orgId] }),
-    deps.database.client.execute({ sql: "SELECT count(*) FROM actors WHERE kind = 'livestream' AND org_id = ? AND deleted_at IS NULL", args: [orgId] }),
-    deps.database.client.execute({ sql: "SELECT count(*) FROM actor_tags WHERE kind = 'livestream' AND tag = 'holdsSlot' AND org_id = ?", args: [orgId] }),
-    deps.database.client.execute({ sql: "SELECT count(*) FROM actor_tags WHERE kind = 'livestream' AND tag = 'holdsSlot'", args: [] }),
+  // Through the actor runtime: counts by status (index actors_kind_status_org) and by tag (the slot check's count).
+  const [videosByStatus, streams, slotsHeld, poolHeld] = await Promise.all([
+    deps.runtime.countByStatus("video", orgId),
+    deps.runtime.countByStatus("livestream", orgId),
+    deps.runtime.countTagged("livestream", "holdsSlot", orgId),
+    deps.runtime.countTagged("livestream", "holdsSlot"),
   ]);
-  return {
-    videosByStatus: videos.rows.map((r) => ({ status: String(r[0]), count: Number(r[1]) })),
-    liveStreams: Number(streams.rows[0]?.[0] ?? 0),
-    slotsHeld: Number(slots.rows[0]?.[0] ?? 0),
-    poolHeld: Number(pool.rows[0]?.[0] ?? 0),
-  };
+  return { videosByStatus, liveStreams: streams.reduce((n, s) => n + s.count, 0), slotsHeld, poolHeld };
 }
 
 const fact = (term: string, value: Html | string | number) => html`<dt>${term}</dt><dd>${value}</dd>`;

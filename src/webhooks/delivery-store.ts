@@ -1,7 +1,8 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lte, min, ne, notInArray, or, sql } from "drizzle-orm";
+import { createOutbox, type Outbox, type OutboxRow } from "../outbox/outbox.ts";
 import { olderThan } from "../db/keyset.ts";
 import type { Database } from "../db/create-database.ts";
-import { outbox, webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
+import { webhookAttempts, webhookDeliveries } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
@@ -46,15 +47,16 @@ export function deliveryBody(event: string, createdAt: number, data: Record<stri
  * The dispatcher's durable state: turning outbox rows into deliveries,
  * recording attempts (many per transaction), and claiming what is due.
  */
-export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore; events?: EventSealer; logger?: Logger }) {
+export function createDeliveryStore(deps: { database: Database; endpoints: EndpointStore; events?: EventSealer; outbox?: Outbox; logger?: Logger }) {
   const { database, endpoints } = deps;
   const sealer = deps.events ?? plainEvents;
+  const outbox = deps.outbox ?? createOutbox({ database, events: sealer });
   /** The stored form of deliveries (bodies sealed), and rows read back with their bodies opened. */
   const storedOf = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.sealBody(d.body, d.id) });
   const opened = (d: DeliveryRow): DeliveryRow => ({ ...d, body: sealer.openBody(d.body, d.id) });
-  function openedPayload(row: typeof outbox.$inferSelect): Record<string, unknown> | null {
+  function openedPayload(row: OutboxRow): Record<string, unknown> | null {
     try {
-      return sealer.openPayload(row.payload, row.id);
+      return outbox.open(row);
     } catch (err) {
       deps.logger?.error("Cannot open an event's payload; it is not delivered", { event_id: row.id, org_id: row.orgId, entity_id: row.entityId, err });
       return null;
@@ -91,10 +93,9 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
      */
     async fanOut(limit: number, claim: Claim): Promise<{ deliveries: DeliveryRow[]; endpoints: SendableEndpoint[]; events: number }> {
       // A read first: an idle poll should not take the write lock.
-      const waiting = await database.db.select({ seq: outbox.seq }).from(outbox).where(isNull(outbox.fannedOutAt)).limit(1);
-      if (waiting.length === 0) return { deliveries: [], endpoints: [], events: 0 };
+      if (!(await outbox.hasPending())) return { deliveries: [], endpoints: [], events: 0 };
       return database.write(async (tx) => {
-        const rows = await tx.select().from(outbox).where(isNull(outbox.fannedOutAt)).orderBy(asc(outbox.seq)).limit(limit);
+        const rows = await outbox.readAfter(0, { pending: true, limit, tx });
         if (rows.length === 0) return { deliveries: [], endpoints: [], events: 0 };
         const now = Date.now();
         const active = await endpoints.activeFor(tx, [...new Set(rows.map((r) => r.orgId))]);
@@ -116,15 +117,11 @@ export function createDeliveryStore(deps: { database: Database; endpoints: Endpo
           const done = await tx.insert(webhookDeliveries).values(part.map(storedOf)).onConflictDoNothing().returning({ id: webhookDeliveries.id });
           for (const d of done) inserted.add(d.id);
         }
-        await tx
-          .update(outbox)
-          .set({ fannedOutAt: now })
-          .where(
-            inArray(
-              outbox.seq,
-              rows.map((r) => r.seq),
-            ),
-          );
+        await outbox.markFannedOut(
+          tx,
+          rows.map((r) => r.seq),
+          now,
+        );
         return { deliveries: deliveries.filter((d) => inserted.has(d.id)), endpoints: active, events: rows.length };
       });
     },

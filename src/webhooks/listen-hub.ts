@@ -1,7 +1,4 @@
-import { and, asc, eq, gt, max } from "drizzle-orm";
-import type { Database } from "../db/create-database.ts";
-import { outbox } from "../db/schema/index.ts";
-import { type EventSealer, plainEvents } from "../secrets/event-sealer.ts";
+import type { Outbox } from "../outbox/outbox.ts";
 import type { Logger } from "../log.ts";
 import { deliveryBody } from "./delivery-store.ts";
 
@@ -34,10 +31,9 @@ interface Listener {
 }
 
 export interface ListenHubOptions {
-  database: Database;
+  /** Where the events are read (src/outbox). */
+  outbox: Outbox;
   logger: Logger;
-  /** How the outbox stores payloads (src/secrets/event-sealer.ts); as they are without. */
-  events?: EventSealer;
   /** Shared poll of the outbox while anyone listens (rows another process wrote); commits of this process wake it at once. */
   pollMs?: number;
   /** SSE comment sent this often so proxies and Bun's idle timeout (60 s) keep the connection. */
@@ -60,7 +56,7 @@ const encoder = new TextEncoder();
  * process on the database arrives. Listeners resume by seq (`Last-Event-ID`).
  */
 export function createListenHub(opts: ListenHubOptions) {
-  const { database } = opts;
+  const { outbox } = opts;
   const log = opts.logger.child({ component: "webhook-listen" });
   const pollMs = opts.pollMs ?? 250;
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
@@ -138,16 +134,11 @@ export function createListenHub(opts: ListenHubOptions) {
     for (const [orgId, group] of byOrg) {
       let from = Math.min(...group.map((l) => l.cursor));
       for (;;) {
-        const rows = await database.db
-          .select()
-          .from(outbox)
-          .where(and(eq(outbox.orgId, orgId), gt(outbox.seq, from)))
-          .orderBy(asc(outbox.seq))
-          .limit(batch);
+        const rows = await outbox.readAfter(from, { orgId, limit: batch });
         for (const row of rows) {
           let data: Record<string, unknown>;
           try {
-            data = (opts.events ?? plainEvents).openPayload(row.payload, row.id);
+            data = outbox.open(row);
           } catch (err) {
             // Sealed under another secret: skipped (the cursors move past it), not a stop for every later event.
             log.warn("Cannot open an event's payload for listeners", { event_id: row.id, org_id: orgId, err });
@@ -189,13 +180,7 @@ export function createListenHub(opts: ListenHubOptions) {
       if (ofOrg >= maxPerOrg) throw new ListenLimitReached(`At most ${maxPerOrg} listeners per organization.`);
       if (listeners.size >= maxTotal) throw new ListenLimitReached(`At most ${maxTotal} listeners per process.`);
       let cursor = o.after;
-      if (cursor === undefined) {
-        const [row] = await database.db
-          .select({ seq: max(outbox.seq) })
-          .from(outbox)
-          .where(eq(outbox.orgId, orgId));
-        cursor = row?.seq ?? 0;
-      }
+      cursor ??= await outbox.lastSeq(orgId);
       const events = o.events && o.events.length > 0 ? new Set(o.events) : null;
       let listener!: Listener;
       const stream = new ReadableStream<Uint8Array>(

@@ -1,13 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../db/create-database.ts";
-import { outbox } from "../db/schema/index.ts";
-import type { EventSealer } from "../secrets/event-sealer.ts";
+import type { Outbox } from "../outbox/outbox.ts";
 import { API_PREFIX, apiContext } from "../http/api-context.ts";
 import { ApiError } from "../http/api-error.ts";
 import { success } from "../http/envelope.ts";
 import { bodyInput, enumListParam, field, queryInput, queryInteger, type QueryField } from "../http/input.ts";
 import { doc, strictObject } from "../http/openapi-docs.ts";
-import { newId } from "../ids.ts";
 import { EVENT_NAMES, isEventName } from "./event-names.ts";
 import { ListenLimitReached, TEST_ENTITY_PREFIX, type ListenHub } from "./listen-hub.ts";
 import { sampleEventData, type SampleOptions } from "./sample-events.ts";
@@ -36,7 +34,7 @@ function lastEventId(header: string | null): number | undefined {
  * Server-Sent Events, and sample events for them. The stream is read from the
  * outbox, so it works whichever process wrote the event.
  */
-export function listenRoutes(deps: { hub: ListenHub; database: Database; samples: () => SampleOptions; events: EventSealer }) {
+export function listenRoutes(deps: { hub: ListenHub; database: Database; samples: () => SampleOptions; outbox: Outbox }) {
   const { hub } = deps;
   return new Elysia({ name: "webhook-listen-routes", prefix: API_PREFIX })
     .use(apiContext)
@@ -78,13 +76,11 @@ export function listenRoutes(deps: { hub: ListenHub; database: Database; samples
         const { event } = triggerInput.parse(body);
         const data = sampleEventData(event, deps.samples());
         const entity = (Object.values(data)[0] as { id?: string } | undefined)?.id ?? "sample";
-        const id = newId("evt");
-        const row = { id, orgId: auth.org.id, entityId: `${TEST_ENTITY_PREFIX}${entity}`, event, payload: deps.events.sealPayload(data, id), createdAt: Date.now(), fannedOutAt: Date.now() };
         // Born fanned out: the dispatcher never sends it to the organization's endpoints (`…/test/` does that); listeners get it.
-        const [inserted] = await deps.database.write((tx) => tx.insert(outbox).values(row).returning({ seq: outbox.seq }));
+        const [inserted] = await deps.database.write((tx) => deps.outbox.append(tx, [{ orgId: auth.org.id, entityId: `${TEST_ENTITY_PREFIX}${entity}`, event, data, fannedOut: true }]));
         hub.wake();
         set.status = 201;
-        return success({ id: row.id, event, seq: inserted!.seq }, "Test event sent to listeners.");
+        return success({ id: inserted!.id, event, seq: inserted!.seq }, "Test event sent to listeners.");
       },
       {
         permission: "webhooks.manage",

@@ -2,9 +2,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
 import { loadConfig } from "../config.ts";
-import { outbox } from "../db/schema/index.ts";
 import { silentLogger } from "../log.ts";
 import { createService, type Service } from "../service.ts";
 import { subscribedEvents } from "./subscribed-events.ts";
@@ -34,7 +32,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const outboxOf = async (entityId: string) => service.database.db.select().from(outbox).where(eq(outbox.entityId, entityId));
+const outboxOf = async (entityId: string) => (await service.outbox.readAfter(0, { limit: 1000 })).filter((r) => r.entityId === entityId);
 
 test("the subscribed events are those of the organization's live endpoints only", async () => {
   const a = await service.webhooks.endpoints.create(org.id, { url: "https://127.0.0.1:9/a", events: ["LIVESTREAM_SCHEDULED", "VIDEO_UPLOADED"], fields: [], description: null });

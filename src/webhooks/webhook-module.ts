@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/create-database.ts";
 import type { Logger } from "../log.ts";
 import type { OutboundGuard } from "../net/outbound-guard.ts";
+import type { Outbox } from "../outbox/outbox.ts";
 import { createEventSealer } from "../secrets/event-sealer.ts";
 import { createSecretCipher } from "../secrets/secret-cipher.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
@@ -28,6 +29,8 @@ export function createWebhookModule(deps: {
   runtime: ActorRuntime;
   logger: Logger;
   secret: ServerSecret;
+  /** The domain events to fan out and to stream to listeners (src/outbox). */
+  outbox: Outbox;
   guard: OutboundGuard;
   tuning?: Partial<DispatcherOptions>;
 }) {
@@ -36,7 +39,7 @@ export function createWebhookModule(deps: {
   const endpoints = createEndpointStore({ database: deps.database, cipher, maxPerOrg: config.webhookEndpointsPerOrg });
   // Payloads and bodies carry what the spec delivers (push credentials, passwords): sealed at rest, as the runtime writes them.
   const events = createEventSealer(deps.secret);
-  const deliveries = createDeliveryStore({ database: deps.database, endpoints, events, logger: deps.logger });
+  const deliveries = createDeliveryStore({ database: deps.database, endpoints, events, outbox: deps.outbox, logger: deps.logger });
   const deliver = createDeliverer({ guard: deps.guard, timeoutMs: config.webhookTimeoutMs, ca: trustedCas(config.webhookCaFile) });
   const dispatcher = createDispatcher({
     deliveries,
@@ -51,7 +54,7 @@ export function createWebhookModule(deps: {
   });
   deps.runtime.onOutbox(() => dispatcher.wake());
   // `cli listen` (issue 16): one shared outbox poller per process, woken at once by this process's commits.
-  const listen = createListenHub({ database: deps.database, logger: deps.logger, events });
+  const listen = createListenHub({ outbox: deps.outbox, logger: deps.logger });
   deps.runtime.onOutbox(() => listen.wake());
   const samples = () => ({ baseUrl: config.baseUrl, rtmpUrlBase: `rtmp://${config.rtmpHost}:${config.rtmpPort}/live` });
 
@@ -71,7 +74,7 @@ export function createWebhookModule(deps: {
     events,
     dispatcher,
     listen,
-    plugins: [listenRoutes({ hub: listen, database: deps.database, samples, events }), plugin],
+    plugins: [listenRoutes({ hub: listen, database: deps.database, samples, outbox: deps.outbox }), plugin],
     start: () => dispatcher.start(),
     stop: async () => {
       await listen.stop();

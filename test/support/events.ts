@@ -1,14 +1,9 @@
-import { asc, eq } from "drizzle-orm";
-import { outbox } from "../../src/db/schema/index.ts";
 import type { Service } from "../../src/service.ts";
 
-/** The domain events an entity wrote to the outbox, oldest first. */
+/** The domain events an entity wrote to the outbox, oldest first (src/outbox; payloads opened). */
 export async function outboxEvents(service: Service, entityId: string): Promise<Array<{ event: string; data: any }>> {
-  const rows = await service.database.db.select().from(outbox).where(eq(outbox.entityId, entityId)).orderBy(asc(outbox.seq));
-  // Stored sealed (src/secrets/event-sealer.ts).
-  return rows.map((r) => ({ event: r.event, data: service.webhooks.events.openPayload(r.payload, r.id) }));
+  return (await service.outbox.ofEntity(entityId)).map((e) => ({ event: e.event, data: e.data }));
 }
-
 /** Polls until `check` returns a value (not undefined/false) or the time is up. */
 /** Polls `read` until `ok` holds of its value, and answers that value; fails with the last value read after `ms`. */
 export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
