@@ -25,6 +25,7 @@ import { readFileSync } from "node:fs";
 import { randomKeyHex } from "../media/transcoder/download-key.ts";
 import { createNativeRunner } from "../media/transcoder/native-runner.ts";
 import { runTranscodeJob } from "../media/transcoder/run-transcode-job.ts";
+import { createWasmTranscoder } from "../media/transcoder/create-wasm-transcoder.ts";
 import { createTranscoder, hasNativeFfmpeg, type Transcoder, type TranscodeJob } from "../media/transcoder/index.ts";
 import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
 import { startTestService } from "../test/support/test-service.ts";
@@ -36,6 +37,8 @@ const arg = (name: string, d: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : d;
 };
 const seconds = arg("seconds", 30);
+/** Plain jobs per backend, interleaved (native, wasm chunked, wasm per-rendition); medians are printed. */
+const rounds = Math.max(1, arg("rounds", 3));
 if (!(await hasNativeFfmpeg())) {
   console.error("bench:transcode needs ffmpeg on PATH (apt-get install ffmpeg) for the native backend and the bare baseline.");
   process.exit(2);
@@ -118,12 +121,32 @@ const logger = (o: Record<string, unknown>) => {
 const nativeT = createTranscoder({ backend: "native", logger });
 const workers = navigator.hardwareConcurrency || 1;
 const wasmT = createTranscoder({ backend: "wasm", workers, logger });
+// Issue 29: the former wasm layout (one run per rendition), for the before/after.
+const wasmPerT = createWasmTranscoder({ workers, logger, runLayout: "per-rendition" });
 // Load every worker's wasm core outside the measurement: a long-lived pool pays it once.
 await Promise.all(Array.from({ length: workers }, () => wasmT.probe(input)));
-const natPlain = await timed(nativeT, "native");
+await Promise.all(Array.from({ length: workers }, () => wasmPerT.probe(input)));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const natRounds: Awaited<ReturnType<typeof timed>>[] = [];
+const wasmRounds: Awaited<ReturnType<typeof timed>>[] = [];
+const wasmPerRounds: Awaited<ReturnType<typeof timed>>[] = [];
+for (let i = 0; i < rounds; i++) {
+  natRounds.push(await timed(nativeT, "native"));
+  wasmRounds.push(await timed(wasmT, "wasm"));
+  wasmPerRounds.push(await timed(wasmPerT, "wasm-per"));
+  const r = (x: Awaited<ReturnType<typeof timed>>) => `${x.wall.toFixed(1)} s (${x.cpu.toFixed(1)} CPU s)`;
+  console.log(
+    `round ${i + 1}/${rounds}: native ${r(natRounds[i]!)}, wasm chunked ${r(wasmRounds[i]!)}, wasm per-rendition ${r(wasmPerRounds[i]!)}, load ${readFileSync("/proc/loadavg", "utf8").split(" ")[0]}`,
+  );
+}
+await wasmPerT.close();
+const byWall = (xs: Awaited<ReturnType<typeof timed>>[]) => xs.find((x) => x.wall === median(xs.map((y) => y.wall)))!;
+const natPlain = byWall(natRounds);
 const natDrm = { ...(await timed(nativeT, "native-drm", true)), packagerCpu: packagerCpuMs / 1000 };
-const wasmPlain = await timed(wasmT, "wasm");
+const wasmPlain = byWall(wasmRounds);
 const wasmDrm = { ...(await timed(wasmT, "wasm-drm", true)), packagerCpu: packagerCpuMs / 1000 };
+const ratios = wasmRounds.map((w, i) => w.wall / natRounds[i]!.wall);
+const perRatios = wasmPerRounds.map((w, i) => w.wall / natRounds[i]!.wall);
 const nat = natPlain.wall;
 const wasm = wasmPlain.wall;
 const peakRss = wasmPlain.peakRss;
@@ -136,6 +159,9 @@ console.log(`runs per group (run together): ${groups.map((g) => g.length).join("
 console.log(`(c) bare ffmpeg, same args  : ${rt(bare)}`);
 console.log(`(b) native backend          : ${rt(nat)}   b/c time ratio ${(nat / bare).toFixed(2)} (target <= 1.10)`);
 console.log(`(a) wasm backend (${workers} workers): ${rt(wasm)}   a/c time ratio ${(wasm / bare).toFixed(2)} (target <= 6)   peak process RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
+console.log(
+  `wasm/native (${rounds} interleaved rounds, median): chunked ${median(ratios).toFixed(2)}x (target <= 3.0; rounds ${ratios.map((x) => x.toFixed(2)).join(", ")}), per-rendition ${median(perRatios).toFixed(2)}x (rounds ${perRatios.map((x) => x.toFixed(2)).join(", ")}); CPU s median native ${median(natRounds.map((x) => x.cpu)).toFixed(1)}, wasm chunked ${median(wasmRounds.map((x) => x.cpu)).toFixed(1)}, per-rendition ${median(wasmPerRounds.map((x) => x.cpu)).toFixed(1)}`,
+);
 console.log("DRM job (same source, ladder and download; rungs into MP4s, then Shaka Packager CENC DASH):");
 for (const [name, plain, drm] of [
   ["native", natPlain, natDrm],

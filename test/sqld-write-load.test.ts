@@ -40,7 +40,7 @@ const origin = startFileServer();
 beforeAll(async () => {
   cluster = await startCluster({ name: "sqld-load" });
   // Over ws:// as bench/sqld-writes.ts ran when it caught the stall beside a busy machine (SQLD_LOAD_URL=http for HTTP).
-  const env = process.env.SQLD_LOAD_URL === "http" ? {} : { DATABASE_URL: cluster.sqld.wsUrl };
+  const env: Record<string, string> = process.env.SQLD_LOAD_URL === "http" ? {} : { DATABASE_URL: cluster.sqld.wsUrl };
   const first = await cluster.spawn(env);
   database = await createDatabase({ url: cluster.sqld.url });
   await createOrgStore(database).updateSettings(first.orgId, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 10_000_000, videosCreatePerMinute: 10_000_000 } }));

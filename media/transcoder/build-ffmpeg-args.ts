@@ -42,6 +42,8 @@ export interface EncodePlan {
    * frames in flight keep the cores busy (README, "Native concurrency").
    */
   x264Threads?: number;
+  /** The source's audio sample rate (probe), for the chunked layout's audio join (chunked-runs.ts). */
+  audioSampleRate?: number | null;
 }
 
 /** Where the tool sees the job's files. */
@@ -70,7 +72,7 @@ export const DASH_DIR = "dash";
 /** Scratch directory of a DRM job's intermediate MP4s (clear media): a random suffix, removed at the end of the job. */
 export const DRM_SCRATCH_PREFIX = ".drm-scratch-";
 
-const COMMON = ["-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-nostats", "-progress", "pipe:1"];
+export const COMMON = ["-hide_banner", "-nostdin", "-y", "-loglevel", "error", "-nostats", "-progress", "pipe:1"];
 
 export function mediaPlaylistPath(rendition: string): string {
   return posix.join(HLS_DIR, rendition, MEDIA_PLAYLIST);
@@ -102,13 +104,17 @@ export interface PlannedRun {
   readsInput: boolean;
   /** Relative cost within its stage, for progress: output pixels (1 for audio-only). */
   weight: number;
+  /** Media seconds the run's `out_time` reaches (a chunk's length); unset: the source's duration. */
+  seconds?: number;
 }
 
 /** Runs that only depend on earlier stages, so they may run concurrently. */
 export interface RunStage {
-  /** `mp4`: a DRM job's per-rendition encodes, packaged afterwards. */
-  kind: "hls" | "mp4" | "downloads";
+  /** `mp4`: a DRM job's per-rendition encodes, packaged afterwards. `chunks`: the chunked layout's parallel encodes (chunked-runs.ts), joined by the `hls`/`mp4` stage after them. */
+  kind: "chunks" | "hls" | "mp4" | "downloads";
   runs: PlannedRun[];
+  /** Share of the progress bar; unset: the job's default for the kind. */
+  progressWeight?: number;
 }
 
 /**
@@ -118,9 +124,12 @@ export interface RunStage {
  * run decodes the source once and `split`s it to every rung's scaler,
  * encoder and muxer (native ffmpeg: x264 is multi-threaded, so one process
  * already uses every core, and the repeated decodes were pure overhead).
- * Both write the same files.
+ * `chunked` (chunked-runs.ts): the source is cut into segment-aligned time
+ * chunks encoded in parallel (each run decodes its chunk once for every
+ * rung), the audio in one more run, then each rendition is joined by a
+ * stream copy into its HLS (or MP4). All three write the same playlists.
  */
-export type RunLayout = "per-rendition" | "one-run";
+export type RunLayout = "per-rendition" | "one-run" | "chunked";
 
 /**
  * Every ffmpeg command of a job, in dependency order: the encode stage (HLS,
@@ -182,7 +191,7 @@ export function buildRenditionMp4Args(plan: EncodePlan, rendition: PlannedRendit
   return buildRenditionsArgs({ ...plan, mp4Dir }, [rendition], paths);
 }
 
-function hlsMuxerArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
+export function hlsMuxerArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
   const video = plan.hasVideo && rendition.height > 0;
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
   return [
@@ -208,7 +217,7 @@ function hlsMuxerArgs(plan: EncodePlan, rendition: PlannedRendition, paths: Tool
   ];
 }
 
-function mp4MuxerArgs(rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
+export function mp4MuxerArgs(rendition: PlannedRendition, paths: ToolPaths, mp4Dir: string): string[] {
   return ["-max_muxing_queue_size", "1024", "-f", "mp4", posix.join(paths.outDir, scratchMp4Path(mp4Dir, rendition.name))];
 }
 
@@ -223,7 +232,7 @@ function buildInputArgs(plan: EncodePlan, renditions: PlannedRendition[], paths:
   const args = [...COMMON, "-i", paths.input];
   const video = renditions.filter((r) => plan.hasVideo && r.height > 0);
   if (video.length === 0) return args;
-  const scale = (r: PlannedRendition, i: number) => `scale=${r.width}:${r.height},setsar=1[v${i}]`;
+  const scale = scaleFilter;
   const posters = plan.posters && renditions.some((r) => r.name === plan.posters!.rendition) ? plan.posters.plan : null;
   if (!posters && video.length === 1) return [...args, "-filter_complex", `[0:v:0]${scale(video[0]!, 0)}`];
   // One decode feeds every rung (and the two images).
@@ -236,8 +245,13 @@ function buildInputArgs(plan: EncodePlan, renditions: PlannedRendition[], paths:
   return args;
 }
 
+/** A rung's scaler, output `[v<i>]`. */
+export function scaleFilter(r: PlannedRendition, i: number): string {
+  return `scale=${r.width}:${r.height},setsar=1[v${i}]`;
+}
+
 /** One rendition's output streams (its scaled video `[v<index>]` and the source's audio), H.264 + AAC and keyframe placement: everything before its muxer. */
-function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, index: number): string[] {
+export function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, index: number): string[] {
   const { hasAudio, segmentSeconds } = plan;
   const video = plan.hasVideo && rendition.height > 0;
   const args: string[] = [];

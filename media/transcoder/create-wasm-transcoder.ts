@@ -1,4 +1,5 @@
 import { createJobSignal } from "./abort-reason.ts";
+import type { RunLayout } from "./build-ffmpeg-args.ts";
 import { DEFAULT_PROBE_TIMEOUT_MS } from "./create-native-transcoder.ts";
 import { logFailure } from "./log-failure.ts";
 import { probeInput } from "./probe-input.ts";
@@ -11,10 +12,11 @@ import { createWasmWorkerPool, type WasmLease } from "./wasm/wasm-worker-pool.ts
 /**
  * ffmpeg.wasm in a pool of Bun Workers: needs nothing installed, costs ~4-5x
  * native CPU. A job holds one worker from start to end and borrows idle ones
- * for its per-rendition runs. Timeouts count from when a worker picks the
+ * for its chunk runs (`runLayout`: default `chunked`; benches compare
+ * `per-rendition`). Timeouts count from when a worker picks the
  * job up.
  */
-export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backend"> = {}): Transcoder {
+export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backend"> & { runLayout?: RunLayout } = {}): Transcoder {
   const logger = opts.logger ?? (() => {});
   const pool = createWasmWorkerPool({ size: opts.workers ?? navigator.hardwareConcurrency ?? 1, logger });
   const id = createTranscoderId("wasm");
@@ -45,7 +47,7 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backen
       try {
         return await withLease(transcodeOpts.signal, async (lease) => {
           const js = createJobSignal({ signal: transcodeOpts.signal, timeoutMs: transcodeOpts.timeoutMs });
-          const runner = createWasmJobRunner(pool, lease);
+          const runner = createWasmJobRunner(pool, lease, opts.runLayout);
           try {
             return await runTranscodeJob(job, {
               runner,

@@ -31,6 +31,8 @@ export interface FfmpegRunner {
   run(req: RunRequest): Promise<RunOutcome>;
   /** How a job's renditions are grouped into encode runs (build-ffmpeg-args.ts); default `per-rendition`. */
   readonly runLayout?: RunLayout;
+  /** How many commands it runs at once (the wasm pool's size); the chunked layout cuts about twice as many chunks. */
+  readonly parallelism?: number;
 }
 
 /** Keeps the last `max` lines; ffmpeg can log a lot on broken input. */

@@ -1,3 +1,4 @@
+import * as os from "node:os";
 import { abortReason } from "./abort-reason.ts";
 import type { RunLayout } from "./build-ffmpeg-args.ts";
 import { withParentDeathSignal, type ChildRegistry } from "./child-processes.ts";
@@ -13,6 +14,8 @@ export interface NativeRunnerOptions {
   children?: ChildRegistry;
   /** Default `one-run`; `per-rendition` runs one process per rung (benches and tests compare the two). */
   runLayout?: RunLayout;
+  /** For the `chunked` layout (tests): how many runs it plans for at once; default the cores. */
+  parallelism?: number;
 }
 
 /** Runs the system's ffmpeg/ffprobe; abort or timeout kills the process, and so does this process's death. */
@@ -21,6 +24,7 @@ export function createNativeRunner(opts: NativeRunnerOptions = {}): FfmpegRunner
     backend: "native",
     // One process decodes the source once for every rung: x264 threads already use every core (README, "Native: one run").
     runLayout: opts.runLayout ?? "one-run",
+    parallelism: opts.parallelism ?? os.availableParallelism(),
     toolPaths: (files) => files,
     run: (req) => runNative(req.tool === "ffmpeg" ? (opts.ffmpeg ?? "ffmpeg") : (opts.ffprobe ?? "ffprobe"), req, opts),
   };

@@ -6,7 +6,7 @@ const json = (o: unknown) => JSON.stringify(o);
 const av = {
   streams: [
     { codec_type: "video", codec_name: "h264", width: 1280, height: 720, avg_frame_rate: "30000/1001", sample_aspect_ratio: "1:1" },
-    { codec_type: "audio", codec_name: "aac", duration: "3.01" },
+    { codec_type: "audio", codec_name: "aac", duration: "3.01", sample_rate: "48000" },
   ],
   format: { format_name: "mov,mp4,m4a,3gp,3g2,mj2", duration: "3.000000" },
 };
@@ -24,6 +24,7 @@ describe("parseFfprobeJson", () => {
       audioCodec: "aac",
       formatName: "mov,mp4,m4a,3gp,3g2,mj2",
       frameRate: 30000 / 1001,
+      audioSampleRate: 48000,
     });
   });
 

@@ -15,6 +15,7 @@ interface FfprobeStream {
   avg_frame_rate?: string;
   r_frame_rate?: string;
   duration?: string;
+  sample_rate?: string;
   disposition?: { attached_pic?: number };
   tags?: { rotate?: string };
   side_data_list?: Array<{ rotation?: number }>;
@@ -65,6 +66,7 @@ export function parseFfprobeJson(stdout: string, stderr: string[] = []): ProbeRe
     audioCodec: audio?.codec_name ?? null,
     formatName: json.format.format_name ?? null,
     frameRate: video ? (ratio(video.avg_frame_rate, "/") ?? ratio(video.r_frame_rate, "/")) : null,
+    audioSampleRate: positive(Number(audio?.sample_rate)),
   };
 }
 

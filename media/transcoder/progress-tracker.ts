@@ -9,8 +9,8 @@
 export interface ProgressTracker {
   /** Feed one log line of part `part` (default 0) of the current phase. */
   line(line: string, part?: number): void;
-  /** Starts phase `index` made of parts with these weights (default one part); earlier phases count as complete. */
-  phase(index: number, partWeights?: number[]): void;
+  /** Starts phase `index` made of parts with these weights (default one part) and media lengths (default the source's duration: a chunk is shorter); earlier phases count as complete. */
+  phase(index: number, partWeights?: number[], partSeconds?: Array<number | undefined>): void;
   /** Reports exactly 100 (once) when the job has succeeded. */
   finish(): void;
 }
@@ -23,6 +23,7 @@ export function createProgressTracker(durationSeconds: number | null, weights: n
   let phaseIndex = 0;
   let parts = [1];
   let partDone = [0];
+  let partLength: Array<number | undefined> = [];
   let reported = -1;
 
   const report = (percent: number) => {
@@ -52,15 +53,17 @@ export function createProgressTracker(durationSeconds: number | null, weights: n
         if (clock) seconds = Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3]);
       }
       if (seconds === null || !Number.isFinite(seconds)) return;
-      partDone[part] = Math.max(partDone[part]!, Math.min(1, Math.max(0, seconds / durationSeconds)));
+      const length = partLength[part] ?? durationSeconds;
+      partDone[part] = Math.max(partDone[part]!, Math.min(1, Math.max(0, seconds / length)));
       const partTotal = parts.reduce((a, b) => a + b, 0) || 1;
       const fraction = parts.reduce((sum, w, i) => sum + w * partDone[i]!, 0) / partTotal;
       const weight = ((weights[phaseIndex] ?? 0) / total) * 100;
       // Never claim 100 before the outputs are verified.
       report(Math.min(99.9, phaseStart() + fraction * weight));
     },
-    phase(index, partWeights = [1]) {
+    phase(index, partWeights = [1], partSeconds = []) {
       phaseIndex = index;
+      partLength = partSeconds.map((s) => (s && s > 0 ? s : undefined));
       parts = partWeights.length > 0 ? partWeights.map((w) => Math.max(0, w)) : [1];
       partDone = parts.map(() => 0);
       report(Math.min(99.9, phaseStart()));

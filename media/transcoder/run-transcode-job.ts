@@ -26,6 +26,7 @@ import {
   type PlannedRendition,
   type RunStage,
 } from "./build-ffmpeg-args.ts";
+import { CHUNKS_DIR, avcCodecFromTs, buildChunkedJobRuns, firstChunkPath, fixPartialMaster, planChunks, prepareChunks, type ChunkPlan } from "./chunked-runs.ts";
 import { classifyFfmpegFailure } from "./classify-ffmpeg-failure.ts";
 import { randomKeyHex } from "./download-key.ts";
 import type { FfmpegRunner } from "./ffmpeg-runner.ts";
@@ -55,8 +56,9 @@ export interface JobContext {
 }
 
 /** Share of the progress bar per stage; without downloads HLS is all of it. A DRM job's packaging follows its encodes. */
-const STAGE_WEIGHT: Record<RunStage["kind"], number> = { hls: 90, mp4: 85, downloads: 10 };
+const STAGE_WEIGHT: Record<RunStage["kind"], number> = { chunks: 85, hls: 90, mp4: 85, downloads: 10 };
 const PACKAGING_WEIGHT = 5;
+const STAGE_WHAT: Record<RunStage["kind"], string> = { chunks: "encode", hls: "HLS encode", mp4: "MP4 encode", downloads: "download remux" };
 
 export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promise<TranscodeResult> {
   validateJob(job);
@@ -86,18 +88,29 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     posters: posterPlan ? { plan: posterPlan, rendition: renditions[0]!.name } : undefined,
     // One process for the whole ladder: twice x264's automatic frame threads (measured: README, "Native concurrency").
     x264Threads: runner.runLayout === "one-run" ? 3 * os.availableParallelism() : undefined,
+    audioSampleRate: probe.audioSampleRate ?? null,
   };
+  // The chunked layout needs video to cut and a duration to cut by; otherwise its runner's jobs run per rendition.
+  const chunks =
+    runner.runLayout === "chunked" && probe.hasVideo
+      ? planChunks(probe.durationSeconds, segmentSeconds, runner.parallelism ?? 1, plan.mp4Dir ? path.posix.join(plan.mp4Dir, CHUNKS_DIR) : CHUNKS_DIR)
+      : null;
   const files: PlannedDownloadFile[] = planned.map((d) => {
     const file = downloadFileName(d.rendition, d.format);
     return d.format === "mp4-encrypted" ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() } : { rendition: d.rendition, format: d.format, file };
   });
-  const stages = buildJobRuns(plan, files, runner.toolPaths({ input: job.input, outDir: job.outDir }), runner.runLayout);
+  const toolPaths = runner.toolPaths({ input: job.input, outDir: job.outDir });
+  const stages = chunks ? buildChunkedJobRuns(plan, chunks, files, toolPaths) : buildJobRuns(plan, files, toolPaths, runner.runLayout === "chunked" ? "per-rendition" : runner.runLayout);
   const progress = createProgressTracker(
     probe.durationSeconds,
-    stages.flatMap((s) => (s.kind === "mp4" ? [STAGE_WEIGHT.mp4, PACKAGING_WEIGHT] : [STAGE_WEIGHT[s.kind]])),
+    stages.flatMap((s) => {
+      const weight = s.progressWeight ?? STAGE_WEIGHT[s.kind];
+      return s.kind === "mp4" ? [weight, PACKAGING_WEIGHT] : [weight];
+    }),
     ctx.onProgress,
   );
   prepareOutDir(job.outDir, renditions, files.length > 0, plan.mp4Dir);
+  if (chunks) prepareChunks(job.outDir, chunks, renditions);
   ctx.logger({
     event: "transcode.started",
     transcoderId: ctx.transcoderId,
@@ -106,6 +119,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     renditions: renditions.map((r) => r.name),
     downloads: planned.map((d) => `${d.rendition}:${d.format}`),
     runs: stages.map((s) => s.runs.length),
+    chunks: chunks?.starts.length ?? 0,
     drm: drm !== null,
   });
 
@@ -116,8 +130,10 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
       progress.phase(
         phase++,
         stage.runs.map((r) => r.weight),
+        stage.runs.map((r) => r.seconds),
       );
       await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
+      if (stage.kind === "hls" && chunks) fixPartialMasters(job.outDir, chunks, renditions, probe.hasAudio);
       if (stage.kind === "hls") {
         writeMasterPlaylist(job.outDir, renditions);
         verifyHls(job.outDir, renditions);
@@ -130,6 +146,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   } finally {
     // The clear intermediates never outlive the job, whatever happened.
     if (plan.mp4Dir) fs.rmSync(path.join(job.outDir, plan.mp4Dir), { recursive: true, force: true });
+    if (chunks) fs.rmSync(path.join(job.outDir, chunks.dir), { recursive: true, force: true });
   }
 
   const result = packaged ? measureDash(job.outDir, probe, renditions, files, packaged) : measure(job.outDir, probe, renditions, files);
@@ -183,7 +200,7 @@ function planRenditions(probe: ProbeResult, job: TranscodeJob): PlannedRendition
 function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean, mp4Dir?: string): void {
   // Only our own subdirectories are cleared, so a retried job never mixes in
   // segments from an earlier attempt (nor a DRM job's scratch from a killed one).
-  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR, ...POSTER_FILES]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
+  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR, CHUNKS_DIR, ...POSTER_FILES]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
   for (const name of fs.readdirSync(outDir)) if (name.startsWith(DRM_SCRATCH_PREFIX)) fs.rmSync(path.join(outDir, name), { recursive: true, force: true });
   if (mp4Dir) fs.mkdirSync(path.join(outDir, mp4Dir), { recursive: true, mode: 0o700 });
   else for (const r of renditions) fs.mkdirSync(path.join(outDir, HLS_DIR, r.name), { recursive: true });
@@ -223,7 +240,7 @@ async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onL
             signal: stop.signal,
           });
           ctx.logger({ event: "transcode.run_finished", transcoderId: ctx.transcoderId, stage: stage.kind, label: run.label, exitCode: out.exitCode, ms: Math.round(performance.now() - t0) });
-          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "downloads" ? "download remux" : `${stage.kind === "hls" ? "HLS" : "MP4"} encode of ${run.label}`));
+          if (out.exitCode !== 0) fail(classifyFfmpegFailure(out, stage.kind === "downloads" ? "download remux" : `${STAGE_WHAT[stage.kind]} of ${run.label}`));
         } catch (e) {
           fail(e);
         }
@@ -235,6 +252,17 @@ async function runStage(stage: RunStage, job: TranscodeJob, ctx: JobContext, onL
   // A timeout or cancel of the job wins over what it caused in the runs.
   if (ctx.signal.aborted) throw abortReason(ctx.signal);
   if (failure !== null) throw failure;
+}
+
+/** A chunked job's joins copied their video: the HLS muxer wrote no bitrate or codecs into their master playlists (chunked-runs.ts). */
+function fixPartialMasters(outDir: string, chunks: ChunkPlan, renditions: PlannedRendition[], hasAudio: boolean): void {
+  for (const r of renditions) {
+    const file = path.join(outDir, HLS_DIR, partialMasterName(r.name));
+    if (!fs.existsSync(file)) throw new TranscodeError("FFMPEG_FAILED", `ffmpeg wrote no master playlist for ${r.name}`);
+    const codec = avcCodecFromTs(fs.readFileSync(path.join(outDir, firstChunkPath(chunks, r.name))));
+    if (!codec) throw new TranscodeError("FFMPEG_FAILED", `no H.264 parameters in the first chunk of ${r.name}`);
+    fs.writeFileSync(file, fixPartialMaster(fs.readFileSync(file, "utf8"), r, hasAudio, codec));
+  }
 }
 
 /** Each rendition's run wrote a one-variant master playlist; join them in ladder order. */

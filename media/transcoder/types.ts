@@ -31,6 +31,8 @@ export interface ProbeResult {
   formatName: string | null;
   /** Average frame rate of the first video stream, used to size the GOP. */
   frameRate: number | null;
+  /** Sample rate of the first audio stream (the AAC encoder keeps it): the chunked layout shifts its separately encoded audio by the encoder's 1024-sample priming. */
+  audioSampleRate?: number | null;
 }
 
 export interface TranscodeJob {

@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { abortReason } from "../abort-reason.ts";
+import type { RunLayout } from "../build-ffmpeg-args.ts";
 import type { FfmpegRunner, RunOutcome, RunRequest } from "../ffmpeg-runner.ts";
 import type { WasmLease, WasmRunRequest, WasmWorkerPool } from "./wasm-worker-pool.ts";
 import type { HostMount } from "./worker-protocol.ts";
@@ -44,7 +45,7 @@ interface Task {
  * uses every idle worker but never holds one a waiting job could have, and it
  * can always finish on its own lease. `dispose()` withdraws pending borrows.
  */
-export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): FfmpegRunner & { dispose(): void } {
+export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease, runLayout: RunLayout = "chunked"): FfmpegRunner & { dispose(): void } {
   const queue: Task[] = [];
   let homeBusy = false;
   /** Borrow requests not yet answered by the pool. */
@@ -90,6 +91,9 @@ export function createWasmJobRunner(pool: WasmWorkerPool, home: WasmLease): Ffmp
 
   return {
     backend: "wasm",
+    // Segment-aligned chunks over every worker, joined by stream copies (chunked-runs.ts; README, "The wasm backend").
+    runLayout,
+    parallelism: pool.size,
     toolPaths,
     run(req) {
       if (req.signal.aborted) return Promise.reject(abortReason(req.signal));
