@@ -145,6 +145,9 @@ export interface Config {
   beaconsPerMinutePerAddress: number;
   /** ANALYTICS_CLOSE_INTERVAL_MS: how often each process closes due views and rolls them up (default 2 s). */
   analyticsCloseIntervalMs: number;
+  /** IMAGE_JOBS: image cuts (issue 27, src/images) running at once in this process (default: the cores); IMAGE_JOBS_PER_ORG: of one organization (default 1). */
+  imageJobs: number;
+  imageJobsPerOrg: number;
 }
 
 /** Roughly 1 min, 5 min, 25 min, 2 h, 10 h, 10 h: six retries after the first attempt. */
@@ -328,6 +331,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: env.MAIL_FROM || `vidlive <no-reply@${new URL(env.BASE_URL || "http://localhost").hostname}>`,
     beaconsPerMinutePerAddress: Math.max(1, int(env, "BEACONS_PER_MINUTE_PER_ADDRESS", 1200)),
     analyticsCloseIntervalMs: Math.max(100, int(env, "ANALYTICS_CLOSE_INTERVAL_MS", 2000)),
+    imageJobs: Math.max(1, int(env, "IMAGE_JOBS", Math.max(1, navigator.hardwareConcurrency || 1))),
+    imageJobsPerOrg: Math.max(1, int(env, "IMAGE_JOBS_PER_ORG", 1)),
   };
 }
 

@@ -45,6 +45,7 @@ import { subscribedEvents } from "./webhooks/subscribed-events.ts";
 import { createWebhookModule, type WebhookModule } from "./webhooks/webhook-module.ts";
 import { webhookEventsDoc } from "./webhooks/event-schemas.ts";
 import { createOps } from "./ops/create-ops.ts";
+import { createImageModule, type ImageModule } from "./images/image-module.ts";
 import { startupStep } from "./startup-errors.ts";
 import { type BoundAddress, createBoundAddress, frozenConfig } from "./bound-address.ts";
 import { createAnalyticsModule, type AnalyticsModule } from "./analytics/analytics-module.ts";
@@ -80,6 +81,8 @@ export interface Service {
   playback: PlaybackModule;
   /** Viewer analytics (issue 28): beacons, per-view figures, rollups, the read API. */
   analytics: AnalyticsModule;
+  /** Images by URL (issue 27): `GET /image/{id}/thumbnail.*`, `animated.*`. */
+  images: ImageModule;
   app: App;
   /** Starts background work (flushers, dispatchers, ingest) and the HTTP listener. */
   listen(): Promise<{ port: number }>;
@@ -219,6 +222,8 @@ export async function createService(
     },
   });
   const analytics = createAnalyticsModule({ config, database, logger, rateLimiter, holder, keyOf: (kid, orgId) => playback.keys.verifierOf(kid, orgId), whepCounts: () => rtc.viewerCounts() });
+  // Images by URL (issue 27, src/images): stored under the video's media tree, gated like every media route.
+  const images = createImageModule({ config, runtime, objects, mediaToken: store.tokenFor, liveToken: live.urls.token, gate: playback.gate, logger });
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
@@ -258,6 +263,7 @@ export async function createService(
       mediaRoutes(store, objects, playback.gate),
       ...videos.publicPlugins,
       ...live.publicPlugins,
+      ...images.publicPlugins,
       webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
       // The settings screen (issue 13): its own sessions, not API keys.
       ...analytics.publicPlugins,
@@ -293,12 +299,14 @@ export async function createService(
     webhooks,
     playback,
     analytics,
+    images,
     app,
     async listen() {
       rateLimiter.start();
       stoppers.push(() => rateLimiter.stop());
       videos.start();
       stoppers.push(() => videos.stop());
+      stoppers.push(() => images.stop());
       await database.write((tx) => scheduleRetention(tx, ledger, { maxAttempts: policies.retention.maxAttempts }));
       runner!.start();
       stoppers.push(() => runner!.stop());

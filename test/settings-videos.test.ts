@@ -1,7 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { playerPlays, settingsScreen } from "./support/settings-browser.ts";
 import { ok } from "./support/api.ts";
+
+// Starts a service and Chromium: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -37,6 +40,10 @@ describe.skipIf(!hasChromium)("settings screen: videos (issue 13 point 5)", () =
     const id = (await row.getAttribute("data-video-id"))!;
     const api = await ok(screen.t.api(`/videos/${id}/`), "getVideo");
     expect(api.data.video).toMatchObject({ status: "COMPLETED", title: "Fixture clip", kind: "UPLOAD" });
+    // Issue 27: the row's thumbnail is the image URL of the video, and it loads (a decoded picture).
+    await page.reload();
+    expect(await row.locator("img.thumb").getAttribute("src")).toBe(`/image/${id}/thumbnail.jpg?width=160`);
+    await page.waitForFunction('(() => { const i = document.querySelector("tr[data-video-id] img.thumb"); return i && i.complete && i.naturalWidth === 160; })()', null, { timeout: 60_000 });
 
     await row.getByRole("link", { name: "Fixture clip" }).click();
     await playerPlays(page);

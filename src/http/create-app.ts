@@ -134,7 +134,8 @@ export function createApp(deps: AppDeps) {
           },
           ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
         } as never,
-        exclude: { paths: ["/openapi/scalar.js"] },
+        // staticFile: false keeps routes whose path has a dot (`/image/{id}/thumbnail.{format}`); files are hidden or excluded by path.
+        exclude: { paths: ["/openapi/scalar.js"], staticFile: false },
       }),
     )
     .get("/openapi/scalar.js", () => new Response(Bun.file(SCALAR_BUNDLE), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), {

@@ -30,13 +30,24 @@ export function durationOf(seconds: number | null): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/**
+ * A row's picture (issue 27): the image URL of a COMPLETED public video, cut on first view and cached; a signed one
+ * needs a token the screen does not hold, so it says so.
+ */
+function thumbnailCell(v: VideoView["video"]): Html {
+  if (v.status !== "COMPLETED" || !v.duration_seconds) return html`<span class="muted">—</span>`;
+  if (v.playback_policy === "signed") return html`<span class="muted">signed</span>`;
+  return html`<img class="thumb" src="/image/${v.id}/thumbnail.jpg?width=160" width="80" height="45" loading="lazy" alt="Thumbnail of ${v.title}">`;
+}
+
 export function videoList(items: VideoView[], empty: (text: string) => Html): Html {
   if (!items.length) return empty("No videos yet. Upload a file below, or add one from a URL; it is transcoded to HLS and listed here.");
   return html`<p class="muted">Newest first; progress updates by itself while a video transcodes.</p>
   <div class="table-wrap"><table id="videos" data-progress-url="/settings/videos/progress.json">
-    <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Kind</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
+    <thead><tr><th scope="col">Thumbnail</th><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Kind</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
     <tbody>${items.map(
       ({ video: v }) => html`<tr data-video-id="${v.id}" data-status="${v.status}">
+        <td class="thumb-cell">${thumbnailCell(v)}</td>
         <td><a href="/settings/videos/${v.id}">${v.title}</a></td>
         <td class="status">${badge(v.status)}</td>
         <td class="progress">${progressCell(v)}</td>
