@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
+import { ok } from "./support/api.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
@@ -26,6 +27,15 @@ interface PageLog {
   stalledMs: number;
   watchedMs: number;
   viewId: string;
+}
+
+/** The test page's globals (this tsconfig has no DOM lib). */
+interface PlayerPage {
+  ready: boolean;
+  log: PageLog;
+  start(player: "hls" | "shaka", videoId: string, manifest: string): void;
+  finish(): PageLog;
+  document: { querySelector(selector: string): { currentTime: number } };
 }
 
 describe.skipIf(!hasChromium)("trackPlayback in Chromium", () => {
@@ -91,25 +101,25 @@ window.ready = true;
     // (after the browser's CORS checks; extra page headers would make every cross-origin request preflighted).
     await page.route("**/beacons/", (route) => route.continue({ headers: { ...route.request().headers(), "x-forwarded-for": forwardedFor } }));
     await page.goto(`http://127.0.0.1:${pages.port}/`);
-    await page.waitForFunction(() => (globalThis as any).ready === true, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => (globalThis as unknown as PlayerPage).ready === true, undefined, { timeout: 60_000 });
     return page;
   }
 
   /** Ends the view (`viewend`) and waits for its beacon to be answered before the page goes. */
   async function finish(page: Page): Promise<PageLog> {
     const sent = page.waitForResponse((r) => r.url().endsWith("/beacons/") && (r.request().postData() ?? "").includes('"viewend"'), { timeout: 30_000 });
-    const log = await page.evaluate(() => (globalThis as any).finish());
+    const log = await page.evaluate(() => (globalThis as unknown as PlayerPage).finish());
     expect((await sent).status()).toBe(204);
     await page.close();
     return log;
   }
 
   const untilTime = (page: Page, seconds: number) =>
-    page.waitForFunction((s) => ((globalThis as any).document.querySelector("video") as any).currentTime > s, seconds, { timeout: 90_000, polling: 100 });
+    page.waitForFunction((s) => (globalThis as unknown as PlayerPage).document.querySelector("video").currentTime > s, seconds, { timeout: 90_000, polling: 100 });
   const figures = (views: number) =>
     waitFor(
       async () => {
-        const d = ((await (await t.api(`/videos/${videoId}/analytics/?granularity=minute&from=${new Date(Date.now() - 3600_000).toISOString()}`)).json()) as any).data;
+        const d = (await ok(t.api(`/videos/${videoId}/analytics/?granularity=minute&from=${new Date(Date.now() - 3600_000).toISOString()}`), "getVideoAnalytics")).data;
         return d.views === views ? d : undefined;
       },
       { timeoutMs: 30_000, what: `${views} views` },
@@ -118,15 +128,15 @@ window.ready = true;
   test("hls.js and shaka views from two countries: counted once each, with startup time, watch time and no stall", async () => {
     const [us, gb] = await Promise.all([openPlayer("8.8.8.8"), openPlayer("81.2.69.160")]);
     await Promise.all([
-      us.evaluate(([id, m]) => (globalThis as any).start("hls", id, m), [videoId, manifest]),
-      gb.evaluate(([id, m]) => (globalThis as any).start("shaka", id, m), [videoId, manifest]),
+      us.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("hls", id!, m!), [videoId, manifest]),
+      gb.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("shaka", id!, m!), [videoId, manifest]),
     ]);
     await Promise.all([untilTime(us, 3), untilTime(gb, 3)]);
     const logs = await Promise.all([finish(us), finish(gb)]);
     const d = await figures(2);
     expect(d.unique_viewers).toBe(2); // two browser contexts: two random viewer ids
-    expect(d.by.country.map((c: any) => c.value).sort()).toEqual(["GB", "US"]);
-    expect(d.by.browser[0].value).toMatch(/Chrome/);
+    expect(d.by.country.map((c) => c.value).sort()).toEqual(["GB", "US"]);
+    expect(d.by.browser[0]!.value).toMatch(/Chrome/);
     expect(d.startup_time_ms.p50).toBeGreaterThan(0);
     expect(d.startup_time_ms.p95).toBeLessThan(30_000);
     const watched = (logs[0]!.watchedMs + logs[1]!.watchedMs) / 1000;
@@ -139,11 +149,11 @@ window.ready = true;
     const page = await openPlayer("5.9.0.1");
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Network.enable");
-    await page.evaluate(([id, m]) => (globalThis as any).start("hls", id, m), [videoId, manifest]);
+    await page.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("hls", id!, m!), [videoId, manifest]);
     await untilTime(page, 0.5);
     // 4 KB/s: the next 2 s segment takes far longer than the buffer lasts.
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 4 * 1024, uploadThroughput: -1 });
-    await page.waitForFunction(() => (globalThis as any).log.stalls > 0, undefined, { timeout: 60_000, polling: 100 });
+    await page.waitForFunction(() => (globalThis as unknown as PlayerPage).log.stalls > 0, undefined, { timeout: 60_000, polling: 100 });
     await Bun.sleep(2500);
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await untilTime(page, 6);

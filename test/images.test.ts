@@ -24,6 +24,7 @@ let files: ReturnType<typeof Bun.serve>;
 let video: any;
 let otherKey: string;
 
+// Answers of several shapes (the image routes' errors, videos, streams) read by one helper: untyped on purpose.
 const json = async (r: Response) => (await r.json()) as any;
 const image = (id: string, file: string, query = "", init?: RequestInit) => fetch(`${t.base}/image/${id}/${file}${query}`, init);
 
