@@ -6,7 +6,10 @@
  * two normal views from two countries (X-Forwarded-For with TRUST_PROXY=1),
  * then a view stalled by throttling the network through the DevTools
  * protocol, whose stall count, stalled time and rebuffer ratio the API
- * reports within the test's tolerance.
+ * reports within the test's tolerance. Last, a live broadcast (ffmpeg
+ * pushing RTMP) watched by two hls.js pages through `trackPlayback` with
+ * `streamId`, and a WHEP viewer (when the WebRTC worker is installed): the
+ * stream's analytics report them all as concurrent viewers.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -15,6 +18,9 @@ import { waitFor } from "./support/events.ts";
 import { ok } from "./support/api.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
+import { streamIn } from "./support/streams.ts";
+import { installWebrtcScript, untilPlaying, whepPlay } from "./support/webrtc-pages.ts";
+import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
 setDefaultTimeout(180_000);
@@ -47,7 +53,7 @@ describe.skipIf(!hasChromium)("trackPlayback in Chromium", () => {
   let manifest: string;
 
   beforeAll(async () => {
-    t = await startTestService({ env: { MEDIA_BACKEND: "native", TRUST_PROXY: "1", ANALYTICS_CLOSE_INTERVAL_MS: "300" } });
+    t = await startTestService({ env: { MEDIA_BACKEND: "native", TRUST_PROXY: "1", ANALYTICS_CLOSE_INTERVAL_MS: "300", WEBRTC_PORT: "0" } });
     // One small rung: a 10 s, 180p source makes five 2 s segments.
     await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, transcoding: { ladder: [{ name: "360p", height: 360, videoBitrateKbps: 400, audioBitrateKbps: 64 }] } }));
     videoId = (await register(t, files.url("speech-en-10s.mp4"), "analytics")).asset.public_id;
@@ -80,6 +86,14 @@ window.start = async (kind, videoId, manifest) => {
     window.tracker = trackPlayback(video, { videoId, shaka: player });
     await player.load(manifest);
   }
+  log.viewId = window.tracker.viewId;
+  await video.play();
+};
+window.startLive = async (streamId, hlsUrl) => {
+  const hls = new Hls({ liveDurationInfinity: true });
+  hls.loadSource(hlsUrl);
+  hls.attachMedia(video);
+  window.tracker = trackPlayback(video, { streamId, hls });
   log.viewId = window.tracker.viewId;
   await video.play();
 };
@@ -168,5 +182,54 @@ window.ready = true;
     const ratio = stalled / (stalled + watched);
     expect(Math.abs(ratio - log.stalledMs / (log.stalledMs + log.watchedMs))).toBeLessThan(0.08);
     expect(d.rebuffer_ratio).toBeGreaterThan(0);
+  });
+
+  test.skipIf(!Bun.which("ffmpeg"))("a live broadcast's two hls.js viewers (and a WHEP viewer) are its concurrent viewers", async () => {
+    const res = await t.api("/livestreams/", { method: "POST", json: { title: "analytics live" } });
+    expect(res.status).toBe(201);
+    const stream = ((await res.json()) as any).data.stream;
+    const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
+    // Looped in real time: live for as long as the test watches.
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", fixture, "-c", "copy", "-f", "flv", stream.rtmp_url], { stderr: "ignore" });
+    try {
+      await streamIn(t, stream.id, ["LIVE"], 20_000);
+      const viewers = await Promise.all([openPlayer("8.8.4.4"), openPlayer("81.2.69.161")]);
+      await Promise.all(viewers.map((p) => p.evaluate(([id, url]) => (globalThis as any).startLive(id, url), [stream.id, stream.hls_url])));
+      await Promise.all(
+        viewers.map((p) =>
+          p.waitForFunction(
+            () => {
+              const v = (globalThis as any).document.querySelector("video");
+              return !v.paused && v.readyState >= 3 && v.currentTime > 0;
+            },
+            undefined,
+            { timeout: 60_000, polling: 200 },
+          ),
+        ),
+      );
+      // WHEP viewers are counted from each process's 10-s samples of its sessions (src/analytics/whep-sampler.ts).
+      let expected = viewers.length;
+      const whep = webrtcAvailability().available ? await browser.newPage() : null;
+      if (whep) {
+        await whep.goto(`http://127.0.0.1:${pages.port}/`);
+        await installWebrtcScript(whep);
+        expect((await whepPlay(whep, stream.whep_url)).status).toBe(201);
+        await untilPlaying(whep);
+        expected++;
+      } else console.warn("analytics-players: no WHEP viewer (the WebRTC worker is not installed: npm run setup:webrtc)");
+      const live = await waitFor(
+        async () => {
+          const d = ((await (await t.api(`/livestreams/${stream.id}/analytics/?granularity=minute&from=${new Date(Date.now() - 600_000).toISOString()}`)).json()) as any).data;
+          return d.concurrent_viewers.current >= expected ? d : undefined;
+        },
+        { timeoutMs: 30_000, what: `${expected} concurrent viewers` },
+      );
+      expect(live.concurrent_viewers.peak).toBeGreaterThanOrEqual(expected);
+      await whep?.close();
+      await Promise.all(viewers.map((p) => finish(p)));
+    } finally {
+      ff.kill();
+      await ff.exited;
+    }
   });
 });
