@@ -101,12 +101,14 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(events[1]!.data.video.transcoder_id).toStartWith("wasm");
     expect(events[2]!.data.renditions).toHaveLength(2);
 
-    // Idempotent on source_url: the same asset, 200, nothing queued again.
+    // Idempotent on source_url: the same asset, 200, nothing queued again (the video's fetch and transcode rows, and no more).
+    const jobRows = async () => (await t.service.database.db.select().from(work).where(eq(work.entityId, id))).map((r) => r.type).sort();
+    const queued = await jobRows();
+    expect(queued).toEqual(["fetch-source", "transcode"]);
     const again = await register({ source_url: url, title: "other" });
     expect(again.status).toBe(200);
     expect(again.body.data.asset.public_id).toBe(id);
-    const jobRows = await t.service.database.db.select().from(work).where(eq(work.entityId, id));
-    expect(jobRows).toHaveLength(1);
+    expect(await jobRows()).toEqual(queued);
     expect((await outboxEvents(t.service, id)).length).toBe(3);
   }, 120_000);
 
