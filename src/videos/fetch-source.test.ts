@@ -209,7 +209,6 @@ describe("fetchSource", () => {
     const err = await failure(fetchSource(`${origin}/empty.mp4`, destOf(), opts()));
     expectPermanent(err, "INPUT_UNSUPPORTED");
   });
-
 });
 
 describe("fetchSource", () => {
@@ -256,7 +255,6 @@ describe("fetchSource", () => {
     expect((err as PermanentWorkError).code).not.toBe("SOURCE_FETCH_TIMEOUT");
     expect(existsSync(dest)).toBe(false);
   });
-
 });
 
 describe("fetchSource", () => {

@@ -48,7 +48,6 @@ describe("transcode steps, each alone", () => {
     report(100);
     expect(sent).toEqual([10, 100]);
   });
-
 });
 
 describe("transcode steps, each alone", () => {
