@@ -4,17 +4,12 @@ import { ApiError } from "../http/api-error.ts";
 import { readBoundedText } from "../http/bounded-body.ts";
 import { clientAddressGroup } from "../http/client-address.ts";
 import { errorResponse, jsonResponse } from "../http/envelope.ts";
-import { errorResponses, operationId } from "../http/openapi-docs.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import { BODY_LIMITS, drmLicenceChecks } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
+import { KID, licenceDoc, MAX_KIDS } from "./drm-licence-doc.ts";
 import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
-
-/** Key ids one request may name (a video has one). */
-const MAX_KIDS = 16;
-/** A 16-byte key id in base64url without padding (W3C EME ClearKey). */
-const KID = /^[A-Za-z0-9_-]{22}$/;
 
 /** Players call the licence server from any origin (EME runs in the page); no cookies are involved. */
 const CORS = { "access-control-allow-origin": "*", "access-control-expose-headers": "retry-after" };
@@ -53,13 +48,7 @@ function parseLicenceRequest(text: string): { kids: string[] } | { error: Record
   return { kids };
 }
 
-/**
- * The W3C ClearKey licence service of DRM videos: `POST /drm/clearkey/{video id}/license?token=`
- * answers the EME licence request with a JWK set holding the keys of that video among the
- * requested key ids (unknown ones omitted). The token (src/videos/drm-tokens.ts) is the only
- * credential: no API key, CORS open, rate limited per token and per client address.
- */
-export function drmLicenceRoutes(deps: {
+interface LicenceDeps {
   keys: DrmKeys;
   tokens: DrmTokens;
   limiter: RateLimiter;
@@ -67,7 +56,15 @@ export function drmLicenceRoutes(deps: {
   trustProxy: number;
   /** Issue 27: a signed video's licence also needs its playback token (`?playback_token=`), and a restriction judges the Referer. */
   gate: (request: Request, videoId: string) => Promise<{ token: string | null } | Response>;
-}) {
+}
+
+/**
+ * The W3C ClearKey licence service of DRM videos: `POST /drm/clearkey/{video id}/license?token=`
+ * answers the EME licence request with a JWK set holding the keys of that video among the
+ * requested key ids (unknown ones omitted). The token (src/videos/drm-tokens.ts) is the only
+ * credential: no API key, CORS open, rate limited per token and per client address.
+ */
+export function drmLicenceRoutes(deps: LicenceDeps) {
   return new Elysia({ name: "drm-licence-routes" })
     .options(
       PATH,
@@ -83,112 +80,56 @@ export function drmLicenceRoutes(deps: {
         }),
       { detail: { hide: true } },
     )
-    .post(
-      PATH,
-      async ({ params, request, server }) => {
-        const videoId = params.videoId;
-        const token = new URL(request.url).searchParams.get("token");
-        // Counted before anything else, so guessing tokens costs the guesser's allowance.
-        // IPv6 counts by its /64, as RTMP and WHIP do: one host rotating through its block is one client.
-        const address = clientAddressGroup(request, server?.requestIP(request)?.address, deps.trustProxy);
-        const digest = token ? createHash("sha256").update(token).digest("hex").slice(0, 32) : null;
-        const pending = deps.limiter.hit(drmLicenceChecks(address, digest));
-        const verdict = pending instanceof Promise ? await pending : pending;
-        if (!verdict.ok) return refuse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
+    .post(PATH, ({ params, request, server }) => serveLicence(deps, params.videoId, request, server?.requestIP(request)?.address), {
+      // The body is read here (BODY_LIMITS.drmLicence, counted while read), not by the API's JSON parser: players may send any content type.
+      parse: "none",
+      detail: licenceDoc(),
+    });
+}
 
-        const checked = deps.tokens.verify(videoId, token);
-        if (checked !== "ok") {
-          deps.logger.info("DRM licence refused", { video_id: videoId, reason: checked });
-          return refuse(new ApiError("PERMISSION_DENIED", TOKEN_MESSAGES[checked], ["drm.token"]));
-        }
+/** One licence request: rate limit, token, playback gate, body, then the video's key among the requested ids. */
+async function serveLicence(deps: LicenceDeps, videoId: string, request: Request, peer: string | undefined): Promise<Response> {
+  const token = new URL(request.url).searchParams.get("token");
+  const refused = (await rateLimited(deps, request, peer, token)) ?? tokenRefused(deps, videoId, token);
+  if (refused) return refused;
 
-        const grant = await deps.gate(request, videoId);
-        if (grant instanceof Response) return grant;
+  const grant = await deps.gate(request, videoId);
+  if (grant instanceof Response) return grant;
 
-        // Counted while read: a declared length over the limit is refused unread, a chunked body is cut at it (413).
-        let text: string;
-        try {
-          text = await readBoundedText(request, BODY_LIMITS.drmLicence);
-        } catch (err) {
-          if (err instanceof ApiError) return refuse(err);
-          throw err;
-        }
-        const parsed = parseLicenceRequest(text);
-        if ("error" in parsed) return refuse(ApiError.validation(parsed.error));
+  // Counted while read: a declared length over the limit is refused unread, a chunked body is cut at it (413).
+  let text: string;
+  try {
+    text = await readBoundedText(request, BODY_LIMITS.drmLicence);
+  } catch (err) {
+    if (err instanceof ApiError) return refuse(err);
+    throw err;
+  }
+  const parsed = parseLicenceRequest(text);
+  if ("error" in parsed) return refuse(ApiError.validation(parsed.error));
 
-        const key = await deps.keys.forLicence(videoId);
-        const wanted = key ? b64url(key.keyId) : null;
-        const keys = key && parsed.kids.includes(wanted!) ? [{ kty: "oct", kid: wanted!, k: b64url(key.key) }] : [];
-        deps.logger.info("DRM licence served", { video_id: videoId, kids_requested: parsed.kids.length, keys: keys.length });
-        return jsonResponse({ keys, type: "temporary" }, 200, { ...CORS, "cache-control": "no-store" });
-      },
-      {
-        // The body is read here (BODY_LIMITS.drmLicence, counted while read), not by the API's JSON parser: players may send any content type.
-        parse: "none",
-        detail: {
-          operationId: operationId("requestDrmLicense"),
-          tags: ["DRM"],
-          summary: "ClearKey licence",
-          description:
-            'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
-          security: [],
-          parameters: [
-            { name: "token", in: "query", required: true, description: "The signed licence token of `drm_license_url`.", schema: { type: "string" } },
-            {
-              name: "playback_token",
-              in: "query",
-              required: false,
-              description: "A video with `playback_policy: signed`: the playback JWT (RS256, `aud: v`, `sub` = the video's id) signed with one of the organization's signing keys.",
-              schema: { type: "string" },
-            },
-          ],
-          requestBody: {
-            required: true,
-            content: {
-              "application/json": {
-                schema: {
-                  type: "object",
-                  required: ["kids"],
-                  properties: {
-                    kids: { type: "array", minItems: 1, maxItems: MAX_KIDS, items: { type: "string", pattern: KID.source }, description: "Key ids, 16 bytes each, base64url without padding." },
-                    type: { type: "string", enum: ["temporary"] },
-                  },
-                },
-                example: { kids: ["AAECAwQFBgcICQoLDA0ODw"], type: "temporary" },
-              },
-            },
-          },
-          responses: {
-            200: {
-              description: "A JWK set (not the API envelope: the format EME's ClearKey expects).",
-              content: {
-                "application/json": {
-                  schema: {
-                    type: "object",
-                    required: ["keys", "type"],
-                    properties: {
-                      keys: {
-                        type: "array",
-                        items: {
-                          type: "object",
-                          required: ["kty", "kid", "k"],
-                          properties: {
-                            kty: { type: "string", const: "oct" },
-                            kid: { type: "string", description: "Key id, base64url." },
-                            k: { type: "string", description: "The 128-bit content key, base64url." },
-                          },
-                        },
-                      },
-                      type: { type: "string", const: "temporary" },
-                    },
-                  },
-                },
-              },
-            },
-            // Each status with its own codes (not the generic envelope): test/openapi-lint.test.ts.
-            ...errorResponses(["PERMISSION_DENIED", "PAYLOAD_TOO_LARGE", "VALIDATION_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"]),
-          },
-        } as never,
-      },
-    );
+  const key = await deps.keys.forLicence(videoId);
+  const wanted = key ? b64url(key.keyId) : null;
+  const keys = key && parsed.kids.includes(wanted!) ? [{ kty: "oct", kid: wanted!, k: b64url(key.key) }] : [];
+  deps.logger.info("DRM licence served", { video_id: videoId, kids_requested: parsed.kids.length, keys: keys.length });
+  return jsonResponse({ keys, type: "temporary" }, 200, { ...CORS, "cache-control": "no-store" });
+}
+
+/**
+ * 429 past the per-token or per-address allowance, else null. Counted before anything else, so guessing tokens
+ * costs the guesser's allowance. IPv6 counts by its /64, as RTMP and WHIP do: one host rotating through its block is one client.
+ */
+async function rateLimited(deps: LicenceDeps, request: Request, peer: string | undefined, token: string | null): Promise<Response | null> {
+  const address = clientAddressGroup(request, peer, deps.trustProxy);
+  const digest = token ? createHash("sha256").update(token).digest("hex").slice(0, 32) : null;
+  const pending = deps.limiter.hit(drmLicenceChecks(address, digest));
+  const verdict = pending instanceof Promise ? await pending : pending;
+  return verdict.ok ? null : refuse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
+}
+
+/** 403 for a missing, invalid, expired or other video's token, else null. */
+function tokenRefused(deps: LicenceDeps, videoId: string, token: string | null): Response | null {
+  const checked = deps.tokens.verify(videoId, token);
+  if (checked === "ok") return null;
+  deps.logger.info("DRM licence refused", { video_id: videoId, reason: checked });
+  return refuse(new ApiError("PERMISSION_DENIED", TOKEN_MESSAGES[checked], ["drm.token"]));
 }

@@ -209,7 +209,9 @@ describe("fetchSource", () => {
     const err = await failure(fetchSource(`${origin}/empty.mp4`, destOf(), opts()));
     expectPermanent(err, "INPUT_UNSUPPORTED");
   });
+});
 
+describe("fetchSource", () => {
   test("a source that goes silent mid-body trips stallMs: SOURCE_FETCH_TIMEOUT, the partial file removed", async () => {
     const dest = destOf();
     const err = await failure(fetchSource(`${origin}/stall-mid-body.mp4`, dest, opts({ stallMs: 300 })));
@@ -253,7 +255,9 @@ describe("fetchSource", () => {
     expect((err as PermanentWorkError).code).not.toBe("SOURCE_FETCH_TIMEOUT");
     expect(existsSync(dest)).toBe(false);
   });
+});
 
+describe("fetchSource", () => {
   test("redirects are followed, every hop through the guard", async () => {
     checked.length = 0;
     const dest = destOf();

@@ -20,14 +20,7 @@ import { encode, progressThrottle } from "./transcode-encode.ts";
 import { prepareOutputs, storeOutputs } from "./transcode-store.ts";
 import { transcodeOutcome } from "./transcode-outcome.ts";
 
-/**
- * The `transcode` job, queued by the video's machine on entering `queued`: named steps, each in its own file and
- * testable alone (a clip reuses them with a trim): obtain source (transcode-source.ts) → plan outputs
- * (transcode-plan.ts) → encode (transcode-encode.ts) → store outputs (transcode-store.ts) → outcome
- * (transcode-outcome.ts), reported as TRANSCODING_COMPLETED. Safe to run again after a crash: outputs are rebuilt
- * from scratch, and the machine absorbs a repeated start, so each event fires once.
- */
-export function createTranscodeHandler(deps: {
+interface TranscodeDeps {
   runtime: ActorRuntime;
   orgs: OrgStore;
   store: MediaStore;
@@ -41,73 +34,86 @@ export function createTranscodeHandler(deps: {
   transcriber: Transcriber | null;
   /** Each completed transcode's media seconds and wall seconds, by backend (the realtime factor metric). */
   onTranscoded?: (t: { backend: string; mediaSeconds: number; wallSeconds: number }) => void;
-}): WorkHandler<"transcode"> {
-  const { runtime, store } = deps;
+}
+
+type SourceObtainer = ReturnType<typeof createSourceObtainer>;
+
+/**
+ * The `transcode` job, queued by the video's machine on entering `queued`: named steps, each in its own file and
+ * testable alone (a clip reuses them with a trim): obtain source (transcode-source.ts) → plan outputs
+ * (transcode-plan.ts) → encode (transcode-encode.ts) → store outputs (transcode-store.ts) → outcome
+ * (transcode-outcome.ts), reported as TRANSCODING_COMPLETED. Safe to run again after a crash: outputs are rebuilt
+ * from scratch, and the machine absorbs a repeated start, so each event fires once.
+ */
+export function createTranscodeHandler(deps: TranscodeDeps): WorkHandler<"transcode"> {
   const sources = createSourceObtainer(deps);
-
-  /** Debug: one line a second per running transcode would drown the info log; the percent is on the video (PROGRESS). */
-  const reportProgress = (videoId: string, logger: Logger) =>
-    progressThrottle((percent) => {
-      logger.debug("Transcode progress", { video_id: videoId, percent });
-      runtime.send("video", videoId, { type: "PROGRESS", percent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: videoId }));
-    });
-
   return {
-    async run(job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
-      const record = await runtime.get("video", job.entityId);
-      if (!record?.tags.has("transcoding")) return;
-      const ctx = record.context;
-      const workDir = await store.ensure(store.workDir(ctx.id));
-      const source = await sources.obtain(ctx.id, job.payload, workDir);
-      if (!source) {
-        if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
-        // The fact: the machine goes back to fetching (and queues the fetch) in the transaction that ends this row.
-        return { report: (tx) => runtime.sendIn(tx, "video", ctx.id, { type: "SOURCE_MISSING" }).then((sent) => sent.afterCommit) };
-      }
-      const org = await deps.orgs.getOrg(job.orgId);
-      const transcoder = await deps.transcoder();
-      const probe = await probeSource(transcoder, source.path, signal);
-      await runtime.send("video", ctx.id, { type: "TRANSCODING_STARTED", transcoderId: transcoder.id });
-      crashPoint("transcode:after-started");
-      logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
-      const outDir = await prepareOutputs(store, ctx.id, workDir);
-      // DRM: the key is made on the first run and the same row read by any repeat (licences already served stay
-      // valid). It goes to the packager and nowhere else: never logged, never in a payload (only its key id).
-      const drmKey = ctx.drm ? await deps.drm.keys.ensure(ctx.id, job.orgId) : null;
-      const transcribe = ctx.subtitles && deps.transcriber ? { engine: deps.transcriber } : null;
-      if (ctx.subtitles && !(transcribe && probe.hasAudio)) logger.warn("Transcript skipped", { video_id: ctx.id, reason: deps.transcriber ? "the source has no audio" : "no speech-to-text engine" });
-      const encodeStart = performance.now();
-      const plan = planOutputs(probe, org?.settings ?? null);
-      const onProgress = reportProgress(ctx.id, logger);
-      const { result, transcriptBytes } = await encode({
-        transcoder,
-        source: source.path,
-        outDir,
-        workDir,
-        plan,
-        probe,
-        videoId: ctx.id,
-        title: ctx.title,
-        drmKey,
-        transcribe,
-        signal,
-        timeoutMs: deps.timeoutMs,
-        onProgress,
-        logger,
-      });
-      deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
-      await storeOutputs({ store, videoId: ctx.id, outDir, source, logger });
-      const drm = drmKey ? { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } : null;
-      const outcome = transcodeOutcome({ url: (file) => store.url(ctx.id, file), watchUrl: watchUrl(store, ctx.id), result, sourceBytes: source.bytes, transcriptBytes, drm });
-      if (signal.aborted) throw signal.reason;
-      await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
-      await store.removeWork(ctx.id);
-      const drmLog = drmKey ? { drm_bytes: result.drmBytes ?? 0, drm_key_id: drmKey.keyId, packaging_ms: Math.round(result.packagingMs ?? 0) } : {};
-      logger.info("Transcode completed", { video_id: ctx.id, renditions: outcome.renditions.map((r) => r.quality), hls_bytes: result.hlsBytes, ...drmLog });
-    },
+    run: (job: WorkRow<"transcode">, work: WorkContext) => runTranscode(deps, sources, job, work),
 
     onFailed: (tx, job, err) => failVideo(deps, tx, job, err),
   };
+}
+
+/** Debug: one line a second per running transcode would drown the info log; the percent is on the video (PROGRESS). */
+const reportProgress = (runtime: ActorRuntime, videoId: string, logger: Logger) =>
+  progressThrottle((percent) => {
+    logger.debug("Transcode progress", { video_id: videoId, percent });
+    runtime.send("video", videoId, { type: "PROGRESS", percent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: videoId }));
+  });
+
+/** One transcode: obtain source → plan outputs → encode → store outputs → outcome. */
+async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
+  const { runtime, store } = deps;
+  const record = await runtime.get("video", job.entityId);
+  if (!record?.tags.has("transcoding")) return;
+  const ctx = record.context;
+  const workDir = await store.ensure(store.workDir(ctx.id));
+  const source = await sources.obtain(ctx.id, job.payload, workDir);
+  if (!source) {
+    if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
+    // The fact: the machine goes back to fetching (and queues the fetch) in the transaction that ends this row.
+    return { report: (tx) => runtime.sendIn(tx, "video", ctx.id, { type: "SOURCE_MISSING" }).then((sent) => sent.afterCommit) };
+  }
+  const org = await deps.orgs.getOrg(job.orgId);
+  const transcoder = await deps.transcoder();
+  const probe = await probeSource(transcoder, source.path, signal);
+  await runtime.send("video", ctx.id, { type: "TRANSCODING_STARTED", transcoderId: transcoder.id });
+  crashPoint("transcode:after-started");
+  logger.info("Transcode started", { video_id: ctx.id, transcoder_id: transcoder.id, backend: transcoder.backend, duration_s: probe.durationSeconds, height: probe.height });
+  const outDir = await prepareOutputs(store, ctx.id, workDir);
+  // DRM: the key is made on the first run and the same row read by any repeat (licences already served stay
+  // valid). It goes to the packager and nowhere else: never logged, never in a payload (only its key id).
+  const drmKey = ctx.drm ? await deps.drm.keys.ensure(ctx.id, job.orgId) : null;
+  const transcribe = ctx.subtitles && deps.transcriber ? { engine: deps.transcriber } : null;
+  if (ctx.subtitles && !(transcribe && probe.hasAudio)) logger.warn("Transcript skipped", { video_id: ctx.id, reason: deps.transcriber ? "the source has no audio" : "no speech-to-text engine" });
+  const encodeStart = performance.now();
+  const plan = planOutputs(probe, org?.settings ?? null);
+  const onProgress = reportProgress(runtime, ctx.id, logger);
+  const { result, transcriptBytes } = await encode({
+    transcoder,
+    source: source.path,
+    outDir,
+    workDir,
+    plan,
+    probe,
+    videoId: ctx.id,
+    title: ctx.title,
+    drmKey,
+    transcribe,
+    signal,
+    timeoutMs: deps.timeoutMs,
+    onProgress,
+    logger,
+  });
+  deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
+  await storeOutputs({ store, videoId: ctx.id, outDir, source, logger });
+  const drm = drmKey ? { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } : null;
+  const outcome = transcodeOutcome({ url: (file) => store.url(ctx.id, file), watchUrl: watchUrl(store, ctx.id), result, sourceBytes: source.bytes, transcriptBytes, drm });
+  if (signal.aborted) throw signal.reason;
+  await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
+  await store.removeWork(ctx.id);
+  const drmLog = drmKey ? { drm_bytes: result.drmBytes ?? 0, drm_key_id: drmKey.keyId, packaging_ms: Math.round(result.packagingMs ?? 0) } : {};
+  logger.info("Transcode completed", { video_id: ctx.id, renditions: outcome.renditions.map((r) => r.quality), hls_bytes: result.hlsBytes, ...drmLog });
 }
 
 /**

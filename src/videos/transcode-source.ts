@@ -13,6 +13,23 @@ export interface ObtainedSource {
 }
 
 /**
+ * Downloads an object to `path` whole or not at all: into a part file, renamed once complete. A process
+ * killed mid-download (`kill -9`, a lost node) left a truncated `path` that the run resuming its work took
+ * for the source: an empty one failed the video for good ("input is empty"), a partial one completed it
+ * cut short (test/scaleout.test.ts).
+ */
+async function downloadWhole(objects: MediaStore["objects"], key: string, path: string): Promise<boolean> {
+  const part = `${path}.part-${crypto.randomUUID()}`;
+  try {
+    if (!(await objects.download(key, part))) return false;
+    await rename(part, path);
+    return true;
+  } finally {
+    await rm(part, { force: true });
+  }
+}
+
+/**
  * Step 1 of a transcode, "obtain source": the source as a local file, or null when it must be fetched again (a
  * fetched copy that went missing). In order: the file on this disk (STORAGE=local, an upload or a recording this
  * process still has); its object (STORAGE=s3: `uploads/<id>`, a recording `recordings/<stream>.flv`, a fetched
@@ -22,23 +39,6 @@ export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadS
   const { store, uploads } = deps;
   const objects = store.objects;
 
-  /**
-   * Downloads an object to `path` whole or not at all: into a part file, renamed once complete. A process
-   * killed mid-download (`kill -9`, a lost node) left a truncated `path` that the run resuming its work took
-   * for the source: an empty one failed the video for good ("input is empty"), a partial one completed it
-   * cut short (test/scaleout.test.ts).
-   */
-  async function downloadWhole(key: string, path: string): Promise<boolean> {
-    const part = `${path}.part-${crypto.randomUUID()}`;
-    try {
-      if (!(await objects.download(key, part))) return false;
-      await rename(part, path);
-      return true;
-    } finally {
-      await rm(part, { force: true });
-    }
-  }
-
   /** The original a run repeated after a crash had already kept (`originals/<video>/source.*`). */
   async function keptOriginal(videoId: string, workDir: string): Promise<{ path: string; key: string } | null> {
     for await (const kept of objects.list(store.originalKey(videoId))) {
@@ -46,7 +46,7 @@ export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadS
       const local = objects.localPath(kept.key);
       if (local) return { path: local, key: kept.key };
       const copy = join(workDir, basename(kept.key));
-      if (await downloadWhole(kept.key, copy)) return { path: copy, key: kept.key };
+      if (await downloadWhole(objects, kept.key, copy)) return { path: copy, key: kept.key };
     }
     return null;
   }
@@ -59,7 +59,7 @@ export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadS
     if (path && (await Bun.file(path).exists())) return { path, key };
     if (key && objects.kind !== "local") {
       const copy = join(workDir, `source${extname(key)}`);
-      if (await downloadWhole(key, copy)) return { path: copy, key };
+      if (await downloadWhole(objects, key, copy)) return { path: copy, key };
     }
     const kept = await keptOriginal(videoId, workDir);
     if (kept) return kept;

@@ -48,7 +48,9 @@ describe("transcode steps, each alone", () => {
     report(100);
     expect(sent).toEqual([10, 100]);
   });
+});
 
+describe("transcode steps, each alone", () => {
   test("outcome: URLs under the video, storage split as spec 2.6 asks for a clear and a DRM run", () => {
     const result: TranscodeResult = {
       masterPlaylist: "hls/master.m3u8",

@@ -11,23 +11,23 @@ import type { WorkLedger } from "../work/work-ledger.ts";
 import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
 import { reapOrphans, type Transcoder } from "../../media/transcoder/index.ts";
 import type { Transcriber } from "../../media/stt/types.ts";
-import { createDrmKeys } from "./drm-keys.ts";
+import { createDrmKeys, type DrmKeys } from "./drm-keys.ts";
 import { drmLicenceRoutes } from "./drm-licence-routes.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import type { MediaGate } from "../storage/media-routes.ts";
-import { createDrmTokens } from "./drm-tokens.ts";
+import { createDrmTokens, type DrmTokens } from "./drm-tokens.ts";
 import { createFetchHandler } from "./fetch-handler.ts";
 import { createTranscodeHandler } from "./transcode-handler.ts";
-import { createUploadStore } from "./upload-store.ts";
+import { createUploadStore, type UploadStore } from "./upload-store.ts";
 import { uploadRoutes } from "./upload-routes.ts";
 import { tusRoutes } from "./tus-routes.ts";
-import { createTusUploads } from "./tus-uploads.ts";
+import { createTusUploads, type TusUploads } from "./tus-uploads.ts";
 import { videoRoutes } from "./video-routes.ts";
 import { watchRoutes } from "./watch-routes.ts";
 import { createVideoService } from "./video-service.ts";
 
-/** Everything of the video library, wired: service, routes, the work handlers of its pipeline, and the transcoder. */
-export function createVideoModule(deps: {
+/** What the video module is given by the composition root (src/service.ts). */
+export interface VideoModuleDeps {
   config: Config;
   database: Database;
   runtime: ActorRuntime;
@@ -51,22 +51,14 @@ export function createVideoModule(deps: {
   work: { wake: () => void; cancelEntity: (entityId: string) => boolean };
   /** Each completed transcode's media and wall seconds (src/ops metrics). */
   onTranscoded?: (t: { backend: string; mediaSeconds: number; wallSeconds: number }) => void;
-}) {
+}
+
+/** Everything of the video library, wired: service, routes, the work handlers of its pipeline, and the transcoder. */
+export function createVideoModule(deps: VideoModuleDeps) {
   const { config, logger } = deps;
   const log = logger.child({ component: "videos" });
   const childPidDir = join(config.dataDir, "run", "media-children");
-  const uploads = createUploadStore({ database: deps.database, secret: deps.secret, store: deps.store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
-  // Resumable uploads (tus) end where a presigned PUT ends: a complete slot registered with POST /videos/.
-  const tus = createTusUploads({
-    database: deps.database,
-    secret: deps.secret,
-    store: deps.store,
-    baseUrl: () => config.baseUrl,
-    maxBytes: config.uploadMaxBytes,
-    concurrentPerOrg: config.uploadConcurrentPerOrg,
-    transcodingConfigured: async (orgId) => !!(await deps.orgs.getOrg(orgId))?.settings.transcoding,
-    logger: log,
-  });
+  const { uploads, tus } = uploadParts(deps, log);
 
   // DRM: content keys sealed in `drm_keys`, licence tokens signed under the server secret.
   const drmKeys = createDrmKeys({ database: deps.database, secret: deps.secret });
@@ -75,29 +67,7 @@ export function createVideoModule(deps: {
   let transcoder: Promise<Transcoder> | undefined;
   const getTranscoder = () => (transcoder ??= deps.createTranscoder({ childPidDir }));
 
-  // Two stages with their own pools (policies in src/work/work-policies.ts): fetching a URL source, then transcoding it.
-  const handlers: Pick<WorkHandlers, "fetch-source" | "transcode"> = {
-    "fetch-source": createFetchHandler({
-      runtime: deps.runtime,
-      store: deps.store,
-      guard: deps.guard,
-      maxBytes: config.sourceMaxBytes,
-      timeoutMs: config.sourceTimeoutMs,
-      stallMs: config.sourceStallMs,
-    }),
-    transcode: createTranscodeHandler({
-      runtime: deps.runtime,
-      orgs: deps.orgs,
-      store: deps.store,
-      uploads,
-      transcoder: getTranscoder,
-      logger: log,
-      timeoutMs: config.transcodeTimeoutMs,
-      drm: { keys: drmKeys, tokens: drmTokens },
-      transcriber: deps.transcripts.transcriber,
-      onTranscoded: deps.onTranscoded,
-    }),
-  };
+  const handlers = pipelineHandlers(deps, log, { uploads, drm: { keys: drmKeys, tokens: drmTokens }, transcoder: getTranscoder });
 
   const videos = createVideoService({
     runtime: deps.runtime,
@@ -122,20 +92,7 @@ export function createVideoModule(deps: {
     },
     handlers,
     plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) })],
-    publicPlugins: [
-      uploadRoutes(uploads),
-      tusRoutes(tus),
-      drmLicenceRoutes({
-        keys: drmKeys,
-        tokens: drmTokens,
-        limiter: deps.rateLimiter,
-        logger: log,
-        trustProxy: deps.config.trustProxy,
-        gate: (request, videoId) => deps.gate(request, deps.store.tokenFor(videoId), "license", { tokenParam: "playback_token" }),
-      }),
-      // The embeddable player page (issue 16), addressed by the media token.
-      watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
-    ],
+    publicPlugins: publicPlugins(deps, log, { uploads, tus, drm: { keys: drmKeys, tokens: drmTokens } }),
     /** Before any work runs: ffmpeg children a killed earlier run left behind. */
     start() {
       reapOrphans(childPidDir, (msg, fields) => log.warn(msg, fields));
@@ -145,6 +102,75 @@ export function createVideoModule(deps: {
       await deps.transcripts.transcriber?.close();
     },
   };
+}
+
+/** The two ways in of an upload: presigned PUT slots, and resumable (tus) uploads ending where a presigned PUT ends. */
+function uploadParts(deps: VideoModuleDeps, log: Logger) {
+  const { config } = deps;
+  const uploads = createUploadStore({ database: deps.database, secret: deps.secret, store: deps.store, baseUrl: () => config.baseUrl, maxBytes: config.uploadMaxBytes });
+  // Resumable uploads (tus) end where a presigned PUT ends: a complete slot registered with POST /videos/.
+  const tus = createTusUploads({
+    database: deps.database,
+    secret: deps.secret,
+    store: deps.store,
+    baseUrl: () => config.baseUrl,
+    maxBytes: config.uploadMaxBytes,
+    concurrentPerOrg: config.uploadConcurrentPerOrg,
+    transcodingConfigured: async (orgId) => !!(await deps.orgs.getOrg(orgId))?.settings.transcoding,
+    logger: log,
+  });
+  return { uploads, tus };
+}
+
+type Drm = { keys: DrmKeys; tokens: DrmTokens };
+
+/** The work handlers of the pipeline. */
+function pipelineHandlers(deps: VideoModuleDeps, log: Logger, parts: { uploads: UploadStore; drm: Drm; transcoder: () => Promise<Transcoder> }) {
+  const { config } = deps;
+  // Two stages with their own pools (policies in src/work/work-policies.ts): fetching a URL source, then transcoding it.
+  const handlers: Pick<WorkHandlers, "fetch-source" | "transcode"> = {
+    "fetch-source": createFetchHandler({
+      runtime: deps.runtime,
+      store: deps.store,
+      guard: deps.guard,
+      maxBytes: config.sourceMaxBytes,
+      timeoutMs: config.sourceTimeoutMs,
+      stallMs: config.sourceStallMs,
+    }),
+    transcode: createTranscodeHandler({
+      runtime: deps.runtime,
+      orgs: deps.orgs,
+      store: deps.store,
+      uploads: parts.uploads,
+      transcoder: parts.transcoder,
+      logger: log,
+      timeoutMs: config.transcodeTimeoutMs,
+      drm: parts.drm,
+      transcriber: deps.transcripts.transcriber,
+      onTranscoded: deps.onTranscoded,
+    }),
+  };
+  return handlers;
+}
+
+/** The routes outside the API's key and JSON parser: the presigned PUT, tus, the ClearKey licence, the watch page. */
+function publicPlugins(deps: VideoModuleDeps, log: Logger, parts: { uploads: UploadStore; tus: TusUploads; drm: Drm }) {
+  const { config } = deps;
+  const { keys: drmKeys, tokens: drmTokens } = parts.drm;
+  return [
+    uploadRoutes(parts.uploads),
+    tusRoutes(parts.tus),
+    drmLicenceRoutes({
+      keys: drmKeys,
+      tokens: drmTokens,
+      limiter: deps.rateLimiter,
+      logger: log,
+      trustProxy: deps.config.trustProxy,
+      gate: (request, videoId) => deps.gate(request, deps.store.tokenFor(videoId), "license", { tokenParam: "playback_token" }),
+    }),
+    // The embeddable player page (issue 16), addressed by the media token.
+    watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
+  ];
 }
 
 export type VideoModule = ReturnType<typeof createVideoModule>;
