@@ -2,6 +2,7 @@ import { tmpdir } from "node:os";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
 import { type AfterCommit, PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import type { VideoWork } from "./video-work.ts";
 import type { Tx } from "../db/create-database.ts";
 import { crashPoint } from "../faults.ts";
 import type { Logger } from "../log.ts";
@@ -41,7 +42,7 @@ export function createTranscodeHandler(deps: {
   transcriber: Transcriber | null;
   /** Each completed transcode's media seconds and wall seconds, by backend (the realtime factor metric). */
   onTranscoded?: (t: { backend: string; mediaSeconds: number; wallSeconds: number }) => void;
-}): WorkHandler<"transcode"> {
+}): WorkHandler<VideoWork, "transcode"> {
   const { runtime, store } = deps;
   const sources = createSourceObtainer(deps);
 
@@ -53,7 +54,7 @@ export function createTranscodeHandler(deps: {
     });
 
   return {
-    async run(job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
+    async run(job: WorkRow<VideoWork, "transcode">, { signal, logger }: WorkContext): Promise<WorkResult<VideoWork>> {
       const record = await runtime.get("video", job.entityId);
       if (!record?.tags.has("transcoding")) return;
       const ctx = record.context;
@@ -115,7 +116,7 @@ export function createTranscodeHandler(deps: {
  * transaction that fails the work row (one commit: never a failed row beside a video still TRANSCODING); its
  * work files are removed after the commit.
  */
-export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, tx: Tx, job: WorkRow, err: unknown): Promise<AfterCommit> {
+export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, tx: Tx, job: WorkRow<VideoWork>, err: unknown): Promise<AfterCommit> {
   const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
   const sent = await deps.runtime.sendIn(tx, "video", job.entityId, { type: "TRANSCODING_FAILED", error });
   return async () => {

@@ -4,7 +4,8 @@ import { DomainError } from "../errors.ts";
 import { DrmNotAvailable, InvalidSourceUrl, NotFound, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed, TranscodeQueueFull, VideoNotRetryable } from "./errors.ts";
 import { newId } from "../ids.ts";
 import type { Tx } from "../db/create-database.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { VideoWork } from "./video-work.ts";
 import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
@@ -32,7 +33,7 @@ function titleFrom(url: URL): string {
 
 export function createVideoService(deps: {
   runtime: ActorRuntime;
-  ledger: WorkLedger;
+  ledger: WorkQueue<VideoWork>;
   uploads: UploadStore;
   store: MediaStore;
   logger: Logger;
