@@ -49,6 +49,7 @@ import { createOps } from "./ops/create-ops.ts";
 import { createImageModule, type ImageModule } from "./images/image-module.ts";
 import { startupStep } from "./startup-errors.ts";
 import { type BoundAddress, createBoundAddress, frozenConfig } from "./bound-address.ts";
+import { answerBeaconsFirst } from "./analytics/beacon-fast-path.ts";
 import { createAnalyticsModule, type AnalyticsModule } from "./analytics/analytics-module.ts";
 
 export interface Service {
@@ -270,6 +271,8 @@ export async function createService(
     ],
   });
 
+  // Beacons skip the framework's routing (the intake's throughput, issue 28); still observed below.
+  answerBeaconsFirst(app, analytics.intake, logger);
   // After every route is registered: request ids, the access log and HTTP metrics wrap the app's handle.
   ops.observe(app);
 

@@ -25,6 +25,7 @@ describe("analytics beacons", () => {
   let other: { key: string; video: string };
   let signingKey: { id: string; private_key: string };
 
+  // Answers of several shapes (beacon errors, analytics reads of videos, streams and the overview) read by one helper.
   const json = async (r: Response) => (await r.json()) as any;
   const beacon = (body: unknown, opts: { from?: string; raw?: boolean; contentType?: string } = {}) =>
     fetch(`${t.base}/beacons/`, {

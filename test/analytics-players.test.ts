@@ -6,14 +6,21 @@
  * two normal views from two countries (X-Forwarded-For with TRUST_PROXY=1),
  * then a view stalled by throttling the network through the DevTools
  * protocol, whose stall count, stalled time and rebuffer ratio the API
- * reports within the test's tolerance.
+ * reports within the test's tolerance. Last, a live broadcast (ffmpeg
+ * pushing RTMP) watched by two hls.js pages through `trackPlayback` with
+ * `streamId`, and a WHEP viewer (when the WebRTC worker is installed): the
+ * stream's analytics report them all as concurrent viewers.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
+import { ok } from "./support/api.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
+import { streamIn } from "./support/streams.ts";
+import { installWebrtcScript, untilPlaying, whepPlay } from "./support/webrtc-pages.ts";
+import { webrtcAvailability } from "../src/webrtc/availability.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
 setDefaultTimeout(180_000);
@@ -28,6 +35,15 @@ interface PageLog {
   viewId: string;
 }
 
+/** The test page's globals (this tsconfig has no DOM lib). */
+interface PlayerPage {
+  ready: boolean;
+  log: PageLog;
+  start(player: "hls" | "shaka", videoId: string, manifest: string): void;
+  finish(): PageLog;
+  document: { querySelector(selector: string): { currentTime: number } };
+}
+
 describe.skipIf(!hasChromium)("trackPlayback in Chromium", () => {
   const files = startFileServer();
   let t: TestService;
@@ -37,7 +53,7 @@ describe.skipIf(!hasChromium)("trackPlayback in Chromium", () => {
   let manifest: string;
 
   beforeAll(async () => {
-    t = await startTestService({ env: { MEDIA_BACKEND: "native", TRUST_PROXY: "1", ANALYTICS_CLOSE_INTERVAL_MS: "300" } });
+    t = await startTestService({ env: { MEDIA_BACKEND: "native", TRUST_PROXY: "1", ANALYTICS_CLOSE_INTERVAL_MS: "300", WEBRTC_PORT: "0" } });
     // One small rung: a 10 s, 180p source makes five 2 s segments.
     await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, transcoding: { ladder: [{ name: "360p", height: 360, videoBitrateKbps: 400, audioBitrateKbps: 64 }] } }));
     videoId = (await register(t, files.url("speech-en-10s.mp4"), "analytics")).asset.public_id;
@@ -73,6 +89,14 @@ window.start = async (kind, videoId, manifest) => {
   log.viewId = window.tracker.viewId;
   await video.play();
 };
+window.startLive = async (streamId, hlsUrl) => {
+  const hls = new Hls({ liveDurationInfinity: true });
+  hls.loadSource(hlsUrl);
+  hls.attachMedia(video);
+  window.tracker = trackPlayback(video, { streamId, hls });
+  log.viewId = window.tracker.viewId;
+  await video.play();
+};
 window.finish = () => { stopWatching(); stopStall(); window.tracker.stop(); return log; };
 window.ready = true;
 </script>`;
@@ -91,25 +115,25 @@ window.ready = true;
     // (after the browser's CORS checks; extra page headers would make every cross-origin request preflighted).
     await page.route("**/beacons/", (route) => route.continue({ headers: { ...route.request().headers(), "x-forwarded-for": forwardedFor } }));
     await page.goto(`http://127.0.0.1:${pages.port}/`);
-    await page.waitForFunction(() => (globalThis as any).ready === true, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => (globalThis as unknown as PlayerPage).ready === true, undefined, { timeout: 60_000 });
     return page;
   }
 
   /** Ends the view (`viewend`) and waits for its beacon to be answered before the page goes. */
   async function finish(page: Page): Promise<PageLog> {
     const sent = page.waitForResponse((r) => r.url().endsWith("/beacons/") && (r.request().postData() ?? "").includes('"viewend"'), { timeout: 30_000 });
-    const log = await page.evaluate(() => (globalThis as any).finish());
+    const log = await page.evaluate(() => (globalThis as unknown as PlayerPage).finish());
     expect((await sent).status()).toBe(204);
     await page.close();
     return log;
   }
 
   const untilTime = (page: Page, seconds: number) =>
-    page.waitForFunction((s) => ((globalThis as any).document.querySelector("video") as any).currentTime > s, seconds, { timeout: 90_000, polling: 100 });
+    page.waitForFunction((s) => (globalThis as unknown as PlayerPage).document.querySelector("video").currentTime > s, seconds, { timeout: 90_000, polling: 100 });
   const figures = (views: number) =>
     waitFor(
       async () => {
-        const d = ((await (await t.api(`/videos/${videoId}/analytics/?granularity=minute&from=${new Date(Date.now() - 3600_000).toISOString()}`)).json()) as any).data;
+        const d = (await ok(t.api(`/videos/${videoId}/analytics/?granularity=minute&from=${new Date(Date.now() - 3600_000).toISOString()}`), "getVideoAnalytics")).data;
         return d.views === views ? d : undefined;
       },
       { timeoutMs: 30_000, what: `${views} views` },
@@ -118,15 +142,15 @@ window.ready = true;
   test("hls.js and shaka views from two countries: counted once each, with startup time, watch time and no stall", async () => {
     const [us, gb] = await Promise.all([openPlayer("8.8.8.8"), openPlayer("81.2.69.160")]);
     await Promise.all([
-      us.evaluate(([id, m]) => (globalThis as any).start("hls", id, m), [videoId, manifest]),
-      gb.evaluate(([id, m]) => (globalThis as any).start("shaka", id, m), [videoId, manifest]),
+      us.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("hls", id!, m!), [videoId, manifest]),
+      gb.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("shaka", id!, m!), [videoId, manifest]),
     ]);
     await Promise.all([untilTime(us, 3), untilTime(gb, 3)]);
     const logs = await Promise.all([finish(us), finish(gb)]);
     const d = await figures(2);
     expect(d.unique_viewers).toBe(2); // two browser contexts: two random viewer ids
-    expect(d.by.country.map((c: any) => c.value).sort()).toEqual(["GB", "US"]);
-    expect(d.by.browser[0].value).toMatch(/Chrome/);
+    expect(d.by.country.map((c) => c.value).sort()).toEqual(["GB", "US"]);
+    expect(d.by.browser[0]!.value).toMatch(/Chrome/);
     expect(d.startup_time_ms.p50).toBeGreaterThan(0);
     expect(d.startup_time_ms.p95).toBeLessThan(30_000);
     const watched = (logs[0]!.watchedMs + logs[1]!.watchedMs) / 1000;
@@ -139,11 +163,11 @@ window.ready = true;
     const page = await openPlayer("5.9.0.1");
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Network.enable");
-    await page.evaluate(([id, m]) => (globalThis as any).start("hls", id, m), [videoId, manifest]);
+    await page.evaluate(([id, m]) => (globalThis as unknown as PlayerPage).start("hls", id!, m!), [videoId, manifest]);
     await untilTime(page, 0.5);
     // 4 KB/s: the next 2 s segment takes far longer than the buffer lasts.
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 4 * 1024, uploadThroughput: -1 });
-    await page.waitForFunction(() => (globalThis as any).log.stalls > 0, undefined, { timeout: 60_000, polling: 100 });
+    await page.waitForFunction(() => (globalThis as unknown as PlayerPage).log.stalls > 0, undefined, { timeout: 60_000, polling: 100 });
     await Bun.sleep(2500);
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await untilTime(page, 6);
@@ -158,5 +182,54 @@ window.ready = true;
     const ratio = stalled / (stalled + watched);
     expect(Math.abs(ratio - log.stalledMs / (log.stalledMs + log.watchedMs))).toBeLessThan(0.08);
     expect(d.rebuffer_ratio).toBeGreaterThan(0);
+  });
+
+  test.skipIf(!Bun.which("ffmpeg"))("a live broadcast's two hls.js viewers (and a WHEP viewer) are its concurrent viewers", async () => {
+    const res = await t.api("/livestreams/", { method: "POST", json: { title: "analytics live" } });
+    expect(res.status).toBe(201);
+    const stream = ((await res.json()) as any).data.stream;
+    const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
+    // Looped in real time: live for as long as the test watches.
+    const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", fixture, "-c", "copy", "-f", "flv", stream.rtmp_url], { stderr: "ignore" });
+    try {
+      await streamIn(t, stream.id, ["LIVE"], 20_000);
+      const viewers = await Promise.all([openPlayer("8.8.4.4"), openPlayer("81.2.69.161")]);
+      await Promise.all(viewers.map((p) => p.evaluate(([id, url]) => (globalThis as any).startLive(id, url), [stream.id, stream.hls_url])));
+      await Promise.all(
+        viewers.map((p) =>
+          p.waitForFunction(
+            () => {
+              const v = (globalThis as any).document.querySelector("video");
+              return !v.paused && v.readyState >= 3 && v.currentTime > 0;
+            },
+            undefined,
+            { timeout: 60_000, polling: 200 },
+          ),
+        ),
+      );
+      // WHEP viewers are counted from each process's 10-s samples of its sessions (src/analytics/whep-sampler.ts).
+      let expected = viewers.length;
+      const whep = webrtcAvailability().available ? await browser.newPage() : null;
+      if (whep) {
+        await whep.goto(`http://127.0.0.1:${pages.port}/`);
+        await installWebrtcScript(whep);
+        expect((await whepPlay(whep, stream.whep_url)).status).toBe(201);
+        await untilPlaying(whep);
+        expected++;
+      } else console.warn("analytics-players: no WHEP viewer (the WebRTC worker is not installed: npm run setup:webrtc)");
+      const live = await waitFor(
+        async () => {
+          const d = ((await (await t.api(`/livestreams/${stream.id}/analytics/?granularity=minute&from=${new Date(Date.now() - 600_000).toISOString()}`)).json()) as any).data;
+          return d.concurrent_viewers.current >= expected ? d : undefined;
+        },
+        { timeoutMs: 30_000, what: `${expected} concurrent viewers` },
+      );
+      expect(live.concurrent_viewers.peak).toBeGreaterThanOrEqual(expected);
+      await whep?.close();
+      await Promise.all(viewers.map((p) => finish(p)));
+    } finally {
+      ff.kill();
+      await ff.exited;
+    }
   });
 });

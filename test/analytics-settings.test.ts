@@ -3,6 +3,7 @@
  * organization's overview, a video's and a live stream's figures, with uPlot
  * charts served from node_modules (nothing requested from another origin).
  */
+import { ok } from "./support/api.ts";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { waitFor } from "./support/events.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
@@ -14,6 +15,7 @@ describe("settings: analytics", () => {
   const screen = settingsScreen({
     env: { TRUST_PROXY: "1", ANALYTICS_CLOSE_INTERVAL_MS: "200" },
     prepare: async (t) => {
+      // Raw POSTs of two routes (createVideo, createLivestream): the reason this helper reads untyped JSON.
       const post = async (path: string, json: unknown) => ((await (await t.api(path, { method: "POST", json })).json()) as any).data;
       ids.video = (await post("/videos/", { source_url: "http://127.0.0.1:9/none.mp4" })).asset.public_id;
       ids.stream = (await post("/livestreams/", { title: "settings analytics" })).stream.id;
@@ -27,7 +29,7 @@ describe("settings: analytics", () => {
         fetch(`${t.base}/beacons/`, { method: "POST", body: JSON.stringify(body), headers: { "x-forwarded-for": from, "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0" } });
       await send(events({ video_id: ids.video }, "sv1", true), "81.2.69.160");
       await send(events({ stream_id: ids.stream }, "sl1", false), "8.8.8.8");
-      await waitFor(async () => ((await (await t.api(`/videos/${ids.video}/analytics/`)).json()) as any).data.views === 1, { what: "the view closed" });
+      await waitFor(async () => (await ok(t.api(`/videos/${ids.video}/analytics/`), "getVideoAnalytics")).data.views === 1, { what: "the view closed" });
     },
   });
 

@@ -200,7 +200,11 @@ test("a live stream created with drm_enabled: its live HLS is clear, its recordi
   // Issue 23: the clear live HLS does not outlive the broadcast (a stream without DRM keeps it LIVE_FILES_RETENTION_MS).
   await waitFor(async () => (await fetch(s.hls_url)).status === 404 || undefined, { timeoutMs: 60_000, what: "live HLS removed" });
   // A whole segment, or (an LL-HLS playlist read before its first segment closed) the init segment or a part.
-  const media = playlist.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#"))?.trim() ?? /URI="([^"]+)"/.exec(playlist)?.[1];
+  const media =
+    playlist
+      .split("\n")
+      .find((l) => l.trim() !== "" && !l.startsWith("#"))
+      ?.trim() ?? /URI="([^"]+)"/.exec(playlist)?.[1];
   expect(media).toBeString();
   expect((await fetch(new URL(media!, s.hls_url))).status).toBe(404);
 }, 300_000);

@@ -1,3 +1,4 @@
+import { ok } from "./support/api.ts";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import HLS from "hls-parser";
 import type { LlHlsPartInfo } from "../media/hls/ll-hls-packager.ts";
@@ -23,7 +24,7 @@ const written = new Map<string, LlHlsPartInfo>();
 beforeAll(async () => {
   t = await startTestService();
   t.service.live.onPart((_id, info) => written.set(`${info.sequence}.${info.part}`, info));
-  const s = ((await (await t.api("/livestreams/", { method: "POST", json: { title: "LL" } })).json()) as any).data.stream;
+  const s = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "LL" } }), "createLivestream")).data.stream;
   hlsUrl = s.hls_url;
   pub = publish({ url: s.rtmp_url, tags: looped(await fixtureTags(), 4), pace: "realtime" });
   await pub.started;

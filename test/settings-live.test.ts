@@ -2,6 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { withOffset } from "../src/settings/live-pages.ts";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
+import { waitFor } from "./support/events.ts";
 import { getStream } from "./support/streams.ts";
 import { ok } from "./support/api.ts";
 
@@ -65,6 +66,14 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
         })()`,
         null,
         { timeout: 45_000, polling: 250 },
+      );
+      // The preview is a viewer of the stream (issue 28: trackPlayback with its id).
+      await waitFor(
+        async () => {
+          const d = ((await (await screen.t.api(`/livestreams/${id}/analytics/`)).json()) as any).data;
+          return d.concurrent_viewers.current >= 1 ? d : undefined;
+        },
+        { timeoutMs: 20_000, what: "the preview counted as a viewer" },
       );
 
       page.once("dialog", (d) => d.accept());

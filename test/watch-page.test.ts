@@ -2,12 +2,14 @@
  * Issue 16, the watch page in Debian's Chromium: `/watch/<media token>` plays
  * the video with its poster and storyboard previews, loads nothing from
  * another origin, breaks no CSP rule, and plays inside an iframe of a page on
- * another origin; an unknown token or a deleted video is a 404 page.
+ * another origin; its view is counted (issue 28, trackPlayback); an unknown
+ * token or a deleted video is a 404 page.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, chromium, type Frame, type Page } from "playwright-core";
 import { hasPackager } from "../media/transcoder/index.ts";
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
+import { waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { completed, register } from "./support/posters.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
@@ -31,7 +33,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
   let embedder: ReturnType<typeof Bun.serve>;
 
   beforeAll(async () => {
-    t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
+    t = await startTestService({ env: { MEDIA_BACKEND: "native", ANALYTICS_CLOSE_INTERVAL_MS: "200" } });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const id = (await register(t, files.url("av-720p-3s.mp4"), "A <b>watch</b> test")).asset.public_id;
     video = (await completed(t, id)).video;
@@ -177,6 +179,33 @@ describe.skipIf(!hasChromium)("watch page", () => {
     },
     120_000,
   );
+
+  test("the view is counted (issue 28): trackPlayback's beacons, viewend when the viewer leaves the page, the API reports it", async () => {
+    let viewId = "";
+    await onWatchPage(async (page) => {
+      await page.goto(`${video.watch_url}?autoplay=1&muted=1`);
+      await playing(page);
+      viewId = await page.evaluate(() => (globalThis as unknown as { watchTracker: { viewId: string } }).watchTracker.viewId);
+      // Leaving fires pagehide (page.close() without runBeforeUnload does not): its viewend goes by sendBeacon.
+      await page.goto("about:blank");
+    });
+    const events = async () => (await t.service.database.client.execute({ sql: "SELECT type FROM analytics_events WHERE view_id = ?", args: [viewId] })).rows.map((r) => r.type);
+    await waitFor(async () => (await events()).includes("viewend"), { timeoutMs: 10_000, what: "the watch page's viewend" }).catch(async (err) => {
+      throw new Error(`${err}: the view's events were ${JSON.stringify(await events())}`);
+    });
+    const row = await waitFor(
+      async () => {
+        const r = await t.service.database.client.execute({ sql: "SELECT watch_ms, startup_ms FROM analytics_views WHERE view_id = ? AND closed_at IS NOT NULL", args: [viewId] });
+        return r.rows[0];
+      },
+      { timeoutMs: 20_000, what: "the watch page's view closed" },
+    );
+    expect(Number(row.watch_ms)).toBeGreaterThan(500);
+    expect(Number(row.startup_ms)).toBeGreaterThan(0);
+    const figures = (await (await t.api(`/videos/${video.id}/analytics/?from=${new Date(Date.now() - 3600_000).toISOString()}`)).json()) as any;
+    expect(figures.data.views).toBeGreaterThanOrEqual(1);
+    expect(figures.data.watch_time_seconds).toBeGreaterThan(0.5);
+  }, 60_000);
 
   test("an unknown token, a malformed one and a deleted video answer a 404 page", async () => {
     for (const path of [`/watch/${"0".repeat(40)}`, "/watch/not-a-token"]) {

@@ -63,21 +63,13 @@ export function createBeaconWriter(deps: { database: Database; logger: Logger })
         endSeenAt: ends,
       });
     }
-    const rows = batch.map((p) => ({
-      assetId: p.event.assetId,
-      viewId: p.event.viewId,
-      type: p.event.type,
-      t: p.event.t,
-      playerTime: p.event.playerTime,
-      height: p.event.height,
-      bitrate: p.event.bitrate,
-      code: p.event.code,
-      startupMs: p.event.startupMs,
-      receivedAt: p.receivedAt,
-    }));
+    const rows = batch.map((p) => [p.event.assetId, p.event.viewId, p.event.type, p.event.t, p.event.playerTime, p.event.height, p.event.bitrate, p.event.code, p.event.startupMs, p.receivedAt]);
     const viewRows = [...views.values()];
     await deps.database.write(async (tx) => {
-      for (let i = 0; i < rows.length; i += CHUNK) await tx.insert(analyticsEvents).values(rows.slice(i, i + CHUNK));
+      // One statement, one bound JSON text, unpacked by SQLite (json_each): no per-row binding or query building.
+      await tx.run(sql`INSERT INTO ${analyticsEvents} (asset_id, view_id, type, t, player_time, height, bitrate, code, startup_ms, received_at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
+        FROM json_each(${JSON.stringify(rows)})`);
       for (let i = 0; i < viewRows.length; i += CHUNK / 2) {
         await tx
           .insert(analyticsViews)

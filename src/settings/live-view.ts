@@ -108,7 +108,7 @@ function preview(s: StreamView): Html {
   // hls.js served by the service (/assets/): the preview attaches once the stream is LIVE (the page polls its status).
   return html`<section class="panel" aria-labelledby="preview">
     <h2 id="preview">Preview</h2>
-    <video id="preview-player" controls playsinline muted autoplay aria-label="Live preview of ${s.title}" data-src="${s.hls_url}"></video>
+    <video id="preview-player" controls playsinline muted autoplay aria-label="Live preview of ${s.title}" data-src="${s.hls_url}" data-stream-id="${s.id}"></video>
     <p id="preview-state" role="status" aria-live="polite">${s.status === "LIVE" ? "Loading the live picture…" : "Waiting for the encoder: the preview starts when the stream is live."}</p>
     <p class="muted">HLS: <code>${s.hls_url}</code></p>
   </section>

@@ -15,7 +15,7 @@ function player(v: VideoView["video"]): Html {
   // Players are served by the service (/assets/, static-assets.ts): nothing from a CDN.
   const drm = v.drm_license_url !== null;
   return html`<div class="player">
-    <video id="player" controls playsinline muted preload="metadata" aria-label="${v.title}" data-src="${v.url}"${drm ? html` data-license-url="${v.drm_license_url}"` : ""}></video>
+    <video id="player" controls playsinline muted preload="metadata" aria-label="${v.title}" data-src="${v.url}" data-video-id="${v.id}"${drm ? html` data-license-url="${v.drm_license_url}"` : ""}></video>
     <p id="player-error" class="error" role="alert" hidden></p>
     ${drm ? html`<p class="muted">DRM: ClearKey, played with shaka-player; the licence token on this page is valid for a limited time.</p>` : ""}
   </div>

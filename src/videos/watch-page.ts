@@ -19,6 +19,8 @@ export interface WatchPageView {
   muted: boolean;
   /** Path prefix of BASE_URL ('' at the root). */
   prefix: string;
+  /** The video's id, for viewer analytics (issue 28: the page sends beacons through the SDK's trackPlayback). */
+  videoId: string;
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -36,7 +38,7 @@ export function watchPageHtml(v: WatchPageView): string {
 <link rel="stylesheet" href="${v.prefix}/watch/watch.css">
 </head>
 <body>
-<main id="player"${attr("data-manifest", v.manifest)}${attr("data-kind", v.kind)}${attr("data-storyboard", v.storyboard)}${attr("data-licence", v.licence)}${attr("data-autoplay", v.autoplay ? "1" : null)}>
+<main id="player"${attr("data-manifest", v.manifest)}${attr("data-kind", v.kind)}${attr("data-storyboard", v.storyboard)}${attr("data-licence", v.licence)}${attr("data-autoplay", v.autoplay ? "1" : null)}${attr("data-video", v.videoId)}${attr("data-track", `${v.prefix}/assets/vidlive-track.js`)}>
 <h1>${escapeHtml(v.title)}</h1>
 <video id="video" controls playsinline preload="metadata"${attr("poster", v.poster)}${attr("muted", v.muted)}${attr("autoplay", v.autoplay)}>${
     v.subtitles ? `<track kind="subtitles" srclang="en" label="English"${attr("src", v.subtitles)}>` : ""
@@ -72,7 +74,11 @@ video { flex: 1; width: 100%; min-height: 0; background: #000; }
 [hidden] { display: none !important; }
 `;
 
-/** Plays the manifest (hls.js, or shaka with the ClearKey licence for DRM), and shows storyboard tiles over the scrub bar. */
+/**
+ * Plays the manifest (hls.js, or shaka with the ClearKey licence for DRM), shows storyboard tiles over the scrub bar,
+ * and counts the view: the SDK's trackPlayback, imported from this service's /assets/vidlive-track.js (beacons to
+ * its /beacons/; the view ends at pagehide, when the viewer leaves or closes the page).
+ */
 export const WATCH_JS = `"use strict";
 (() => {
   const root = document.getElementById("player");
@@ -83,6 +89,13 @@ export const WATCH_JS = `"use strict";
     p.textContent = text;
     p.hidden = false;
   };
+  // Analytics never stand in the way of playback: a failed import only means the view is not counted.
+  const track = (player) =>
+    import(d.track)
+      .then((m) => {
+        window.watchTracker = m.trackPlayback(video, Object.assign({ videoId: d.video }, player));
+      })
+      .catch(() => undefined);
 
   async function play() {
     if (d.kind === "dash") {
@@ -92,6 +105,7 @@ export const WATCH_JS = `"use strict";
       const player = new shaka.Player();
       window.watchPlayer = player;
       await player.attach(video);
+      track({ shaka: player });
       player.configure({ drm: { servers: { "org.w3.clearkey": d.licence } } });
       player.addEventListener("error", (e) => say("Playback failed (" + (e.detail && e.detail.code) + ")."));
       await player.load(d.manifest);
@@ -102,11 +116,13 @@ export const WATCH_JS = `"use strict";
       // Subtitles come from the page's <track> (the transcript), not from the playlist: one track, not two.
       const hls = new Hls({ enableWebVTT: false });
       window.watchPlayer = hls;
+      track({ hls });
       hls.on(Hls.Events.ERROR, (_e, data) => data.fatal && say("Playback failed (" + data.details + ")."));
       hls.loadSource(d.manifest);
       hls.attachMedia(video);
     } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
       video.src = d.manifest;
+      track({});
     } else {
       return say("This browser cannot play HLS.");
     }

@@ -82,6 +82,7 @@ export function watchRoutes(deps: { store: MediaStore; runtime: ActorRuntime; to
             autoplay: query.get("autoplay") === "1",
             muted: query.get("muted") === "1",
             prefix,
+            videoId: record.id,
           }),
           200,
         );

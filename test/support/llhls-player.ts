@@ -75,7 +75,7 @@ export async function startLlHlsPlayer(): Promise<{ watch(url: string, opts: { s
       });
       try {
         await page.goto(`http://127.0.0.1:${server.port}/`);
-        const r = (await page.evaluate((o) => (globalThis as any).watchLive(o), { url, ...opts })) as LiveWatch;
+        const r = (await page.evaluate((o) => (globalThis as unknown as { watchLive(o: unknown): LiveWatch }).watchLive(o), { url, ...opts })) as LiveWatch;
         if (process.env.LLHLS_DEBUG) console.log(log.join("\n"), JSON.stringify(r));
         return r;
       } finally {

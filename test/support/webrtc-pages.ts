@@ -27,7 +27,7 @@ export async function startWebrtcBrowser(): Promise<WebrtcBrowser> {
     async page() {
       const p = await browser.newPage();
       await p.goto(`${origin}/`);
-      await p.addScriptTag({ content: PAGE_SCRIPT });
+      await installWebrtcScript(p);
       return p;
     },
     async close() {
@@ -35,6 +35,11 @@ export async function startWebrtcBrowser(): Promise<WebrtcBrowser> {
       server.stop(true);
     },
   };
+}
+
+/** Gives a page of another suite's own browser `whepPlay`, `viewerState`… (a WHEP viewer needs no fake devices). */
+export async function installWebrtcScript(page: Page): Promise<void> {
+  await page.addScriptTag({ content: PAGE_SCRIPT });
 }
 
 export type OfferResult = { status: number; location: string | null; contentType: string | null; body: string };

@@ -1,9 +1,19 @@
 // A video's page: the player (hls.js, or shaka with the ClearKey licence URL
 // for a DRM video), progress while it transcodes (reload when it settles),
-// and the transcript and summary texts fetched from their media URLs.
+// and the transcript and summary texts fetched from their media URLs. Its views
+// are counted like any player's (issue 28: the SDK's trackPlayback, /assets/vidlive-track.js).
 // Served at /settings/assets/video-page.js (issue 25: an asset file, linted, under the screen's CSP script-src 'self').
 (() => {
   const video = document.getElementById("player");
+  // Analytics never stand in the way of playback: a failed import only leaves the view uncounted.
+  // A signed video's media URL carries its playback token, which its beacons need.
+  const track = (player) =>
+    import("/assets/vidlive-track.js")
+      .then((m) => {
+        const token = new URL(video.dataset.src, location.href).searchParams.get("token");
+        window.settingsTracker = m.trackPlayback(video, Object.assign({ videoId: video.dataset.videoId }, token ? { token } : {}, player));
+      })
+      .catch(() => undefined);
   const fail = (text) => {
     const box = document.getElementById("player-error");
     box.textContent = text;
@@ -13,6 +23,7 @@
     shaka.polyfill.installAll();
     const player = new shaka.Player();
     window.settingsPlayer = player;
+    track({ shaka: player });
     player.addEventListener("error", (e) => fail("Playback failed: shaka error " + (e.detail && e.detail.code)));
     player
       .attach(video)
@@ -24,6 +35,7 @@
   } else if (video && window.Hls && Hls.isSupported()) {
     const hls = new Hls();
     window.settingsPlayer = hls;
+    track({ hls });
     hls.on(Hls.Events.ERROR, (_e, d) => {
       if (d.fatal) fail("Playback failed: " + d.type + " / " + d.details);
     });
@@ -31,6 +43,7 @@
     hls.attachMedia(video);
   } else if (video && video.canPlayType("application/vnd.apple.mpegurl")) {
     video.src = video.dataset.src;
+    track({});
   }
   for (const el of document.querySelectorAll("[data-text-src]")) {
     fetch(el.dataset.textSrc)
