@@ -3,13 +3,14 @@ import { hostname } from "node:os";
 import { actorKinds } from "./actor-kinds-config.ts";
 import { createActorRuntime, type ActorRuntime } from "./actors/actor-runtime.ts";
 import { actorWorkHandlers } from "./actors/actor-work.ts";
+import { serviceWork, type ServiceWork } from "./service-work.ts";
 import { randomToken } from "./ids.ts";
 import { createLiveUrls } from "./live/live-urls.ts";
 import { createRetention } from "./retention/retention.ts";
-import { createRetentionHandler, scheduleRetention } from "./retention/retention-handler.ts";
+import { retentionHandlers, scheduleRetention } from "./retention/retention-handler.ts";
 import { createWorkLedger, type WorkLedger } from "./work/work-ledger.ts";
-import { workPolicies } from "./work/work-policies.ts";
-import { createWorkRunner, type WorkPolicies, type WorkRunner } from "./work/work-runner.ts";
+import type { WorkPolicies } from "./work/work-policies.ts";
+import { createWorkRunner, type WorkRunner } from "./work/work-runner.ts";
 import { type Config, printableDatabaseUrl } from "./config.ts";
 import { createDatabase, ensurePrivateDir, type Database } from "./db/create-database.ts";
 import { createApp, type App } from "./http/create-app.ts";
@@ -64,10 +65,10 @@ export interface Service {
   /** Domain events as written by the actors, for the webhooks and tools (src/outbox). */
   outbox: Outbox;
   /** The work ledger and the runner of every type of work (src/work/). */
-  ledger: WorkLedger;
+  ledger: WorkLedger<ServiceWork>;
   runner: WorkRunner;
-  /** Every work type's policy (concurrency, attempts, backoff, timeout), read by the runner at each claim. */
-  policies: WorkPolicies;
+  /** Every work type's policy (concurrency, attempts, backoff, timeout) as the modules declared it, read by the runner at each claim. */
+  policies: WorkPolicies<ServiceWork>;
   secret: ServerSecret;
   outbound: OutboundGuard;
   store: MediaStore;
@@ -119,14 +120,15 @@ export async function createService(
   const outbox = createOutbox({ database, events: createEventSealer(secret) });
   // One holder id per process start: leases of a previous run of this process (same host and pid) are not ours.
   const holder = `${hostname()}-${process.pid}-${randomToken(4)}`;
-  const ledger = createWorkLedger({ database, holder, leaseMs: config.jobLeaseMs });
-  const policies = workPolicies(config);
+  // Every module's work, declared by the module (types, policies) and assembled here; the handlers join at the runner.
+  const registry = serviceWork(config);
+  const ledger = createWorkLedger({ database, holder, leaseMs: config.jobLeaseMs, work: registry });
+  const { policies } = registry;
   const urls = createLiveUrls(config, secret);
   const runtime = createActorRuntime({
     database,
     logger,
     ledger,
-    policies,
     kinds: actorKinds(config, logger),
     subscribedEvents,
     outbox,
@@ -143,7 +145,7 @@ export async function createService(
     database,
     objects,
     logger,
-    workTypes: Object.keys(policies),
+    workTypes: registry.types,
     rtmpPort: () => live.rtmp?.port ?? null,
     broadcasts: () => live.ingest.held().length,
   });
@@ -168,7 +170,6 @@ export async function createService(
     database,
     runtime,
     ledger,
-    policies,
     work,
     orgs,
     logger,
@@ -187,7 +188,6 @@ export async function createService(
     database,
     runtime,
     ledger,
-    policies,
     videos: videos.videos,
     urls,
     secret,
@@ -228,17 +228,16 @@ export async function createService(
   const retention = createRetention({ database, config, logger, removeMedia: (id) => store.remove(id), objects });
   runner = createWorkRunner({
     ledger,
-    policies,
     logger: logger.child({ component: "work" }),
     pollMs: Math.min(1000, Math.max(100, Math.floor(config.jobLeaseMs / 3))),
     infraRetryWindowMs: config.infraRetryWindowMs,
     onFinished: ops.metrics.observeJob,
-    // The registry: every work type's handler, from the module that owns it (policies: src/work/work-policies.ts).
+    // Every declared type's handler, from the module that declares it (service-work.ts): a type without one does not compile.
     handlers: {
       ...videos.handlers,
       ...live.handlers,
       ...actorWorkHandlers(runtime),
-      retention: createRetentionHandler({ retention, config }),
+      ...retentionHandlers({ retention, config }),
     },
   });
   runtime.onWork(() => work.wake());
@@ -310,7 +309,7 @@ export async function createService(
       videos.start();
       stoppers.push(() => videos.stop());
       stoppers.push(() => images.stop());
-      await database.write((tx) => scheduleRetention(tx, ledger, { maxAttempts: policies.retention.maxAttempts }));
+      await database.write((tx) => scheduleRetention(tx, ledger));
       runner!.start();
       stoppers.push(() => runner!.stop());
       await webhooks.start();

@@ -64,7 +64,7 @@ test("three writer processes on sqld: migrations once, every claim once, every t
       for (const id of actorIds) await createCounter(runtime, id, "org_counter");
       const ids = new Set<string>();
       await database.write(async (tx) => {
-        for (let i = 0; i < ROWS; i++) ids.add(await ledger.enqueue(tx, { type: "retention", payload: {}, orgId: `org_${i % 3}`, entityId: `ent_${i}`, maxAttempts: 3 } as never));
+        for (let i = 0; i < ROWS; i++) ids.add(await ledger.enqueue(tx, { type: "retention", payload: {}, orgId: `org_${i % 3}`, entityId: `ent_${i}` }));
       });
 
       for (const p of procs) {

@@ -14,7 +14,7 @@ import { actors, actorTags, work } from "../db/schema/index.ts";
 import { createOutbox } from "../outbox/outbox.ts";
 import { silentLogger } from "../log.ts";
 import { createWorkLedger, type WorkLedger, type WorkRow } from "../work/work-ledger.ts";
-import { workPolicies } from "../work/work-policies.ts";
+import { type ServiceWork, serviceWork } from "../service-work.ts";
 import { createWorkRunner, type WorkHandlers, type WorkRunner } from "../work/work-runner.ts";
 import { type ActorKinds, type ActorRuntime, ActorVersionError, createActorRuntime, type TagChange } from "./actor-runtime.ts";
 
@@ -25,7 +25,7 @@ import { type ActorKinds, type ActorRuntime, ActorVersionError, createActorRunti
  */
 
 const LONG = 60_000;
-const policies = workPolicies(loadConfig({}));
+const registry = serviceWork(loadConfig({}));
 
 let dir: string | undefined;
 const opened: Array<{ close(): Promise<void> }> = [];
@@ -42,7 +42,7 @@ function freshPath(): string {
 
 interface Stack {
   database: Database;
-  ledger: WorkLedger;
+  ledger: WorkLedger<ServiceWork>;
   runtime: ActorRuntime;
   runner: WorkRunner;
   close(): Promise<void>;
@@ -50,7 +50,7 @@ interface Stack {
 
 async function openStack(path: string, opts: { timings?: Partial<StreamTimings>; check?: (change: TagChange) => void; holder?: string } = {}): Promise<Stack> {
   const database = await createDatabase({ url: `file:${path}` });
-  const ledger = createWorkLedger({ database, holder: opts.holder ?? `test_${Math.random().toString(36).slice(2)}`, leaseMs: 300 });
+  const ledger = createWorkLedger({ database, holder: opts.holder ?? `test_${Math.random().toString(36).slice(2)}`, leaseMs: 300, work: registry });
   const timings: StreamTimings = { leadMs: 0, idleMs: LONG, reconnectMs: LONG, ...opts.timings };
   const check = opts.check;
   const kinds: ActorKinds = {
@@ -63,9 +63,9 @@ async function openStack(path: string, opts: { timings?: Partial<StreamTimings>;
       ...(check ? { check: async (change) => check(change) } : {}),
     },
   };
-  const runtime = createActorRuntime({ database, logger: silentLogger, kinds, ledger, policies });
+  const runtime = createActorRuntime({ database, logger: silentLogger, kinds, ledger });
   const noop = { run: async () => undefined };
-  const handlers: WorkHandlers = {
+  const handlers: WorkHandlers<ServiceWork> = {
     "actor-timer": { run: (row) => runtime.fireTimer(row).then(() => undefined) },
     "actor-message": { run: (row) => runtime.deliver(row).then(() => undefined) },
     "fetch-source": noop,
@@ -75,7 +75,7 @@ async function openStack(path: string, opts: { timings?: Partial<StreamTimings>;
     "live-files-remove": noop,
     retention: noop,
   };
-  const runner = createWorkRunner({ ledger, policies, handlers, logger: silentLogger, pollMs: 50 });
+  const runner = createWorkRunner({ ledger, handlers, logger: silentLogger, pollMs: 50 });
   runtime.onWork(() => runner.wake());
   let closed = false;
   const stack = {
@@ -170,7 +170,7 @@ describe("delayed transitions", () => {
     await s.runtime.send("livestream", "ls_stale", { type: "PUBLISHER_LEFT" });
     await Bun.sleep(80);
     // The runner's claim of the due reconnect timer (the fire follows in its own transaction).
-    const claimed = (await s.ledger.claim("actor-timer")) as WorkRow<"actor-timer"> | null;
+    const claimed = (await s.ledger.claim("actor-timer")) as WorkRow<ServiceWork, "actor-timer"> | null;
     expect(claimed?.payload.sendId).toContain("reconnectWindow");
 
     // Meanwhile the publisher comes back and leaves again: a new window starts.
@@ -246,7 +246,7 @@ describe("effects are rows of the transition's transaction", () => {
     const outboxBefore = await createOutbox({ database: s.database }).readAfter(0, { limit: 100 });
     expect(outboxBefore.map((r) => r.event)).toEqual(["LIVESTREAM_SCHEDULED"]);
     await Bun.sleep(60);
-    const row = (await s.ledger.claim("actor-timer")) as WorkRow<"actor-timer"> | null;
+    const row = (await s.ledger.claim("actor-timer")) as WorkRow<ServiceWork, "actor-timer"> | null;
     expect(row).not.toBeNull();
 
     await expect(s.runtime.fireTimer(row!)).rejects.toBeInstanceOf(NoSlot);

@@ -1,12 +1,11 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { initialTransition, transition, type AnyStateMachine } from "xstate";
-import type { DomainEvent } from "../../machines/contracts.ts";
+import type { ActorWork, DomainEvent, MachineWork } from "../../machines/contracts.ts";
 import type { Database, Tx } from "../db/create-database.ts";
 import { actors, actorTags } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
 import { createOutbox, type Outbox } from "../outbox/outbox.ts";
-import type { WorkLedger, WorkRow } from "../work/work-ledger.ts";
-import type { WorkPolicies } from "../work/work-runner.ts";
+import type { WorkQueue, WorkRow } from "../work/work-ledger.ts";
 import type { ActorKindSpec, ActorKinds, ActorTag, AnyActorTag, TagChange, TagCounts } from "./actor-kind-spec.ts";
 import type { ActorContext, ActorEvent, ActorKindName } from "./actor-kinds.ts";
 import { type ActorRecord, type AnyRecord, createActorRecords, type Persisted } from "./actor-records.ts";
@@ -57,8 +56,8 @@ export function createActorRuntime(opts: {
   database: Database;
   logger: Logger;
   kinds: ActorKinds;
-  ledger: WorkLedger;
-  policies: WorkPolicies;
+  /** The ledger of the actors' own work and of the work their machines ask for (each type's attempts are its declaration's). */
+  ledger: WorkQueue<ActorWork & MachineWork>;
   /**
    * The events someone consumes by fan-out (the organization's webhook subscriptions), read in the transaction that
    * writes them: an outbox row of another event is written already fanned out (src/webhooks/subscribed-events.ts).
@@ -70,7 +69,7 @@ export function createActorRuntime(opts: {
   /** Seals the kinds' declared secret fields (ActorKindSpec `secrets`, context-secrets.ts); stored as they are without. */
   secrets?: TextCipher;
 }) {
-  const { database, kinds, ledger, policies } = opts;
+  const { database, kinds, ledger } = opts;
   const outbox = opts.outbox ?? createOutbox({ database });
   const outboxListeners = new Set<() => void>();
   const workListeners = new Set<() => void>();
@@ -110,17 +109,16 @@ export function createActorRuntime(opts: {
         payload: { kind, actorId: id, sendId: t.sendId, event: t.event },
         orgId,
         entityId: id,
-        maxAttempts: policies["actor-timer"].maxAttempts,
         runAfter: now + t.delayMs,
         dedupeKey: timerKey(id, t.sendId),
       });
     }
     for (const w of fx.work) {
       // One open row of a type per actor: asking again while one is open reschedules it.
-      await ledger.enqueue(tx, { ...w.work, orgId, entityId: id, maxAttempts: policies[w.work.type].maxAttempts, runAfter: now + (w.delayMs ?? 0), dedupeKey: `${w.work.type}:${id}` });
+      await ledger.enqueue(tx, { ...w.work, orgId, entityId: id, runAfter: now + (w.delayMs ?? 0), dedupeKey: `${w.work.type}:${id}` });
     }
     for (const m of fx.messages) {
-      await ledger.enqueue(tx, { type: "actor-message", payload: m, orgId, entityId: m.actorId, maxAttempts: policies["actor-message"].maxAttempts });
+      await ledger.enqueue(tx, { type: "actor-message", payload: m, orgId, entityId: m.actorId });
     }
     // The runner polls at least every WAKE_WITHIN_MS (service.ts) and then arms a timer for a row due before its next
     // poll: waking it for a row due later (a stream's idle timeout, minutes away) only costs a claim query per work type.
@@ -248,7 +246,7 @@ export function createActorRuntime(opts: {
    * An event the kind's `check` refuses is replaced by what the kind says
    * instead (a booked stream finding no slot free: its FAIL).
    */
-  async function deliverHeld(row: WorkRow<"actor-timer"> | WorkRow<"actor-message">, firing?: string): Promise<TransitionResult | null> {
+  async function deliverHeld(row: WorkRow<ActorWork, "actor-timer"> | WorkRow<ActorWork, "actor-message">, firing?: string): Promise<TransitionResult | null> {
     const { kind, actorId, event } = row.payload;
     try {
       const out = await database.write(async (tx) => ((await ledger.holds(tx, row.id)) ? step(tx, kind, actorId, event, firing) : null));
@@ -317,12 +315,12 @@ export function createActorRuntime(opts: {
      * transaction with the transition (a timer cancelled by a transition that
      * committed first does nothing).
      */
-    async fireTimer(row: WorkRow<"actor-timer">): Promise<TransitionResult | null> {
+    async fireTimer(row: WorkRow<ActorWork, "actor-timer">): Promise<TransitionResult | null> {
       return deliverHeld(row, row.id);
     },
 
     /** Delivers a durable message (`actor-message` work) to its actor, as `fireTimer` does. */
-    async deliver(row: WorkRow<"actor-message">): Promise<TransitionResult | null> {
+    async deliver(row: WorkRow<ActorWork, "actor-message">): Promise<TransitionResult | null> {
       return deliverHeld(row);
     },
 

@@ -3,7 +3,8 @@ import type { Database } from "../db/create-database.ts";
 import { work } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
 import { chunks } from "../work/lease.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { LiveWork } from "./live-work.ts";
 
 /** How often the owner looks for a finalization of its broadcasts queued elsewhere. */
 export const HANDOVER_POLL_MS = 250;
@@ -22,7 +23,7 @@ const HANDED_MS = 2_000;
  * The read goes to table `work` directly (read-only; the ledger stays its
  * only writer): the ledger has no batched "open rows of these entities".
  */
-export function createFinalizeHandover(deps: { database: Database; ledger: WorkLedger; held: () => string[]; wake: () => void; logger: Logger; pollMs?: number }) {
+export function createFinalizeHandover(deps: { database: Database; ledger: WorkQueue<LiveWork>; held: () => string[]; wake: () => void; logger: Logger; pollMs?: number }) {
   const pollMs = deps.pollMs ?? HANDOVER_POLL_MS;
   const handed = new Map<string, number>();
   let timer: ReturnType<typeof setInterval> | undefined;

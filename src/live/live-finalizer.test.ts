@@ -21,13 +21,16 @@ import { createS3ObjectStore } from "../storage/s3-object-store.ts";
 import { type S3Server, startS3rver } from "../../test/support/s3rver.ts";
 import { createUploadStore } from "../videos/upload-store.ts";
 import { createVideoService } from "../videos/video-service.ts";
-import { createWorkLedger, type WorkRow } from "../work/work-ledger.ts";
-import { workPolicies } from "../work/work-policies.ts";
+import { type ServiceWork, serviceWork } from "../service-work.ts";
+import { createWorkLedger, type WorkRow as AnyWorkRow } from "../work/work-ledger.ts";
 import type { WorkContext } from "../work/work-runner.ts";
-import type { WorkType } from "../work/work-types.ts";
+import type { WorkType as AnyWorkType } from "../work/work-types.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
 import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
+
+type WorkType = AnyWorkType<ServiceWork>;
+type WorkRow<T extends WorkType> = AnyWorkRow<ServiceWork, T>;
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
 import { createLiveUrls } from "./live-urls.ts";
@@ -63,14 +66,12 @@ async function openStack(opts: { s3?: S3Server } = {}) {
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   cleanups.push(() => database.close());
   const secret = loadServerSecret(dataDir);
-  const ledger = createWorkLedger({ database, holder: "proc-here", leaseMs: config.jobLeaseMs });
-  const policies = workPolicies(config);
+  const ledger = createWorkLedger({ database, holder: "proc-here", leaseMs: config.jobLeaseMs, work: serviceWork(config) });
   const urls = createLiveUrls(config, secret);
   const runtime = createActorRuntime({
     database,
     logger,
     ledger,
-    policies,
     kinds: actorKinds(config, logger),
     secrets: createSecretCipher(secret.derive("actor-context")),
   });
@@ -83,8 +84,8 @@ async function openStack(opts: { s3?: S3Server } = {}) {
   const files = createLiveFiles({ dataDir, urls, objects });
   const leases = createBroadcastLeases({ database, holder: ledger.holder, leaseMs: config.liveBroadcastLeaseMs });
   const livestreams = createLivestreamService({ runtime, urls, keys: createStreamKeys({ database, keyDigest: urls.keyDigest }), logger, playback: PUBLIC_ONLY });
-  const ingest = createLiveIngest({ runtime, ledger, policies, leases, livestreams, urls, files, logger, kick: () => true });
-  const handlers = createLiveWork({ runtime, ledger, policies, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
+  const ingest = createLiveIngest({ runtime, ledger, leases, livestreams, urls, files, logger, kick: () => true });
+  const handlers = createLiveWork({ runtime, ledger, leases, ingest, files, videos, filesRetentionMs: config.liveFilesRetentionMs, logger });
   const { org } = await createOrgStore(database).createOrg("Live finalizer tests");
   return { database, ledger, runtime, urls, files, objects, leases, livestreams, ingest, handlers, org, dataDir };
 }

@@ -5,8 +5,9 @@ import { crashPoint } from "../faults.ts";
 import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { VideoService } from "../videos/video-service.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { WorkHandlers } from "../work/work-runner.ts";
+import type { LiveWork } from "./live-work.ts";
 import type { BroadcastLeases } from "./broadcast-leases.ts";
 import type { LiveFiles } from "./live-files.ts";
 import type { LiveIngest } from "./live-ingest.ts";
@@ -29,15 +30,14 @@ import type { LiveIngest } from "./live-ingest.ts";
  */
 export function createLiveWork(deps: {
   runtime: ActorRuntime;
-  ledger: WorkLedger;
-  policies: WorkPolicies;
+  ledger: WorkQueue<LiveWork>;
   leases: BroadcastLeases;
   ingest: LiveIngest;
   files: LiveFiles;
   videos: VideoService;
   filesRetentionMs: number;
   logger: Logger;
-}): Pick<WorkHandlers, "live-finalize" | "live-watch" | "live-files-remove"> {
+}): WorkHandlers<LiveWork> {
   const { runtime, leases, files } = deps;
 
   /** A broadcast cut off by a crash, without a lease row: on air from its first media until the recording was last written. */
@@ -115,7 +115,6 @@ export function createLiveWork(deps: {
                 payload: { streamId },
                 orgId: ctx.orgId,
                 entityId: streamId,
-                maxAttempts: deps.policies["live-files-remove"].maxAttempts,
                 // A DRM stream's live HLS is clear (issue 23): gone at the end, so its recording's encrypted DASH is the only copy left.
                 runAfter: Date.now() + (ctx.drm ? 0 : deps.filesRetentionMs),
                 dedupeKey: `live-files-remove:${streamId}`,

@@ -4,8 +4,8 @@ import type { LlHlsPartInfo } from "../../media/hls/ll-hls-packager.ts";
 import type { StreamContext } from "../../machines/livestream-payload.ts";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Logger } from "../log.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkPolicies } from "../work/work-runner.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { LiveWork } from "./live-work.ts";
 import { createBroadcast, type Broadcast } from "./broadcast.ts";
 import type { BroadcastLeases } from "./broadcast-leases.ts";
 import type { LiveFiles } from "./live-files.ts";
@@ -32,8 +32,7 @@ export interface LocalBroadcast {
  */
 export function createLiveIngest(deps: {
   runtime: ActorRuntime;
-  ledger: WorkLedger;
-  policies: WorkPolicies;
+  ledger: WorkQueue<LiveWork>;
   leases: BroadcastLeases;
   livestreams: LivestreamService;
   urls: LiveUrls;
@@ -99,7 +98,6 @@ export function createLiveIngest(deps: {
             payload: { streamId: ctx.id },
             orgId: ctx.orgId,
             entityId: ctx.id,
-            maxAttempts: deps.policies["live-watch"].maxAttempts,
             runAfter: got.lease.leaseUntil + 1,
             dedupeKey: `live-watch:${ctx.id}`,
           });

@@ -14,8 +14,8 @@ import { type MediaGate, OPEN_GATE, serveObject } from "../storage/media-routes.
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { VideoService } from "../videos/video-service.ts";
 import { createLeaseRenewer } from "../work/lease-renewer.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkPolicies } from "../work/work-runner.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { LiveWork } from "./live-work.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
 import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
@@ -40,8 +40,7 @@ export function createLiveModule(deps: {
   config: Config;
   database: Database;
   runtime: ActorRuntime;
-  ledger: WorkLedger;
-  policies: WorkPolicies;
+  ledger: WorkQueue<LiveWork>;
   videos: VideoService;
   urls: LiveUrls;
   secret: ServerSecret;
@@ -77,7 +76,6 @@ export function createLiveModule(deps: {
   const ingest = createLiveIngest({
     runtime,
     ledger: deps.ledger,
-    policies: deps.policies,
     leases,
     livestreams,
     urls,
@@ -106,7 +104,6 @@ export function createLiveModule(deps: {
   const handlers = createLiveWork({
     runtime,
     ledger: deps.ledger,
-    policies: deps.policies,
     leases,
     ingest,
     files,

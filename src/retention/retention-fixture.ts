@@ -10,7 +10,6 @@ import { createDatabase, type Database } from "../db/create-database.ts";
 import { createOutbox } from "../outbox/outbox.ts";
 import { actors, actorTags, broadcasts, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
-import type { WorkPayload } from "../work/work-types.ts";
 
 export const DAY = 86_400_000;
 export const ORG = "org_retention";
@@ -101,7 +100,7 @@ export function rows(database: Database) {
       return id;
     },
 
-    async work(o: { status: string; finishedAt: number | null; type?: string; entityId?: string; payload?: WorkPayload; createdAt?: number }): Promise<string> {
+    async work(o: { status: string; finishedAt: number | null; type?: string; entityId?: string; payload?: object; createdAt?: number }): Promise<string> {
       const id = newId("wrk");
       const t = o.createdAt ?? 0;
       await write((tx) =>
@@ -110,7 +109,7 @@ export function rows(database: Database) {
           type: o.type ?? "actor-timer",
           orgId: ORG,
           entityId: o.entityId ?? "vid_x",
-          payload: o.payload ?? ({} as WorkPayload),
+          payload: o.payload ?? {},
           status: o.status,
           attempts: 1,
           maxAttempts: 3,

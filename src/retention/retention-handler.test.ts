@@ -3,9 +3,10 @@ import { eq } from "drizzle-orm";
 import { work } from "../db/schema/index.ts";
 import { silentLogger } from "../log.ts";
 import { createWorkLedger } from "../work/work-ledger.ts";
-import { workPolicies } from "../work/work-policies.ts";
-import { createWorkRunner, type WorkHandlers } from "../work/work-runner.ts";
-import { createRetentionHandler, RETENTION_KEY, scheduleRetention } from "./retention-handler.ts";
+import { assembleWork } from "../work/work-registry.ts";
+import { createWorkRunner } from "../work/work-runner.ts";
+import { createRetentionHandler, RETENTION_KEY, retentionHandlers, scheduleRetention } from "./retention-handler.ts";
+import { retentionWork } from "./retention-work.ts";
 import { createRetention } from "./retention.ts";
 import { DAY, type Fixture, openFixture, rows } from "./retention-fixture.ts";
 
@@ -15,11 +16,13 @@ beforeEach(async () => {
 });
 afterEach(() => fx.close());
 
+// A ledger of this module's work alone, as its declaration gives it.
+const ledgerOf = (holder: string) => createWorkLedger({ database: fx.database, holder, leaseMs: 30_000, work: assembleWork(retentionWork) });
 const retentionRows = () => fx.database.db.select().from(work).where(eq(work.type, "retention"));
 
 test("scheduling twice (two processes starting) leaves one open retention row", async () => {
-  const a = createWorkLedger({ database: fx.database, holder: "p1", leaseMs: 30_000 });
-  const b = createWorkLedger({ database: fx.database, holder: "p2", leaseMs: 30_000 });
+  const a = ledgerOf("p1");
+  const b = ledgerOf("p2");
   const first = await fx.database.write((tx) => scheduleRetention(tx, a));
   const second = await fx.database.write((tx) => scheduleRetention(tx, b));
   expect(second).toBe(first);
@@ -30,11 +33,10 @@ test("scheduling twice (two processes starting) leaves one open retention row", 
 
 test("the runner sweeps, then the same row goes back to the queue for RETENTION_INTERVAL_MS without spending an attempt", async () => {
   const old = await rows(fx.database).work({ status: "done", finishedAt: Date.now() - 8 * DAY });
-  const ledger = createWorkLedger({ database: fx.database, holder: "p1", leaseMs: 30_000 });
+  const ledger = ledgerOf("p1");
   const retention = createRetention({ database: fx.database, config: fx.config, logger: silentLogger });
-  // Only the retention handler: the runner claims only the types it has handlers for.
-  const handlers = { retention: createRetentionHandler({ retention, config: fx.config }) } as unknown as WorkHandlers;
-  const runner = createWorkRunner({ ledger, policies: workPolicies(fx.config), handlers, logger: silentLogger, pollMs: 20 });
+  const handlers = retentionHandlers({ retention, config: fx.config });
+  const runner = createWorkRunner({ ledger, handlers, logger: silentLogger, pollMs: 20 });
   const id = await fx.database.write((tx) => scheduleRetention(tx, ledger));
   const before = Date.now();
   runner.start();

@@ -1,7 +1,8 @@
 import type { Config } from "../config.ts";
 import type { Tx } from "../db/create-database.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkHandler, WorkResult } from "../work/work-runner.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { WorkHandler, WorkHandlers, WorkResult } from "../work/work-runner.ts";
+import type { RetentionWork } from "./retention-work.ts";
 import type { Retention } from "./retention.ts";
 
 /** The key of the one open `retention` row, shared by every process on the database. */
@@ -14,7 +15,7 @@ export const RETENTION_KEY = "retention";
  * A sweep that fails is logged and deferred like any other: retention must
  * not stop for good because one pass met a locked file or a full disk.
  */
-export function createRetentionHandler(deps: { retention: Retention; config: Pick<Config, "retentionIntervalMs"> }): WorkHandler<"retention"> {
+export function createRetentionHandler(deps: { retention: Retention; config: Pick<Config, "retentionIntervalMs"> }): WorkHandler<RetentionWork, "retention"> {
   return {
     async run(_row, ctx): Promise<WorkResult> {
       try {
@@ -34,6 +35,11 @@ export function createRetentionHandler(deps: { retention: Retention; config: Pic
  * key keeps one open row across processes; a queued row is brought forward
  * to now, so a start sweeps at once.
  */
-export async function scheduleRetention(tx: Tx, ledger: WorkLedger, opts: { maxAttempts?: number } = {}): Promise<string> {
-  return ledger.enqueue(tx, { type: "retention", payload: {}, orgId: "", entityId: RETENTION_KEY, maxAttempts: opts.maxAttempts ?? 3, dedupeKey: RETENTION_KEY });
+/** The retention module's handlers (its declaration: retention-work.ts). */
+export function retentionHandlers(deps: Parameters<typeof createRetentionHandler>[0]): WorkHandlers<RetentionWork> {
+  return { retention: createRetentionHandler(deps) };
+}
+
+export async function scheduleRetention(tx: Tx, ledger: WorkQueue<RetentionWork>): Promise<string> {
+  return ledger.enqueue(tx, { type: "retention", payload: {}, orgId: "", entityId: RETENTION_KEY, dedupeKey: RETENTION_KEY });
 }

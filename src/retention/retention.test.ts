@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createOutbox } from "../outbox/outbox.ts";
 import { actors, actorTags, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 import { createLogger, type LogTags, silentLogger } from "../log.ts";
+import { analyticsRetentionRules } from "../analytics/analytics-retention.ts";
 import { createRetention } from "./retention.ts";
 import { DAY, dirAt, type Fixture, fileAt, openFixture, rows } from "./retention-fixture.ts";
 
@@ -216,8 +217,8 @@ describe("batches", () => {
     const counting = { ...fx.database, write: ((fn) => write(fn).then((v) => (writes.push(1), v))) as typeof fx.database.write };
     const report = await createRetention({ database: counting, config: fx.config, logger: silentLogger, batchSize: 3 }).sweep(now);
     expect(report.work).toBe(10);
-    // Four batches of work (3, 3, 3, 1), one each for the other table rules (found nothing).
-    expect(writes.length).toBe(4 + 6);
+    // Four batches of work (3, 3, 3, 1), one each for the other table rules (found nothing): six, and analytics' own.
+    expect(writes.length).toBe(4 + 6 + analyticsRetentionRules().length);
     expect((await fx.database.db.select().from(work)).length).toBe(0);
   });
 

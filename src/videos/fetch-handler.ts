@@ -2,6 +2,7 @@ import { extname, join } from "node:path";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
 import { PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import type { VideoWork } from "./video-work.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { crashPoint } from "../faults.ts";
 import { fetchSource } from "./fetch-source.ts";
@@ -24,10 +25,10 @@ export function createFetchHandler(deps: {
   maxBytes: number;
   timeoutMs: number;
   stallMs: number;
-}): WorkHandler<"fetch-source"> {
+}): WorkHandler<VideoWork, "fetch-source"> {
   const { runtime, store } = deps;
   return {
-    async run(job: WorkRow<"fetch-source">, { signal, logger }: WorkContext): Promise<WorkResult> {
+    async run(job: WorkRow<VideoWork, "fetch-source">, { signal, logger }: WorkContext): Promise<WorkResult<VideoWork>> {
       const record = await runtime.get("video", job.entityId);
       if (!record?.tags.has("transcoding")) return;
       const ctx = record.context;

@@ -2,6 +2,7 @@ import { tmpdir } from "node:os";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { WorkRow } from "../work/work-ledger.ts";
 import { type AfterCommit, PermanentWorkError, type WorkContext, type WorkHandler, type WorkResult } from "../work/work-runner.ts";
+import type { VideoWork } from "./video-work.ts";
 import type { Tx } from "../db/create-database.ts";
 import { crashPoint } from "../faults.ts";
 import type { Logger } from "../log.ts";
@@ -45,10 +46,10 @@ type SourceObtainer = ReturnType<typeof createSourceObtainer>;
  * (transcode-outcome.ts), reported as TRANSCODING_COMPLETED. Safe to run again after a crash: outputs are rebuilt
  * from scratch, and the machine absorbs a repeated start, so each event fires once.
  */
-export function createTranscodeHandler(deps: TranscodeDeps): WorkHandler<"transcode"> {
+export function createTranscodeHandler(deps: TranscodeDeps): WorkHandler<VideoWork, "transcode"> {
   const sources = createSourceObtainer(deps);
   return {
-    run: (job: WorkRow<"transcode">, work: WorkContext) => runTranscode(deps, sources, job, work),
+    run: (job: WorkRow<VideoWork, "transcode">, work: WorkContext) => runTranscode(deps, sources, job, work),
 
     onFailed: (tx, job, err) => failVideo(deps, tx, job, err),
   };
@@ -62,7 +63,7 @@ const reportProgress = (runtime: ActorRuntime, videoId: string, logger: Logger) 
   });
 
 /** One transcode: obtain source → plan outputs → encode → store outputs → outcome. */
-async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: WorkRow<"transcode">, { signal, logger }: WorkContext): Promise<WorkResult> {
+async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: WorkRow<VideoWork, "transcode">, { signal, logger }: WorkContext): Promise<WorkResult<VideoWork>> {
   const { runtime, store } = deps;
   const record = await runtime.get("video", job.entityId);
   if (!record?.tags.has("transcoding")) return;
@@ -121,7 +122,7 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
  * transaction that fails the work row (one commit: never a failed row beside a video still TRANSCODING); its
  * work files are removed after the commit.
  */
-export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, tx: Tx, job: WorkRow, err: unknown): Promise<AfterCommit> {
+export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore }, tx: Tx, job: WorkRow<VideoWork>, err: unknown): Promise<AfterCommit> {
   const error = videoFailure(err, [deps.store.dataDir, tmpdir()]);
   const sent = await deps.runtime.sendIn(tx, "video", job.entityId, { type: "TRANSCODING_FAILED", error });
   return async () => {

@@ -7,8 +7,9 @@ import type { Logger } from "../log.ts";
 import type { OrgStore } from "../orgs/org-store.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import type { ServerSecret } from "../secrets/server-secret.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
-import type { WorkHandlers, WorkPolicies } from "../work/work-runner.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { WorkHandlers } from "../work/work-runner.ts";
+import type { VideoWork } from "./video-work.ts";
 import { reapOrphans, type Transcoder } from "../../media/transcoder/index.ts";
 import type { Transcriber } from "../../media/stt/types.ts";
 import { createDrmKeys, type DrmKeys } from "./drm-keys.ts";
@@ -31,8 +32,7 @@ export interface VideoModuleDeps {
   config: Config;
   database: Database;
   runtime: ActorRuntime;
-  ledger: WorkLedger;
-  policies: WorkPolicies;
+  ledger: WorkQueue<VideoWork>;
   orgs: OrgStore;
   logger: Logger;
   secret: ServerSecret;
@@ -127,8 +127,8 @@ type Drm = { keys: DrmKeys; tokens: DrmTokens };
 /** The work handlers of the pipeline. */
 function pipelineHandlers(deps: VideoModuleDeps, log: Logger, parts: { uploads: UploadStore; drm: Drm; transcoder: () => Promise<Transcoder> }) {
   const { config } = deps;
-  // Two stages with their own pools (policies in src/work/work-policies.ts): fetching a URL source, then transcoding it.
-  const handlers: Pick<WorkHandlers, "fetch-source" | "transcode"> = {
+  // Two stages with their own pools (policies: video-work.ts): fetching a URL source, then transcoding it.
+  const handlers: WorkHandlers<VideoWork> = {
     "fetch-source": createFetchHandler({
       runtime: deps.runtime,
       store: deps.store,

@@ -5,14 +5,15 @@ import type { Logger } from "../log.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import type { MediaStore } from "../storage/media-store.ts";
-import type { WorkLedger } from "../work/work-ledger.ts";
+import type { WorkQueue } from "../work/work-ledger.ts";
+import type { VideoWork } from "./video-work.ts";
 import { TranscodeQueueFull } from "./errors.ts";
 import type { UploadStore } from "./upload-store.ts";
 
 /** What the video service's parts (registration, retry, reads, deletion) are given. */
 export interface VideoServiceDeps {
   runtime: ActorRuntime;
-  ledger: WorkLedger;
+  ledger: WorkQueue<VideoWork>;
   uploads: UploadStore;
   store: MediaStore;
   logger: Logger;

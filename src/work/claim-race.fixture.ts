@@ -5,11 +5,12 @@
  * argv: dbPath holder startAtMs.
  */
 import { createDatabase } from "../db/create-database.ts";
+import { fixtureWork } from "./work-fixture.ts";
 import { createWorkLedger } from "./work-ledger.ts";
 
 const [path, holder, startAt] = process.argv.slice(2);
 const database = await createDatabase({ url: `file:${path}` });
-const ledger = createWorkLedger({ database, holder: holder!, leaseMs: 60_000 });
+const ledger = createWorkLedger({ database, holder: holder!, leaseMs: 60_000, work: fixtureWork() });
 await Bun.sleep(Math.max(0, Number(startAt) - Date.now()));
 const ids: string[] = [];
 for (;;) {

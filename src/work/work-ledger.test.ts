@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { work } from "../db/schema/index.ts";
+import { type FixtureWork, fixtureWork } from "./work-fixture.ts";
 import { createWorkLedger, type EnqueueInput, type WorkLedger } from "./work-ledger.ts";
 
 setDefaultTimeout(120_000);
@@ -27,8 +28,8 @@ afterEach(() => {
 
 interface Pair {
   path: string;
-  a: WorkLedger;
-  b: WorkLedger;
+  a: WorkLedger<FixtureWork>;
+  b: WorkLedger<FixtureWork>;
   dbA: Database;
   dbB: Database;
   clock: { t: number };
@@ -47,8 +48,8 @@ async function pair(): Promise<Pair> {
     dbA,
     dbB,
     clock,
-    a: createWorkLedger({ database: dbA, holder: "holder_A", leaseMs: LEASE, now }),
-    b: createWorkLedger({ database: dbB, holder: "holder_B", leaseMs: LEASE, now }),
+    a: createWorkLedger({ database: dbA, holder: "holder_A", leaseMs: LEASE, now, work: fixtureWork() }),
+    b: createWorkLedger({ database: dbB, holder: "holder_B", leaseMs: LEASE, now, work: fixtureWork() }),
   };
 }
 
@@ -56,7 +57,7 @@ async function pair(): Promise<Pair> {
  * `p.a`'s ledger on a database whose write transactions wait `ms` (on the test clock) at their first statement,
  * as a transaction on a libSQL server waits there for the write lock (held for seconds by a writer killed mid-transaction).
  */
-function waitingForLock(p: Pair, ms: number): WorkLedger {
+function waitingForLock(p: Pair, ms: number): WorkLedger<FixtureWork> {
   const write: Database["write"] = (fn) =>
     p.dbA.write((tx) => {
       let waited = false;
@@ -75,11 +76,12 @@ function waitingForLock(p: Pair, ms: number): WorkLedger {
       });
       return fn(statements);
     });
-  return createWorkLedger({ database: { ...p.dbA, write }, holder: "holder_A", leaseMs: LEASE, now: () => p.clock.t });
+  return createWorkLedger({ database: { ...p.dbA, write }, holder: "holder_A", leaseMs: LEASE, now: () => p.clock.t, work: fixtureWork() });
 }
 
-const input = (over: Partial<EnqueueInput> = {}): EnqueueInput => ({ type: "retention", payload: {}, orgId: "org_a", entityId: "ent_1", maxAttempts: 3, ...over }) as EnqueueInput;
-const enqueue = (p: Pair, over: Partial<EnqueueInput> = {}) => p.dbA.write((tx) => p.a.enqueue(tx, input(over)));
+type Input = EnqueueInput<FixtureWork>;
+const input = (over: Partial<Input> = {}): Input => ({ type: "retention", payload: {}, orgId: "org_a", entityId: "ent_1", ...over }) as Input;
+const enqueue = (p: Pair, over: Partial<Input> = {}) => p.dbA.write((tx) => p.a.enqueue(tx, input(over)));
 const rowsOf = (db: Database) => db.db.select().from(work);
 
 describe("claims", () => {
@@ -120,7 +122,7 @@ describe("claims", () => {
     expect(told).toBe(0);
     expect(await p.b.unavailable(id, 10, "nope", Date.now())).toBe(false);
     expect(await p.b.defer(id, 10)).toBe(false);
-    expect(await p.b.advance(id, { type: "live-watch", payload: { streamId: "ls_1" } }, 3)).toBe(false);
+    expect(await p.b.advance(id, { type: "live-watch", payload: { streamId: "ls_1" } })).toBe(false);
     expect(await p.dbB.write((tx) => p.b.holds(tx, id))).toBe(false);
     expect(await p.a.get(id)).toEqual(before);
     expect(await p.dbA.write((tx) => p.a.holds(tx, id))).toBe(true);

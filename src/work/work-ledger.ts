@@ -3,16 +3,19 @@ import type { Database, Tx } from "../db/create-database.ts";
 import { work, workTurns } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 import { heldBy, leaseFree, renewLeases, type Claim } from "./lease.ts";
-import type { WorkPayloads, WorkRequest, WorkType } from "./work-types.ts";
+import type { WorkRegistry } from "./work-registry.ts";
+import type { WorkMap, WorkRequest, WorkType } from "./work-types.ts";
 
 type Row = typeof work.$inferSelect;
-/** A work row with its payload typed by its type. */
-export type WorkRow<T extends WorkType = WorkType> = Omit<Row, "type" | "payload"> & { type: T; payload: WorkPayloads[T] };
+/** A work row of a payload map, with its payload typed by its type. */
+export type WorkRow<P extends WorkMap = WorkMap, T extends WorkType<P> = WorkType<P>> = WorkRowOf<T, P[T]>;
+/** A work row of type `T` with its payload. */
+export type WorkRowOf<T extends string, Payload> = Omit<Row, "type" | "payload"> & { type: T; payload: Payload };
 
-export type EnqueueInput = WorkRequest & {
+/** What to enqueue: the type's attempts are its declared policy's (the ledger applies them), never the caller's. */
+export type EnqueueInput<P extends WorkMap> = WorkRequest<P> & {
   orgId: string;
   entityId: string;
-  maxAttempts: number;
   /** Not before this time (epoch ms); now by default. */
   runAfter?: number;
   /** At most one open row per key: a second enqueue with an open key replaces the first's schedule and payload. */
@@ -45,14 +48,14 @@ const OPEN_ROW = sql`${work.status} IN ('queued', 'running')`;
  * claim is still ours. A process that lost its lease (stalled, and the row
  * was reclaimed; or the row was cancelled) changes nothing by finishing.
  */
-export function createWorkLedger(opts: { database: Database; holder: string; leaseMs: number; now?: () => number }) {
-  const { database, holder, leaseMs } = opts;
+export function createWorkLedger<P extends WorkMap>(opts: { database: Database; holder: string; leaseMs: number; work: WorkRegistry<P>; now?: () => number }) {
+  const { database, holder, leaseMs, work: registry } = opts;
   const now = opts.now ?? Date.now;
   const mine = (id: string) => and(eq(work.id, id), heldBy(work, holder), eq(work.status, "running"));
   const claim = (): Claim => ({ by: holder, until: now() + leaseMs });
 
   /** Queued and due, or running under a lapsed lease. */
-  const runnable = (type: WorkType, t: number) => and(eq(work.type, type), inArray(work.status, OPEN), lte(work.runAfter, t), or(eq(work.status, "queued"), leaseFree(work, t)));
+  const runnable = (type: WorkType<P>, t: number) => and(eq(work.type, type), inArray(work.status, OPEN), lte(work.runAfter, t), or(eq(work.status, "queued"), leaseFree(work, t)));
 
   async function settle(id: string, set: Partial<Row>): Promise<boolean> {
     return database.write(async (tx) => {
@@ -68,8 +71,10 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
   return {
     holder,
     leaseMs,
+    /** The declared types and their policies this ledger enqueues by. */
+    registry,
 
-    async enqueue(tx: Tx, input: EnqueueInput): Promise<string> {
+    async enqueue(tx: Tx, input: EnqueueInput<P>): Promise<string> {
       const t = now();
       const id = newId("wrk");
       const values = {
@@ -80,7 +85,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
         payload: input.payload,
         status: "queued",
         attempts: 0,
-        maxAttempts: input.maxAttempts,
+        maxAttempts: registry.policy(input.type).maxAttempts,
         runAfter: input.runAfter ?? t,
         dedupeKey: input.dedupeKey ?? null,
         createdAt: t,
@@ -130,7 +135,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     },
 
     /** Cancels an entity's open work of the given types (all types by default); its holder sees the lease gone. */
-    async cancelForEntity(tx: Tx, entityId: string, types?: WorkType[]): Promise<number> {
+    async cancelForEntity(tx: Tx, entityId: string, types?: WorkType<P>[]): Promise<number> {
       const t = now();
       const res = await tx
         .update(work)
@@ -148,7 +153,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
      * turns in the same order), then the one whose oldest row waited longest;
      * within it, oldest first.
      */
-    async claim<T extends WorkType>(type: T, claimOpts: { perOrgLimit?: number } = {}): Promise<WorkRow<T> | null> {
+    async claim<T extends WorkType<P>>(type: T, claimOpts: { perOrgLimit?: number } = {}): Promise<WorkRow<P, T> | null> {
       const perOrgLimit = claimOpts.perOrgLimit ?? Number.POSITIVE_INFINITY;
       // A read first: an idle poll should not take the write lock.
       const any = await database.db.select({ id: work.id }).from(work).where(runnable(type, now())).limit(1);
@@ -194,7 +199,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
           .insert(workTurns)
           .values({ type, orgId: row.orgId, servedSeq: seq })
           .onConflictDoUpdate({ target: [workTurns.type, workTurns.orgId], set: { servedSeq: seq } });
-        return { ...row, ...claimed } as WorkRow<T>;
+        return { ...row, ...claimed } as WorkRow<P, T>;
       });
     },
 
@@ -285,10 +290,20 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     /**
      * Hands a row we hold to its next stage in one write: same row, new type
      * and payload, queued again with fresh attempts (a fetched source entering
-     * the transcode queue).
+     * the transcode queue), with the next type's declared attempts.
      */
-    advance: (id: string, next: WorkRequest, maxAttempts: number) =>
-      settle(id, { type: next.type, payload: next.payload, status: "queued", claimedBy: null, leaseUntil: null, attempts: 0, maxAttempts, runAfter: now(), lastError: null }),
+    advance: (id: string, next: WorkRequest<P>) =>
+      settle(id, {
+        type: next.type,
+        payload: next.payload,
+        status: "queued",
+        claimedBy: null,
+        leaseUntil: null,
+        attempts: 0,
+        maxAttempts: registry.policy(next.type).maxAttempts,
+        runAfter: now(),
+        lastError: null,
+      }),
 
     /** Is this row still ours (inside a transaction that acts on its behalf, e.g. firing a timer)? */
     async holds(tx: Tx, id: string): Promise<boolean> {
@@ -296,9 +311,9 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
       return rows.length > 0;
     },
 
-    async get(id: string): Promise<WorkRow | null> {
+    async get(id: string): Promise<WorkRow<P> | null> {
       const rows = await database.db.select().from(work).where(eq(work.id, id)).limit(1);
-      return (rows[0] as WorkRow | undefined) ?? null;
+      return (rows[0] as WorkRow<P> | undefined) ?? null;
     },
 
     /** When the earliest queued row falls due (epoch ms), or null when none is queued. */
@@ -312,18 +327,18 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     },
 
     /** An entity's newest row of one type, whatever its status (a failed transcode's source, to try it again). */
-    async latest<T extends WorkType>(entityId: string, type: T): Promise<WorkRow<T> | null> {
+    async latest<T extends WorkType<P>>(entityId: string, type: T): Promise<WorkRow<P, T> | null> {
       const rows = await database.db
         .select()
         .from(work)
         .where(and(eq(work.entityId, entityId), eq(work.type, type)))
         .orderBy(desc(work.createdAt))
         .limit(1);
-      return (rows[0] as WorkRow<T> | undefined) ?? null;
+      return (rows[0] as WorkRow<P, T> | undefined) ?? null;
     },
 
     /** An entity's open rows of the given types. */
-    async openFor(entityId: string, types: WorkType[]): Promise<number> {
+    async openFor(entityId: string, types: WorkType<P>[]): Promise<number> {
       const rows = await database.db
         .select({ n: sql<number>`count(*)` })
         .from(work)
@@ -332,7 +347,7 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
     },
 
     /** Open rows of the given types (the transcode queue's length). */
-    async countOpen(types: WorkType[], tx: Tx | Database["db"] = database.db): Promise<number> {
+    async countOpen(types: WorkType<P>[], tx: Tx | Database["db"] = database.db): Promise<number> {
       const rows = await tx
         .select({ n: sql<number>`count(*)` })
         .from(work)
@@ -342,4 +357,12 @@ export function createWorkLedger(opts: { database: Database; holder: string; lea
   };
 }
 
-export type WorkLedger = ReturnType<typeof createWorkLedger>;
+/** A ledger over payload map `P`; a module takes `WorkLedger<ItsWork>` and is given the service's (every map includes its own). */
+export type WorkLedger<P extends WorkMap = WorkMap> = ReturnType<typeof createWorkLedger<P>>;
+
+/**
+ * What a module does with the ledger, typed by its own payload map: enqueue its types (with their declared
+ * attempts), reschedule, cancel, count. Claiming and settling rows is the runner's. The service's ledger, over
+ * every module's map, is a `WorkQueue` of each.
+ */
+export type WorkQueue<P extends WorkMap> = Pick<WorkLedger<P>, "holder" | "enqueue" | "reschedule" | "cancelKey" | "cancelForEntity" | "holds" | "latest" | "openFor" | "countOpen">;

@@ -3,15 +3,21 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../config.ts";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { silentLogger } from "../log.ts";
 import { InfrastructureError } from "../infrastructure-failure.ts";
 import { work } from "../db/schema/index.ts";
 import { eq } from "drizzle-orm";
-import { createWorkLedger, type EnqueueInput, type WorkLedger, type WorkRow } from "./work-ledger.ts";
-import { type WorkPolicy, workPolicies } from "./work-policies.ts";
-import { createWorkRunner, PermanentWorkError, type WorkHandler, type WorkHandlers, type WorkPolicies, type WorkRunner } from "./work-runner.ts";
+import { type FixtureWork, fixtureWork } from "./work-fixture.ts";
+import { createWorkLedger, type EnqueueInput, type WorkLedger, type WorkRow as AnyWorkRow } from "./work-ledger.ts";
+import type { WorkPolicies, WorkPolicy } from "./work-policies.ts";
+import { createWorkRunner, PermanentWorkError, type WorkHandler as AnyWorkHandler, type WorkHandlers, type WorkRunner } from "./work-runner.ts";
+import type { WorkType } from "./work-types.ts";
+
+// This folder's tests run a payload map of their own (work-fixture.ts).
+type WorkRow<T extends WorkType<FixtureWork> = WorkType<FixtureWork>> = AnyWorkRow<FixtureWork, T>;
+type WorkHandler<T extends WorkType<FixtureWork>> = AnyWorkHandler<FixtureWork, T>;
+type Input = EnqueueInput<FixtureWork>;
 
 /** A runner on a real database file, with short leases and polls, and the handlers and policies each test gives. */
 
@@ -26,29 +32,27 @@ afterEach(async () => {
 
 interface Harness {
   database: Database;
-  ledger: WorkLedger;
+  ledger: WorkLedger<FixtureWork>;
   runner: WorkRunner;
-  enqueue(input: Partial<EnqueueInput> & Pick<EnqueueInput, "type" | "payload">): Promise<string>;
+  /** Enqueues with the type's policy; `maxAttempts` sets that policy's attempts first (as a declaration would). */
+  enqueue(input: Partial<Input> & Pick<Input, "type" | "payload"> & { maxAttempts?: number }): Promise<string>;
 }
 
-async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPolicies> = {}, runnerOpts: { infraRetryWindowMs?: number } = {}): Promise<Harness> {
+async function harness(handlers: Partial<WorkHandlers<FixtureWork>>, policies: Partial<WorkPolicies<FixtureWork>> = {}, runnerOpts: { infraRetryWindowMs?: number } = {}): Promise<Harness> {
   dir = mkdtempSync(join(tmpdir(), "runner-"));
   const database = await createDatabase({ url: `file:${join(dir, "t.db")}` });
-  const ledger = createWorkLedger({ database, holder: "runner_test", leaseMs: LEASE });
-  const allPolicies: WorkPolicies = { ...workPolicies(loadConfig({})), ...policies };
+  const registry = fixtureWork();
+  const allPolicies = Object.assign(registry.policies, policies);
+  const ledger = createWorkLedger({ database, holder: "runner_test", leaseMs: LEASE, work: registry });
   const noop = { run: async () => undefined };
   const all = {
     "fetch-source": noop,
     transcode: noop,
-    "live-finalize": noop,
     "live-watch": noop,
-    "live-files-remove": noop,
-    "actor-timer": noop,
-    "actor-message": noop,
     retention: noop,
     ...handlers,
-  } as WorkHandlers;
-  const runner = createWorkRunner({ ledger, policies: allPolicies, handlers: all, logger: silentLogger, pollMs: 20, ...runnerOpts });
+  } as WorkHandlers<FixtureWork>;
+  const runner = createWorkRunner({ ledger, handlers: all, logger: silentLogger, pollMs: 20, ...runnerOpts });
   cleanups.push(async () => {
     await runner.stop();
     database.close();
@@ -58,8 +62,9 @@ async function harness(handlers: Partial<WorkHandlers>, policies: Partial<WorkPo
     database,
     ledger,
     runner,
-    async enqueue(input) {
-      const id = await database.write((tx) => ledger.enqueue(tx, { orgId: "org_a", entityId: "ent_1", maxAttempts: allPolicies[input.type].maxAttempts, ...input } as EnqueueInput));
+    async enqueue({ maxAttempts, ...input }) {
+      if (maxAttempts !== undefined) allPolicies[input.type] = { ...allPolicies[input.type], maxAttempts };
+      const id = await database.write((tx) => ledger.enqueue(tx, { orgId: "org_a", entityId: "ent_1", ...input } as Input));
       runner.wake();
       return id;
     },
@@ -164,7 +169,7 @@ describe("a failure and what it tells commit together (issue 24)", () => {
         // What it tells (here: a row enqueued in its transaction) cannot be written the first time (a database error).
         onFailed: async (tx, row) => {
           tells++;
-          await h.ledger.enqueue(tx, { type: "retention", payload: {}, orgId: row.orgId, entityId: "told", maxAttempts: 1, runAfter: Date.now() + 3_600_000 });
+          await h.ledger.enqueue(tx, { type: "retention", payload: {}, orgId: row.orgId, entityId: "told", runAfter: Date.now() + 3_600_000 });
           if (tells === 1) throw new Error("database error while telling the actor");
         },
       },

@@ -4,9 +4,9 @@ import { isInfrastructureFailure } from "../infrastructure-failure.ts";
 import type { Logger } from "../log.ts";
 import { createLeaseRenewer } from "./lease-renewer.ts";
 import { setLongTimeout } from "./long-timeout.ts";
-import { infraSince, type WorkLedger, type WorkRow } from "./work-ledger.ts";
+import { infraSince, type WorkLedger, type WorkRow, type WorkRowOf } from "./work-ledger.ts";
 import type { WorkPolicy } from "./work-policies.ts";
-import type { WorkRequest, WorkType } from "./work-types.ts";
+import type { WorkMap, WorkRequest, WorkType } from "./work-types.ts";
 
 /** A failure that retrying cannot fix (bad input, a 404 source): no further attempts. */
 export class PermanentWorkError extends Error {
@@ -33,21 +33,24 @@ export type AfterCommit = () => Promise<void> | void;
  * an attempt, or done with a fact to report (`report` runs in the transaction that marks the row done, e.g. telling
  * the video its source is ready: the actor's machine then queues what comes next).
  */
-export type WorkResult = void | { next: WorkRequest } | { defer: number } | { report: (tx: Tx) => Promise<AfterCommit | void> };
+export type WorkResult<P extends WorkMap = WorkMap> = ResultOf<WorkRequest<P>>;
+type ResultOf<Next> = void | { next: Next } | { defer: number } | { report: (tx: Tx) => Promise<AfterCommit | void> };
 
-export interface WorkHandler<T extends WorkType> {
-  run(work: WorkRow<T>, ctx: WorkContext): Promise<WorkResult>;
+/** The handler of type `T` of map `P` (a module's handler fits the assembled map: its payload is the same). */
+export type WorkHandler<P extends WorkMap, T extends WorkType<P>> = HandlerOf<T, P[T], WorkRequest<P>>;
+
+interface HandlerOf<T extends string, Payload, Next> {
+  run(work: WorkRowOf<T, Payload>, ctx: WorkContext): Promise<ResultOf<Next>>;
   /**
    * The work failed for good (permanent error or attempts exhausted): called once, inside the transaction that
    * marks the row failed, so what it writes (the video's TRANSCODING_FAILED) commits with the failure or not at
    * all. Answers what to do after the commit.
    */
-  onFailed?(tx: Tx, work: WorkRow<T>, err: unknown): Promise<AfterCommit | void>;
+  onFailed?(tx: Tx, work: WorkRowOf<T, Payload>, err: unknown): Promise<AfterCommit | void>;
 }
 
-/** One handler per work type: the registry the runner runs. A type without a handler does not compile. */
-export type WorkHandlers = { [T in WorkType]: WorkHandler<T> };
-export type WorkPolicies = { [T in WorkType]: WorkPolicy };
+/** One handler per type of a payload map (a module's, or the assembled service's): a type without one does not compile. */
+export type WorkHandlers<P extends WorkMap> = { [T in WorkType<P>]: WorkHandler<P, T> };
 
 const errorText = (err: unknown) => String((err as Error)?.message ?? err);
 
@@ -69,11 +72,11 @@ const outcomeBackoffMs = (attempt: number) => Math.min(5_000, 250 * 2 ** (attemp
  * a run whose lease was taken away (cancelled by a DELETE, reclaimed after a
  * stall) or that outlived its timeout, and applies the type's retry policy.
  * It sleeps until the next row falls due, or until `wake()` (work enqueued here).
+ * The policies are the ledger's registry's (each module's declaration).
  */
-export function createWorkRunner(opts: {
-  ledger: WorkLedger;
-  policies: WorkPolicies;
-  handlers: WorkHandlers;
+export function createWorkRunner<P extends WorkMap>(opts: {
+  ledger: WorkLedger<P>;
+  handlers: WorkHandlers<P>;
   logger: Logger;
   pollMs?: number;
   /**
@@ -82,14 +85,15 @@ export function createWorkRunner(opts: {
    */
   infraRetryWindowMs?: number;
   /** Each run's outcome and duration (metrics); not called for runs cut short by a shutdown. */
-  onFinished?: (type: WorkType, outcome: WorkOutcome, seconds: number) => void;
+  onFinished?: (type: string, outcome: WorkOutcome, seconds: number) => void;
 }) {
-  const { ledger, policies, handlers, logger } = opts;
+  const { ledger, handlers, logger } = opts;
+  const policies = ledger.registry.policies as Record<WorkType<P>, WorkPolicy>;
   const pollMs = opts.pollMs ?? 1000;
   const infraWindowMs = opts.infraRetryWindowMs ?? 15 * 60_000;
-  const types = Object.keys(handlers) as WorkType[];
-  const running = new Map<string, { row: WorkRow; abort: AbortController }>();
-  const inFlight = new Map<WorkType, number>();
+  const types = Object.keys(handlers) as WorkType<P>[];
+  const running = new Map<string, { row: WorkRow<P>; abort: AbortController }>();
+  const inFlight = new Map<WorkType<P>, number>();
   let stopped = true;
   let poller: ReturnType<typeof setInterval> | undefined;
   let dueTimer: ReturnType<typeof setTimeout> | undefined;
@@ -129,9 +133,9 @@ export function createWorkRunner(opts: {
     }
   }
 
-  async function execute<T extends WorkType>(type: T, row: WorkRow<T>) {
+  async function execute<T extends WorkType<P>>(type: T, row: WorkRow<P, T>) {
     const policy = policies[type];
-    const handler = handlers[type] as WorkHandler<T>;
+    const handler = handlers[type] as WorkHandler<P, T>;
     const abort = new AbortController();
     running.set(row.id, { row, abort });
     const log = logger.child({ work_id: row.id, work_type: type, entity_id: row.entityId, org_id: row.orgId, attempt: row.attempts });
@@ -147,7 +151,7 @@ export function createWorkRunner(opts: {
       crashPoint(`work:before-outcome:${type}`);
       if (result && "next" in result) {
         const next = result.next;
-        if (await commit(log, "next", () => ledger.advance(row.id, next, policies[next.type].maxAttempts))) {
+        if (await commit(log, "next", () => ledger.advance(row.id, next))) {
           log.info("Work stage done", { next_type: result.next.type });
           ended("next");
         } else {

@@ -3,8 +3,8 @@ import { loadConfig } from "../../src/config.ts";
 import { type ActorKinds, type ActorRuntime, createActorRuntime } from "../../src/actors/actor-runtime.ts";
 import type { Database } from "../../src/db/create-database.ts";
 import { silentLogger } from "../../src/log.ts";
+import { type ServiceWork, serviceWork } from "../../src/service-work.ts";
 import { createWorkLedger, type WorkLedger } from "../../src/work/work-ledger.ts";
-import { workPolicies } from "../../src/work/work-policies.ts";
 
 /**
  * A counting machine run by the real actor runtime, for write-path tests:
@@ -30,11 +30,11 @@ export const counterMachine = setup({
 });
 
 /** The runtime with the counter registered under the `video` kind name (the runtime stores any machine; the name is only a column). */
-export function counterRuntime(database: Database, holder: string): { runtime: ActorRuntime; ledger: WorkLedger } {
-  const ledger = createWorkLedger({ database, holder, leaseMs: 60_000 });
+export function counterRuntime(database: Database, holder: string): { runtime: ActorRuntime; ledger: WorkLedger<ServiceWork> } {
+  const ledger = createWorkLedger({ database, holder, leaseMs: 60_000, work: serviceWork(loadConfig({})) });
   const counter = { machine: counterMachine, version: 1, statusOf: () => "COUNTING" };
   const kinds = { video: counter, livestream: counter } as unknown as ActorKinds;
-  const runtime = createActorRuntime({ database, logger: silentLogger, kinds, ledger, policies: workPolicies(loadConfig({})) });
+  const runtime = createActorRuntime({ database, logger: silentLogger, kinds, ledger });
   return { runtime, ledger };
 }
 

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { WorkPayload } from "../../work/work-types.ts";
 
 /**
  * The work ledger: every side effect the service owes (a transcode, a source
@@ -18,7 +17,7 @@ export const work = sqliteTable(
     type: text("type").notNull(),
     orgId: text("org_id").notNull(),
     entityId: text("entity_id").notNull(),
-    payload: text("payload", { mode: "json" }).$type<WorkPayload>().notNull(),
+    payload: text("payload", { mode: "json" }).$type<unknown>().notNull(),
     /** queued | running | done | failed | cancelled */
     status: text("status").notNull(),
     attempts: integer("attempts").notNull(),
