@@ -62,7 +62,7 @@ const boot = await bootstrapDefaultOrg(service.orgs);
 await service.listen().catch(refuse);
 // The address the demo and the CLI use from another terminal when theirs names none (src/service-address.ts).
 try {
-  recordServiceUrl(config.dataDir, config.baseUrl);
+  recordServiceUrl(config.dataDir, service.config.baseUrl);
 } catch (err) {
   service.logger.warn("Cannot record the service's address for the CLI and the demo", { err });
 }
@@ -75,13 +75,13 @@ if (boot) {
       `Default organization ${boot.orgId} created. API key (shown once): ${boot.apiKey}`,
       "Next, in another terminal in this folder:",
       `  export VIDLIVE_API_KEY=${boot.apiKey}`,
-      `  export VIDLIVE_API_URL=${config.baseUrl}`,
+      `  export VIDLIVE_API_URL=${service.config.baseUrl}`,
       "  npm run demo",
       "",
     ].join("\n"),
   );
 }
-console.error(`API: ${config.baseUrl}/api/public/v1/  Docs: ${config.baseUrl}/openapi`);
+console.error(`API: ${service.config.baseUrl}/api/public/v1/  Docs: ${service.config.baseUrl}/openapi`);
 
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {

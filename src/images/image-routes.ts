@@ -40,7 +40,7 @@ const image = (types: string[]) => ({
   200: {
     description:
       "The image. `ETag` names it; `Cache-Control` is public for a public asset (a year: an image of a video never changes), private for a signed or restricted one, 2 s for a live stream's latest frame.",
-    content: Object.fromEntries(types.map((t) => [t, { schema: { type: "string", format: "binary" } }])),
+    content: Object.fromEntries(types.map((t) => [t, { schema: { type: "string", contentMediaType: t } }])),
   },
   304: { description: "`If-None-Match` named the image's current `ETag`." },
 });
