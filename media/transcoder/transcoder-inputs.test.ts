@@ -141,6 +141,7 @@ describe.each(backends)("%s backend inputs", (backend) => {
       hasAudio: true,
       videoCodec: "h264",
       audioCodec: "aac",
+      audioSampleRate: 44100,
       formatName: "mov,mp4,m4a,3gp,3g2,mj2",
       frameRate: 25,
     });

@@ -119,7 +119,8 @@ describe("wasm worker pool", () => {
     const r = await t.transcode(job("av-720p-3s.mp4", SHORT_LADDER), { onProgress: (p) => progress.push(p) });
     expect(r.renditions.map((x) => x.quality)).toEqual(["144p", "240p", "360p"]);
     const runs = events.filter((e) => e.event === "wasm.run_finished" && e.tool === "ffmpeg").map((e) => ({ slot: e.slot as number, start: (e.at as number) - (e.ms as number), end: e.at as number }));
-    expect(runs).toHaveLength(3);
+    // One run per rendition, or in the chunked layout (2 workers: chunked-runs.ts) one per chunk, the audio run and a join per rendition.
+    expect(runs.length).toBeGreaterThanOrEqual(3);
     expect(new Set(runs.map((x) => x.slot))).toEqual(new Set([0, 1]));
     const [a, b] = [runs.find((x) => x.slot === 0)!, runs.find((x) => x.slot === 1)!];
     expect(Math.max(a.start, b.start)).toBeLessThan(Math.min(a.end, b.end));
