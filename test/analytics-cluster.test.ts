@@ -5,6 +5,7 @@
  * closer sweeping the shared database at once; then the analytics API of
  * every process reports the exact views and watch time, the same figures.
  */
+import { ok } from "./support/api.ts";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { type Cluster, startCluster } from "./support/cluster.ts";
@@ -24,9 +25,7 @@ beforeAll(async () => {
   cluster = await startCluster({ name: "analytics-cluster", env: { ANALYTICS_CLOSE_INTERVAL_MS: "200", TRANSCODE_WORKERS: "0" } });
   children = [await cluster.spawn(), await cluster.spawn(), await cluster.spawn()];
   // A 404 source: the video settles in ERROR; its id exists, which is all beacons need.
-  const r = await children[0]!.api("/videos/", { method: "POST", json: { source_url: files.url("no-such.mp4") } });
-  expect(r.status).toBe(201);
-  video = ((await r.json()) as any).data.asset.public_id;
+  video = (await ok(children[0]!.api("/videos/", { method: "POST", json: { source_url: files.url("no-such.mp4") } }), "createVideo")).data.asset.public_id;
 }, 90_000);
 
 afterAll(async () => {
@@ -62,7 +61,7 @@ test("views whose beacons reach three processes are each counted once, with the 
   expect(ends.every((r) => r.status === 204)).toBe(true);
 
   const from = new Date(Date.now() - 3600_000).toISOString();
-  const figures = async (child: Child) => ((await (await child.api(`/videos/${video}/analytics/?granularity=minute&from=${from}`)).json()) as any).data;
+  const figures = async (child: Child) => (await ok(child.api(`/videos/${video}/analytics/?granularity=minute&from=${from}`), "getVideoAnalytics")).data;
   const first = await waitFor(
     async () => {
       const d = await figures(children[0]!);
@@ -74,7 +73,7 @@ test("views whose beacons reach three processes are each counted once, with the 
   await Bun.sleep(1500);
   const all = await Promise.all(children.map(figures));
   for (const d of all) {
-    expect(d).toEqual(all[0]);
+    expect(d).toEqual(all[0]!);
     expect(d.views).toBe(VIEWS);
     expect(d.unique_viewers).toBe(10);
     expect(d.watch_time_seconds).toBeCloseTo(VIEWS * 9.5, 5);

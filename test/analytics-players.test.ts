@@ -44,6 +44,12 @@ interface PlayerPage {
   document: { querySelector(selector: string): { currentTime: number } };
 }
 
+/** The live test page's globals. */
+interface LivePage {
+  startLive(streamId: string, hlsUrl: string): void;
+  document: { querySelector(selector: string): { paused: boolean; readyState: number; currentTime: number } };
+}
+
 describe.skipIf(!hasChromium)("trackPlayback in Chromium", () => {
   const files = startFileServer();
   let t: TestService;
@@ -185,21 +191,19 @@ window.ready = true;
   });
 
   test.skipIf(!Bun.which("ffmpeg"))("a live broadcast's two hls.js viewers (and a WHEP viewer) are its concurrent viewers", async () => {
-    const res = await t.api("/livestreams/", { method: "POST", json: { title: "analytics live" } });
-    expect(res.status).toBe(201);
-    const stream = ((await res.json()) as any).data.stream;
+    const stream = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "analytics live" } }), "createLivestream")).data.stream;
     const fixture = new URL("../fixtures/live-360p-6s.flv", import.meta.url).pathname;
     // Looped in real time: live for as long as the test watches.
     const ff = Bun.spawn(["ffmpeg", "-v", "error", "-re", "-stream_loop", "-1", "-i", fixture, "-c", "copy", "-f", "flv", stream.rtmp_url], { stderr: "ignore" });
     try {
       await streamIn(t, stream.id, ["LIVE"], 20_000);
       const viewers = await Promise.all([openPlayer("8.8.4.4"), openPlayer("81.2.69.161")]);
-      await Promise.all(viewers.map((p) => p.evaluate(([id, url]) => (globalThis as any).startLive(id, url), [stream.id, stream.hls_url])));
+      await Promise.all(viewers.map((p) => p.evaluate(([id, url]) => (globalThis as unknown as LivePage).startLive(id!, url!), [stream.id, stream.hls_url])));
       await Promise.all(
         viewers.map((p) =>
           p.waitForFunction(
             () => {
-              const v = (globalThis as any).document.querySelector("video");
+              const v = (globalThis as unknown as LivePage).document.querySelector("video");
               return !v.paused && v.readyState >= 3 && v.currentTime > 0;
             },
             undefined,
@@ -213,13 +217,13 @@ window.ready = true;
       if (whep) {
         await whep.goto(`http://127.0.0.1:${pages.port}/`);
         await installWebrtcScript(whep);
-        expect((await whepPlay(whep, stream.whep_url)).status).toBe(201);
+        expect((await whepPlay(whep, stream.whep_url!)).status).toBe(201);
         await untilPlaying(whep);
         expected++;
       } else console.warn("analytics-players: no WHEP viewer (the WebRTC worker is not installed: npm run setup:webrtc)");
       const live = await waitFor(
         async () => {
-          const d = ((await (await t.api(`/livestreams/${stream.id}/analytics/?granularity=minute&from=${new Date(Date.now() - 600_000).toISOString()}`)).json()) as any).data;
+          const d = (await ok(t.api(`/livestreams/${stream.id}/analytics/?granularity=minute&from=${new Date(Date.now() - 600_000).toISOString()}`), "getLivestreamAnalytics")).data;
           return d.concurrent_viewers.current >= expected ? d : undefined;
         },
         { timeoutMs: 30_000, what: `${expected} concurrent viewers` },

@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium || !hasFfmpeg)("settings screen: live streams (issu
       // The preview is a viewer of the stream (issue 28: trackPlayback with its id).
       await waitFor(
         async () => {
-          const d = ((await (await screen.t.api(`/livestreams/${id}/analytics/`)).json()) as any).data;
+          const d = (await ok(screen.t.api(`/livestreams/${id}/analytics/`), "getLivestreamAnalytics")).data;
           return d.concurrent_viewers.current >= 1 ? d : undefined;
         },
         { timeoutMs: 20_000, what: "the preview counted as a viewer" },

@@ -202,7 +202,7 @@ describe.skipIf(!hasChromium)("watch page", () => {
     );
     expect(Number(row.watch_ms)).toBeGreaterThan(500);
     expect(Number(row.startup_ms)).toBeGreaterThan(0);
-    const figures = (await (await t.api(`/videos/${video.id}/analytics/?from=${new Date(Date.now() - 3600_000).toISOString()}`)).json()) as any;
+    const figures = await ok(t.api(`/videos/${video.id}/analytics/?from=${new Date(Date.now() - 3600_000).toISOString()}`), "getVideoAnalytics");
     expect(figures.data.views).toBeGreaterThanOrEqual(1);
     expect(figures.data.watch_time_seconds).toBeGreaterThan(0.5);
   }, 60_000);
