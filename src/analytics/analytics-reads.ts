@@ -67,6 +67,8 @@ export function nearestRank(sorted: number[], p: number): number | null {
  */
 export function createAnalyticsReads(database: Database, now: () => number = Date.now) {
   const q = async (sql: string, args: Array<string | number>) => (await database.client.execute({ sql, args })).rows;
+  /** Distinct viewers of the closed views matching `where` (an asset's, or an organization's). */
+  const uniqueViewers = async (where: string, args: Array<string | number>) => num((await q(`SELECT count(DISTINCT viewer_id) AS n FROM analytics_views WHERE ${where}`, args))[0]?.n);
 
   function rollupSource(range: AnalyticsRange): { granularity: "minute" | "day"; bucketExpr: string } {
     if (range.granularity === "day") return { granularity: "day", bucketExpr: "bucket" };
@@ -116,14 +118,14 @@ export function createAnalyticsReads(database: Database, now: () => number = Dat
     });
     const where = "asset_id = ? AND started_at >= ? AND started_at < ? AND closed_at IS NOT NULL";
     const args = [assetId, range.from, range.to];
-    const [uv] = await q(`SELECT count(DISTINCT viewer_id) AS n FROM analytics_views WHERE ${where}`, args);
+    const uv = await uniqueViewers(where, args);
     const startups = (await q(`SELECT startup_ms FROM analytics_views WHERE ${where} AND startup_ms IS NOT NULL ORDER BY startup_ms`, args)).map((r) => num(r.startup_ms));
     return {
       from: iso(range.from),
       to: iso(range.to),
       granularity: range.granularity,
       views: tot.views,
-      unique_viewers: num(uv?.n),
+      unique_viewers: uv,
       watch_time_seconds: seconds(tot.watch),
       startup_time_ms: { p50: nearestRank(startups, 50), p95: nearestRank(startups, 95) },
       rebuffer_ratio: rebufferRatio(tot.watch, tot.stall),
@@ -212,13 +214,13 @@ export function createAnalyticsReads(database: Database, now: () => number = Dat
       ).map((r) => ({ id: String(r.asset_id), views: num(r.views), watch_time_seconds: seconds(r.watch) }));
     const where = "org_id = ? AND started_at >= ? AND started_at < ? AND closed_at IS NOT NULL";
     const args = [orgId, range.from, range.to];
-    const [uv] = await q(`SELECT count(DISTINCT viewer_id) AS n FROM analytics_views WHERE ${where}`, args);
+    const uv = await uniqueViewers(where, args);
     return {
       from: iso(range.from),
       to: iso(range.to),
       granularity: range.granularity,
       views: tot.views,
-      unique_viewers: num(uv?.n),
+      unique_viewers: uv,
       watch_time_seconds: seconds(tot.watch),
       rebuffer_ratio: rebufferRatio(tot.watch, tot.stall),
       error_rate: tot.views > 0 ? tot.errs / tot.views : 0,

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from "./event-types.ts";
+import { EVENT_TYPES, type EventType, type ViewEvent } from "./event-types.ts";
 
 /** A body over this is 413 (issue 28: at most 64 KB). */
 export const BEACON_MAX_BYTES = 64 * 1024;
@@ -11,18 +11,11 @@ const KNOWN = new Set(["view_id", "viewer_id", "video_id", "stream_id", "type", 
 const TOKEN_MAX = 4096;
 
 /** One checked event of a beacon. */
-export interface BeaconEvent {
+export interface BeaconEvent extends ViewEvent {
   viewId: string;
   viewerId: string;
   assetId: string;
   assetKind: "video" | "livestream";
-  type: EventType;
-  t: number;
-  playerTime: number;
-  height: number | null;
-  bitrate: number | null;
-  code: string | null;
-  startupMs: number | null;
   token: string | null;
 }
 
