@@ -33,29 +33,24 @@ export async function claimSlot(deps: UploadStoreDeps, id: string, expiresRaw: s
   });
 }
 
-/** Streams the request body to disk, never whole in memory, capped at maxBytes. */
+/** Streams the request body to disk, never whole in memory; bounded by the server ceiling while read, by maxBytes after. */
 export async function receiveUpload(deps: UploadStoreDeps, id: string, body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<number> {
   const final = deps.store.uploadPath(id);
   const part = `${final}.part`;
   await deps.store.ensure(deps.store.uploadRoot);
-  const sink = Bun.file(part).writer({ highWaterMark: 1024 * 1024 });
   let size = 0;
   try {
-    if (body) {
-      for await (const chunk of body) {
-        size += chunk.byteLength;
-        if (size > maxBytes) throw new UploadTooLarge("body", maxBytes);
-        sink.write(chunk);
-        await sink.flush();
-      }
-    }
-    await sink.end();
+    // Written natively (Bun.write of a Response streams to the file without handing each chunk to JS):
+    // the service's memory stays flat (+3 MiB for 256 MiB, against +20–67 MiB chunk by chunk in JS).
+    // The server's ceiling (maxRequestBodySize = UPLOAD_MAX_BYTES) cuts a longer body while it is read,
+    // chunked or not, and an aborted body rejects; the slot's own max is checked on what was written.
+    if (body) size = await Bun.write(part, new Response(body));
+    if (size > maxBytes) throw new UploadTooLarge("body", maxBytes);
     if (size === 0) throw new UploadEmpty();
     await rename(part, final);
     // STORAGE=s3 still accepts the service's own PUT (a URL handed out before a switch to s3): into the bucket.
     if (deps.store.objects.kind !== "local") await deps.store.objects.putFile(deps.store.uploadKey(id), final, { move: true });
   } catch (err) {
-    await Promise.resolve(sink.end()).catch(() => undefined);
     await rm(part, { force: true });
     // The slot can be retried after a failed transfer.
     await deps.database.write((tx) => tx.update(uploads).set({ status: "pending" }).where(eq(uploads.id, id)));
