@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../src/log.ts";
@@ -8,6 +7,7 @@ import { failed, ok } from "./support/api.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { freeTcpPort } from "./support/free-port.ts";
 import { testEncoderArgs } from "./support/test-encoder.ts";
 
 setDefaultTimeout(120_000);
@@ -25,14 +25,6 @@ afterAll(async () => {
   for (const c of children) c.kill(9);
   await t.stop();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** ffmpeg as the platform: accepts one publisher and copies what arrives into `file`. */
 function receiver(input: string[], file: string) {
@@ -74,8 +66,8 @@ const outputIn = (streamId: string, outputId: string, statuses: string[], timeou
 
 describe("simulcast outputs", () => {
   test("a broadcast is copied to an RTMP target and an SRT target with its duration; the keys are never shown nor logged", async () => {
-    const rtmpPort = await freePort();
-    const srtPort = await freePort();
+    const rtmpPort = await freeTcpPort();
+    const srtPort = await freeTcpPort();
     const rtmpKey = `rtmpkey${crypto.randomUUID().replaceAll("-", "")}`;
     const srtKey = `srtkey${crypto.randomUUID().replaceAll("-", "")}`;
     const rtmpFile = join(dir, "rtmp.flv");
@@ -133,7 +125,7 @@ describe("simulcast outputs", () => {
   });
 
   test("a target that dies and comes back is reconnected; a deleted output stops within 2 s", async () => {
-    const port = await freePort();
+    const port = await freeTcpPort();
     const s = await createStream({ title: "Flaky target" });
     const enc = encoder(s.rtmp_url, 60);
     await streamIn(t, s.id, ["LIVE"], 60_000);

@@ -51,6 +51,8 @@ export function createLiveOutputs(deps: {
     plugin: outputRoutes({ livestreams: deps.livestreams, store, checkHost: deps.checkHost, changed: runner.poke }),
     /** `outputs` of a stream's creation, checked (422 `details.outputs`) before the stream is made. */
     prepare: (inputs: readonly OutputInput[]) => prepareOutputs(inputs, deps.checkHost, "outputs"),
+    /** The outbound guard's check of a target's host (the settings screen adds targets as the API does). */
+    checkHost: deps.checkHost,
     start: () => runner.start(),
     stop: () => runner.stop(),
   };
