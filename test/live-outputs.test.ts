@@ -117,6 +117,12 @@ describe("simulcast outputs", () => {
     ).toEqual(outs.map((o) => o.id).sort());
     expect(events[0]!.data).toMatchObject({ stream_id: s.id, output: { status: "active" } });
 
+    // At rest: the targets are sealed (the row's url is the shown form), and no event payload holds a key.
+    const rows = await t.service.database.client.execute("SELECT * FROM live_outputs");
+    expect(rows.rows.map((r) => String(r.sealed_target))).toEqual([expect.stringMatching(/^v1\./), expect.stringMatching(/^v1\./)]);
+    const atRest = JSON.stringify(rows.rows) + JSON.stringify((await t.service.database.client.execute("SELECT payload FROM outbox")).rows);
+    expect(atRest).not.toContain(rtmpKey);
+    expect(atRest).not.toContain(srtKey);
     // Neither key anywhere a user or an operator reads: answers, events, logs.
     const seen = JSON.stringify({ outs, stream, events }) + lines.join("\n");
     expect(seen).not.toContain(rtmpKey);
