@@ -87,7 +87,7 @@ export function eventMerger(emit: (events: ViewEvent[]) => void, maxHeld = MAX_H
   return {
     add(batch: StoredBatch): void {
       while (heap.size > 0 && heap.peek()!.t < batch.firstT) take();
-      batch.events.forEach((e, i) => heap.push({ t: e[1], seq: batch.seq, i, e }));
+      for (let i = 0; i < batch.events.length; i++) heap.push({ t: batch.events[i]![1], seq: batch.seq, i, e: batch.events[i]! });
       while (heap.size > maxHeld) take();
     },
     end(): void {
