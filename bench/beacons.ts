@@ -1,7 +1,7 @@
 /**
  * Issue 28's performance figures. (1) Beacon intake: `wrk` POSTs a realistic
  * batch (a text/plain JSON array of 10 events of one view of a real video of
- * an organization) to the real service's `POST /beacons/` and to a bare
+ * an organization; 1,000 views in turn) to the real service's `POST /beacons/` and to a bare
  * `Bun.serve` that parses the same body and answers 204, rounds alternating
  * after a warm-up; prints the median round's req/s of each and the ratio
  * (target >= 0.5). (2) Rollup: 1,000,000 events (views of 100 events) go in
@@ -9,7 +9,7 @@
  * all up; prints the time and the closer's peak RSS (bounded: events are read
  * 1,000 at a time).
  *
- * Usage: npm run bench:beacons [-- --seconds 5 --rounds 3 --connections 32 --events 1000000 --no-rollup --unknown-ids]
+ * Usage: npm run bench:beacons [-- --seconds 5 --rounds 3 --connections 32 --views 1000 --events 1000000 --no-rollup --unknown-ids]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +23,7 @@ import { loadConfig } from "../src/config.ts";
 import { newId } from "../src/ids.ts";
 import { silentLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
+import { type CpuSample, cpuNow, cpuPer } from "./thread-cpu.ts";
 import { requireWrk, wrk, type WrkResult, type WrkTarget } from "./wrk-run.ts";
 
 requireWrk();
@@ -58,31 +59,35 @@ const video = newId("vid");
 await service.runtime.create("video", videoInput({ id: video, orgId: org.id, title: "Bench", sourceUrl: "https://example.com/a.mp4", createdAt: new Date().toISOString() }));
 const { port } = await service.listen();
 
-/** What trackPlayback sends in one batch: a view's first seconds. */
+/** What trackPlayback sends in one batch: a view's first seconds (each of `--views` viewers in turn: one view per request, as many players send). */
 const t0 = Date.now();
-const event = (type: string, dt: number, more: Record<string, unknown> = {}) => ({
-  video_id: video,
-  view_id: "bench-view",
-  viewer_id: "bench-viewer",
-  type,
-  t: t0 + dt,
-  player_time: dt / 1000,
-  ...more,
-});
-const batch = JSON.stringify([
-  event("viewstart", 0),
-  event("rendition_change", 80, { height: 720, bitrate: 2_500_000 }),
-  event("playing", 450, { startup_ms: 450 }),
-  event("waiting", 3000),
-  event("playing", 3600),
-  event("rendition_change", 3700, { height: 480, bitrate: 1_200_000 }),
-  event("heartbeat", 10_000),
-  event("pause", 12_000),
-  event("playing", 14_000),
-  event("heartbeat", 20_000),
-]);
+const batchOf = (n: number) => {
+  const event = (type: string, dt: number, more: Record<string, unknown> = {}) => ({
+    video_id: video,
+    view_id: `bench-view-${n}`,
+    viewer_id: `bench-viewer-${n}`,
+    type,
+    t: t0 + dt,
+    player_time: dt / 1000,
+    ...more,
+  });
+  return JSON.stringify([
+    event("viewstart", 0),
+    event("rendition_change", 80, { height: 720, bitrate: 2_500_000 }),
+    event("playing", 450, { startup_ms: 450 }),
+    event("waiting", 3000),
+    event("playing", 3600),
+    event("rendition_change", 3700, { height: 480, bitrate: 1_200_000 }),
+    event("heartbeat", 10_000),
+    event("pause", 12_000),
+    event("playing", 14_000),
+    event("heartbeat", 20_000),
+  ]);
+};
+const bodies = Array.from({ length: num("views", 1000) }, (_, n) => batchOf(n));
+const batch = bodies[0]!;
 const headers = { "content-type": "text/plain;charset=UTF-8", "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36" };
-const full: WrkTarget = { url: `http://127.0.0.1:${port}/beacons/`, method: "POST", headers, body: unknownIds ? batch.replaceAll(video, "vid_nothere") : batch };
+const full: WrkTarget = { url: `http://127.0.0.1:${port}/beacons/`, method: "POST", headers, bodies: unknownIds ? bodies.map((b) => b.replaceAll(video, "vid_nothere")) : bodies };
 const check = await fetch(full.url, { method: "POST", headers, body: batch });
 if (check.status !== 204) throw new Error(`the service answered ${check.status}: ${await check.text()}`);
 
@@ -96,13 +101,25 @@ const bareServer = Bun.serve({
 });
 const bare: WrkTarget = { ...full, url: `http://127.0.0.1:${bareServer.port}/beacons/` };
 
-const load = (t: WrkTarget, s = seconds) => wrk(t, { seconds: s, connections });
-const median = (xs: WrkResult[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+interface Round {
+  wrk: WrkResult;
+  /** CPU milliseconds of this process per 1,000 requests: the main thread (the event loop) and all threads. */
+  cpu: CpuSample;
+}
+/** One wrk round; the CPU counted until the writer has stored what the round sent. */
+async function load(t: WrkTarget, s = seconds): Promise<Round> {
+  const before = cpuNow();
+  const r = await wrk(t, { seconds: s, connections });
+  await service.analytics.writer.flush();
+  return { wrk: r, cpu: cpuPer(before, cpuNow(), r.requests) };
+}
+const median = (xs: Round[]) => [...xs].sort((a, b) => a.wrk.rps - b.wrk.rps)[Math.floor(xs.length / 2)]!;
+const medianOf = (xs: Round[], f: (r: Round) => number) => [...xs].map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const droppedBefore = service.analytics.writer.dropped;
 await load(bare, 1);
 await load(full, 1);
-const b: WrkResult[] = [];
-const f: WrkResult[] = [];
+const b: Round[] = [];
+const f: Round[] = [];
 for (let i = 0; i < rounds; i++) {
   b.push(await load(bare));
   f.push(await load(full));
@@ -111,16 +128,23 @@ bareServer.stop(true);
 await service.analytics.writer.flush();
 const mb = median(b);
 const mf = median(f);
-const fmt = (r: WrkResult) =>
+const fmt = ({ wrk: r }: Round) =>
   `${Math.round(r.rps).toLocaleString("en")} req/s (${Math.round(r.rps * 10).toLocaleString("en")} events/s), p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx}, socket errors ${r.socketErrors}`;
-console.log(`POST /beacons/ (10 events a batch${unknownIds ? " of an unknown video: not stored" : ""}, ${connections} connections, ${rounds} x ${seconds} s, median round)`);
+const cpu = (xs: Round[]) => `CPU per 1,000 requests (median round): main thread ${medianOf(xs, (r) => r.cpu.mainMs).toFixed(0)} ms, all threads ${medianOf(xs, (r) => r.cpu.processMs).toFixed(0)} ms`;
+const cpuRatio = medianOf(b, (r) => r.cpu.mainMs) / medianOf(f, (r) => r.cpu.mainMs);
+console.log(
+  `POST /beacons/ (10 events a batch, ${bodies.length} views in turn${unknownIds ? " of an unknown video: not stored" : ""}, ${connections} connections, ${rounds} x ${seconds} s, median round)`,
+);
 console.log(`  bare Bun.serve:  ${fmt(mb)}`);
+console.log(`                   ${cpu(b)}`);
 console.log(`  vidlive:         ${fmt(mf)}`);
-console.log(`  ratio:           ${(mf.rps / mb.rps).toFixed(2)} (target >= 0.5); events dropped past the writer's bound: ${service.analytics.writer.dropped - droppedBefore}`);
+console.log(`                   ${cpu(f)}`);
+console.log(`  ratio:           ${(mf.wrk.rps / mb.wrk.rps).toFixed(2)} (target >= 0.5); events dropped past the writer's bound: ${service.analytics.writer.dropped - droppedBefore}`);
+console.log(`  main-thread CPU ratio (bare ÷ vidlive per request): ${cpuRatio.toFixed(2)}`);
 
 if (!argv.includes("--no-rollup")) {
-  // The service's own closer would race the measured one: stop it (and the rest) and work on its database.
-  await service.analytics.stop();
+  // The service's own closer would race the measured one: stop it and work on its database.
+  await service.analytics.closer.stop();
   const views = Math.ceil(totalEvents / EVENTS_PER_VIEW);
   const asset = { orgId: org.id, kind: "video" as const, signed: false };
   const traits = { country: "GB", browser: "Chrome", os: "Linux", deviceType: "desktop" };
@@ -129,7 +153,7 @@ if (!argv.includes("--no-rollup")) {
   let sent = 0;
   for (let v = 0; v < views; v++) {
     const viewId = `roll-${v}`;
-    const items = [];
+    const events: BeaconEvent[] = [];
     for (let i = 0; i < EVENTS_PER_VIEW && sent < totalEvents; i++, sent++) {
       const type = i === 0 ? "viewstart" : i === 1 ? "playing" : i === EVENTS_PER_VIEW - 1 ? "viewend" : i % 10 === 5 ? "waiting" : i % 10 === 6 ? "playing" : "heartbeat";
       const e: BeaconEvent = {
@@ -146,9 +170,10 @@ if (!argv.includes("--no-rollup")) {
         startupMs: type === "playing" && i === 1 ? 400 : null,
         token: null,
       };
-      items.push({ event: e, asset, traits, receivedAt: base + (v % 60) * 1000 });
+      events.push(e);
     }
-    service.analytics.writer.add(items);
+    // As players send them: bodies of 10 events, 10 s apart.
+    for (let b = 0; b * 10 < events.length; b++) service.analytics.writer.add({ asset, traits, receivedAt: base + (v % 60) * 1000 + b * 10_000, events: events.slice(b * 10, b * 10 + 10) });
     if (v % 400 === 399) await service.analytics.writer.flush();
   }
   await service.analytics.writer.flush();

@@ -22,7 +22,12 @@ export interface WrkTarget {
   method?: "GET" | "POST";
   headers?: Record<string, string>;
   body?: string;
+  /** Bodies sent in turn, one a request (wrk's Lua `request` hook), in place of `body`. */
+  bodies?: string[];
 }
+
+/** Separates `bodies` in the file the Lua script reads. */
+const BODY_SEPARATOR = "\n--wrk-body--\n";
 
 /** Exits with the install hint when wrk is missing: both sides of every bench are loaded by it. */
 export function requireWrk(): string {
@@ -47,7 +52,22 @@ end
 local body = f:read("*a")
 f:close()
 wrk.method = method
-if body ~= nil and body ~= "" then wrk.body = body end
+local bodies = {}
+local from = 1
+while body ~= nil do
+  local i, j = string.find(body, "${BODY_SEPARATOR.replaceAll("\n", "\\n")}", from, true)
+  if not i then table.insert(bodies, string.sub(body, from)); break end
+  table.insert(bodies, string.sub(body, from, i - 1))
+  from = j + 1
+end
+if #bodies == 1 and bodies[1] ~= "" then wrk.body = bodies[1] end
+if #bodies > 1 then
+  local n = 0
+  request = function()
+    n = n % #bodies + 1
+    return wrk.format(nil, nil, nil, bodies[n])
+  end
+end
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('WRK_JSON {"requests":%d,"duration_us":%d,"status":%d,"socket":%d,"p50_us":%d,"p99_us":%d}\\n',
@@ -65,7 +85,7 @@ export async function wrk(target: WrkTarget, opts: { seconds: number; connection
   writeFileSync(scriptPath, SCRIPT);
   const headers = Object.entries(target.headers ?? {});
   const cfg = join(tmpdir(), `bench-wrk-${process.pid}-${seq++}.txt`);
-  writeFileSync(cfg, [target.method ?? "GET", String(headers.length), ...headers.flatMap(([k, v]) => [k, v]), target.body ?? ""].join("\n"));
+  writeFileSync(cfg, [target.method ?? "GET", String(headers.length), ...headers.flatMap(([k, v]) => [k, v]), target.bodies ? target.bodies.join(BODY_SEPARATOR) : (target.body ?? "")].join("\n"));
   const proc = Bun.spawn([bin, "-t1", `-c${opts.connections}`, `-d${opts.seconds}s`, "--timeout", "10s", "-s", scriptPath, target.url], {
     stdout: "pipe",
     stderr: "pipe",

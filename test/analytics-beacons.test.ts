@@ -115,7 +115,7 @@ describe("analytics beacons", () => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
     // Nothing of the refused bodies was stored.
-    const rows = await t.service.database.client.execute("SELECT count(*) AS n FROM analytics_events");
+    const rows = await t.service.database.client.execute("SELECT count(*) AS n FROM analytics_event_batches");
     expect(Number(rows.rows[0]!.n)).toBe(0);
   });
 
@@ -138,7 +138,7 @@ describe("analytics beacons", () => {
     expect(d.by.device_type[0].value).toBe("desktop");
     expect(d.by.rendition[0]).toMatchObject({ value: "720p", views: 2 });
     // No raw address or user agent anywhere in the analytics tables.
-    for (const table of ["analytics_events", "analytics_views", "analytics_rollups"]) {
+    for (const table of ["analytics_event_batches", "analytics_views", "analytics_rollups"]) {
       const dump = JSON.stringify((await t.service.database.client.execute(`SELECT * FROM ${table}`)).rows);
       expect(dump).not.toContain("8.8.8.8");
       expect(dump).not.toContain("81.2.69");

@@ -189,7 +189,8 @@ describe.skipIf(!hasChromium)("watch page", () => {
       // Leaving fires pagehide (page.close() without runBeforeUnload does not): its viewend goes by sendBeacon.
       await page.goto("about:blank");
     });
-    const events = async () => (await t.service.database.client.execute({ sql: "SELECT type FROM analytics_events WHERE view_id = ?", args: [viewId] })).rows.map((r) => r.type);
+    const events = async () =>
+      (await t.service.database.client.execute({ sql: "SELECT e.value ->> 0 AS type FROM analytics_event_batches, json_each(events) AS e WHERE view_id = ?", args: [viewId] })).rows.map((r) => r.type);
     await waitFor(async () => (await events()).includes("viewend"), { timeoutMs: 10_000, what: "the watch page's viewend" }).catch(async (err) => {
       throw new Error(`${err}: the view's events were ${JSON.stringify(await events())}`);
     });

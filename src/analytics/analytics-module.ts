@@ -6,12 +6,13 @@ import { analyticsRoutes, beaconRoutes } from "./analytics-routes.ts";
 import { createAnalyticsReads } from "./analytics-reads.ts";
 import { createAssetLookup } from "./asset-lookup.ts";
 import { createBeaconIntake } from "./beacon-intake.ts";
+import { createBeaconStore } from "./beacon-store.ts";
 import { createBeaconWriter } from "./beacon-writer.ts";
 import { createViewCloser } from "./view-closer.ts";
 import { createViewerTraits } from "./viewer-traits.ts";
 import { createWhepSampler } from "./whep-sampler.ts";
 
-/** Viewer analytics (issue 28), wired: beacon intake, group-commit writer, view closer + rollups, WHEP sampler, read API. */
+/** Viewer analytics (issue 28), wired: beacon intake, group-commit writer (its writes on a worker thread), view closer + rollups, WHEP sampler, read API. */
 export function createAnalyticsModule(deps: {
   config: Config;
   database: Database;
@@ -23,7 +24,8 @@ export function createAnalyticsModule(deps: {
 }) {
   const logger = deps.logger.child({ component: "analytics" });
   const lookup = createAssetLookup(deps.database);
-  const writer = createBeaconWriter({ database: deps.database, logger });
+  const store = createBeaconStore({ database: deps.database, authToken: deps.config.databaseAuthToken, timeoutMs: deps.config.databaseTimeoutMs, logger });
+  const writer = createBeaconWriter({ store, logger });
   const intake = createBeaconIntake({
     lookup,
     writer,
@@ -51,7 +53,7 @@ export function createAnalyticsModule(deps: {
     async stop(): Promise<void> {
       sampler.stop();
       await closer.stop();
-      await writer.flush();
+      await writer.stop();
     },
   };
 }

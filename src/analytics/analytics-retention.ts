@@ -1,6 +1,6 @@
 import { and, inArray, lt, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { analyticsEvents, analyticsRollups, analyticsViews, analyticsWhepSamples } from "../db/schema/index.ts";
+import { analyticsEventBatches, analyticsRollups, analyticsViews, analyticsWhepSamples } from "../db/schema/index.ts";
 import type { RetentionRule, RetentionTarget } from "../retention/retention-rules.ts";
 
 const DAY_MS = 86_400_000;
@@ -24,7 +24,7 @@ function byAge(table: RetentionTarget, target: SQLiteTable, column: SQLiteColumn
 /** Raw events 7 days (by arrival), WHEP samples 7 days, closed views and rollups 13 months. */
 export function analyticsRetentionRules(): RetentionRule[] {
   return [
-    byAge("analytics_events", analyticsEvents, analyticsEvents.receivedAt, RAW_RETENTION_MS),
+    byAge("analytics_event_batches", analyticsEventBatches, analyticsEventBatches.receivedAt, RAW_RETENTION_MS),
     byAge("analytics_whep_samples", analyticsWhepSamples, analyticsWhepSamples.at, RAW_RETENTION_MS),
     byAge("analytics_views", analyticsViews, analyticsViews.closedAt, ROLLUP_RETENTION_MS),
     byAge("analytics_rollups", analyticsRollups, analyticsRollups.bucket, ROLLUP_RETENTION_MS, sql`${analyticsRollups.granularity} IN ('minute', 'day')`),

@@ -21,12 +21,19 @@ const MISSING_TTL_MS = 5_000;
  */
 export function createAssetLookup(database: Database, now: () => number = Date.now) {
   const cached = new Map<string, { asset: BeaconAsset | null; until: number }>();
+  /** The remembered answer, or undefined when it must be read. */
+  function peek(id: string, kind: BeaconAsset["kind"]): BeaconAsset | null | undefined {
+    const hit = cached.get(`${kind}:${id}`);
+    return hit && hit.until > now() ? hit.asset : undefined;
+  }
   return {
+    /** Synchronous on the beacon path (no promise when remembered). */
+    peek,
     async of(id: string, kind: BeaconAsset["kind"]): Promise<BeaconAsset | null> {
+      const known = peek(id, kind);
+      if (known !== undefined) return known;
       const key = `${kind}:${id}`;
-      const hit = cached.get(key);
       const t = now();
-      if (hit && hit.until > t) return hit.asset;
       const [row] = await database.db
         .select({ orgId: actors.orgId, policy: sql<string | null>`json_extract(${actors.state}, '$.context.playbackPolicy')` })
         .from(actors)

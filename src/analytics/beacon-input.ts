@@ -39,24 +39,28 @@ export function parseBeacon(text: string): BeaconParse {
   if (body.length === 0) return { ok: false, status: 422, details: { body: "must hold at least one event" } };
   if (body.length > BEACON_MAX_EVENTS) return { ok: false, status: 422, details: { body: `must hold at most ${BEACON_MAX_EVENTS} events` } };
   const details: Record<string, string> = {};
+  let problems = 0;
   const events: BeaconEvent[] = [];
+  // A player's body repeats its ids in every event: each distinct one is checked once.
+  const ids = new Set<unknown>();
+  const isId = (v: unknown) => ids.has(v) || (typeof v === "string" && ID.test(v) && ids.add(v) !== undefined);
   for (let i = 0; i < body.length; i++) {
     const e = body[i] as Record<string, unknown>;
     const at = (f: string, msg: string) => {
-      if (Object.keys(details).length < 20) details[`[${i}].${f}`] = msg;
+      if (problems++ < 20) details[`[${i}].${f}`] = msg;
     };
     if (typeof e !== "object" || e === null || Array.isArray(e)) {
       at("", "must be an object");
       continue;
     }
-    for (const k of Object.keys(e)) if (!KNOWN.has(k)) at(k.slice(0, 64), "is not a known field");
-    if (typeof e.view_id !== "string" || !ID.test(e.view_id)) at("view_id", "must be 1-64 letters, digits, - or _");
-    if (typeof e.viewer_id !== "string" || !ID.test(e.viewer_id)) at("viewer_id", "must be 1-64 letters, digits, - or _");
+    for (const k in e) if (!KNOWN.has(k)) at(k.slice(0, 64), "is not a known field");
+    if (!isId(e.view_id)) at("view_id", "must be 1-64 letters, digits, - or _");
+    if (!isId(e.viewer_id)) at("viewer_id", "must be 1-64 letters, digits, - or _");
     const hasVideo = e.video_id !== undefined;
     const hasStream = e.stream_id !== undefined;
     if (hasVideo === hasStream) at("video_id", "exactly one of video_id and stream_id is required");
     const assetId = hasVideo ? e.video_id : e.stream_id;
-    if ((hasVideo || hasStream) && (typeof assetId !== "string" || !ID.test(assetId))) at(hasVideo ? "video_id" : "stream_id", "must be an id");
+    if ((hasVideo || hasStream) && !isId(assetId)) at(hasVideo ? "video_id" : "stream_id", "must be an id");
     if (typeof e.type !== "string" || !TYPES.has(e.type)) at("type", `must be one of ${EVENT_TYPES.join(", ")}`);
     if (!isInt(e.t, 8_640_000_000_000)) at("t", "must be the player's clock in epoch milliseconds (an integer)");
     if (typeof e.player_time !== "number" || !Number.isFinite(e.player_time) || e.player_time < 0) at("player_time", "must be the media position in seconds (a number >= 0)");
@@ -72,7 +76,7 @@ export function parseBeacon(text: string): BeaconParse {
     } else if (e.code !== undefined) at("code", "is only for error");
     if (e.startup_ms !== undefined && (e.type !== "playing" || !isInt(e.startup_ms, 600_000))) at("startup_ms", "is only for playing: milliseconds 0-600000");
     if (e.token !== undefined && (typeof e.token !== "string" || e.token.length > TOKEN_MAX)) at("token", `must be a playback token (at most ${TOKEN_MAX} characters)`);
-    if (Object.keys(details).length > 0) continue;
+    if (problems > 0) continue;
     events.push({
       viewId: e.view_id as string,
       viewerId: e.viewer_id as string,
@@ -88,6 +92,6 @@ export function parseBeacon(text: string): BeaconParse {
       token: (e.token as string | undefined) ?? null,
     });
   }
-  if (Object.keys(details).length > 0) return { ok: false, status: 422, details };
+  if (problems > 0) return { ok: false, status: 422, details };
   return { ok: true, events };
 }

@@ -6,13 +6,15 @@ import type { RateLimiter } from "../http/rate-limiter.ts";
 import { verifyPlaybackToken } from "../playback/playback-token.ts";
 import type { AssetLookup, BeaconAsset } from "./asset-lookup.ts";
 import { BEACON_MAX_BYTES, type BeaconEvent, parseBeacon } from "./beacon-input.ts";
-import type { BeaconWriter } from "./beacon-writer.ts";
+import type { AcceptedGroup, BeaconWriter } from "./beacon-writer.ts";
 import type { ViewerTraitsSource } from "./viewer-traits.ts";
 
 export const BEACONS_PATH = "/beacons/";
 
 const CORS = { "access-control-allow-origin": "*" };
 const PREFLIGHT = { ...CORS, "access-control-allow-methods": "POST, OPTIONS", "access-control-allow-headers": "content-type", "access-control-max-age": "86400" };
+/** Fatal: a body that is not UTF-8 is a 400 (one decoder: building one per request costs more than the decoding). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const NO_CONTENT = () => new Response(null, { status: 204, headers: CORS });
 /** Verified (asset, token) pairs remembered: a player sends the same token with every batch. */
 const TOKENS_CACHED = 10_000;
@@ -68,7 +70,7 @@ export function createBeaconIntake(deps: {
     if (!verdict.ok) return refuse(new ApiError("RATE_LIMITED", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) }));
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBoundedBody(request, BEACON_MAX_BYTES));
+      text = UTF8.decode(await readBoundedBody(request, BEACON_MAX_BYTES));
     } catch (err) {
       if (err instanceof ApiError) return refuse(err);
       if (err instanceof TypeError) return refuse(new ApiError("BAD_REQUEST", "The body is not UTF-8.", { body: "is not valid UTF-8" }));
@@ -79,20 +81,22 @@ export function createBeaconIntake(deps: {
     if (!parsed.ok) return refuse(parsed.status === 400 ? new ApiError("BAD_REQUEST", "The body is not JSON.", parsed.details) : ApiError.validation(parsed.details));
     const traits = deps.traits.of(address, request.headers.get("user-agent") ?? "");
     const receivedAt = now();
-    const accepted = [];
-    const assets = new Map<string, BeaconAsset | null>();
+    // Events grouped by asset (a player's body names one): no object per event on the way to the writer.
+    const groups = new Map<string, AcceptedGroup | null>();
     for (const event of parsed.events) {
       const key = `${event.assetKind}:${event.assetId}`;
-      let asset = assets.get(key);
-      if (asset === undefined) {
-        asset = await deps.lookup.of(event.assetId, event.assetKind);
-        assets.set(key, asset);
+      let group = groups.get(key);
+      if (group === undefined) {
+        const known = deps.lookup.peek(event.assetId, event.assetKind);
+        const asset = known !== undefined ? known : await deps.lookup.of(event.assetId, event.assetKind);
+        group = asset ? { asset, events: [] } : null;
+        groups.set(key, group);
       }
-      if (!asset) continue;
-      if (asset.signed && !(await tokenOk(event, asset))) continue;
-      accepted.push({ event, asset, traits, receivedAt });
+      if (!group) continue;
+      if (group.asset.signed && !(await tokenOk(event, group.asset))) continue;
+      group.events.push(event);
     }
-    if (accepted.length > 0) deps.writer.add(accepted);
+    for (const group of groups.values()) if (group && group.events.length > 0) deps.writer.add({ ...group, traits, receivedAt });
     return NO_CONTENT();
   };
 }

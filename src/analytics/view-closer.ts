@@ -1,16 +1,16 @@
 import { and, asc, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
-import { analyticsEvents, analyticsRollups, analyticsViews } from "../db/schema/index.ts";
+import { analyticsEventBatches, analyticsRollups, analyticsViews } from "../db/schema/index.ts";
 import type { Logger } from "../log.ts";
-import type { EventType, ViewEvent } from "./event-types.ts";
+import { type EventTuple, eventMerger } from "./event-batch.ts";
 import { viewFolder } from "./view-figures.ts";
 
 /** A view without any beacon for this long is closed (issue 28: 60 s without a heartbeat). */
 export const VIEW_TIMEOUT_MS = 60_000;
 /** After `viewend`/`ended`, late events of the same page (other processes' batches) get this long to land. */
 export const END_GRACE_MS = 2_000;
-/** Events read per page while folding one view: memory is bounded whatever the view's length. */
-const EVENT_PAGE = 1_000;
+/** Batch rows read per page while folding one view (each at most one 64 KB body): memory is bounded whatever the view's length. */
+const BATCH_PAGE = 100;
 /** Views closed per sweep. */
 const VIEWS_PER_SWEEP = 200;
 
@@ -36,19 +36,26 @@ export function createViewCloser(deps: { database: Database; logger: Logger; now
     const view = claimed[0];
     if (!view) return false;
     const folder = viewFolder();
-    let after: { t: number; seq: number } | null = null;
+    const merger = eventMerger((events) => folder.add(events));
+    let after: { firstT: number; seq: number } | null = null;
     for (;;) {
       const cond = and(
-        eq(analyticsEvents.assetId, assetId),
-        eq(analyticsEvents.viewId, viewId),
-        after ? or(gt(analyticsEvents.t, after.t), and(eq(analyticsEvents.t, after.t), gt(analyticsEvents.seq, after.seq))) : undefined,
+        eq(analyticsEventBatches.assetId, assetId),
+        eq(analyticsEventBatches.viewId, viewId),
+        after ? or(gt(analyticsEventBatches.firstT, after.firstT), and(eq(analyticsEventBatches.firstT, after.firstT), gt(analyticsEventBatches.seq, after.seq))) : undefined,
       );
-      const page = await tx.select().from(analyticsEvents).where(cond).orderBy(asc(analyticsEvents.t), asc(analyticsEvents.seq)).limit(EVENT_PAGE);
-      folder.add(page.map((r): ViewEvent => ({ type: r.type as EventType, t: r.t, playerTime: r.playerTime, height: r.height, bitrate: r.bitrate, code: r.code, startupMs: r.startupMs })));
-      if (page.length < EVENT_PAGE) break;
+      const page = await tx
+        .select({ seq: analyticsEventBatches.seq, firstT: analyticsEventBatches.firstT, events: analyticsEventBatches.events })
+        .from(analyticsEventBatches)
+        .where(cond)
+        .orderBy(asc(analyticsEventBatches.firstT), asc(analyticsEventBatches.seq))
+        .limit(BATCH_PAGE);
+      for (const b of page) merger.add({ seq: b.seq, firstT: b.firstT, events: JSON.parse(b.events) as EventTuple[] });
+      if (page.length < BATCH_PAGE) break;
       const last = page[page.length - 1]!;
-      after = { t: last.t, seq: last.seq };
+      after = { firstT: last.firstT, seq: last.seq };
     }
+    merger.end();
     const f = folder.figures();
     await tx
       .update(analyticsViews)

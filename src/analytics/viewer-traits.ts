@@ -16,6 +16,8 @@ export interface ViewerTraits {
 const UNKNOWN = "unknown";
 /** Parsed user agents remembered (most viewers share a handful of them). */
 const UA_CACHE = 2_000;
+/** Decoded geo records remembered. */
+const RECORDS_CACHED = 10_000;
 
 /**
  * Country from the client address through the country database shipped in
@@ -24,7 +26,17 @@ const UA_CACHE = 2_000;
  * desktop browser has no device type in ua-parser: `desktop`.
  */
 export function createViewerTraits() {
-  const reader = new Reader<CountryResponse>(readFileSync(require.resolve("@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb")));
+  // Decoded records kept by offset (a country database has a few hundred): without it every lookup decodes its record
+  // again, which cost as much as parsing a whole beacon body (bench/beacons-cpu.ts).
+  const records = new Map<number, unknown>();
+  const cache = {
+    get: (offset: number) => records.get(offset),
+    set: (offset: number, record: unknown) => {
+      if (records.size >= RECORDS_CACHED) records.clear();
+      records.set(offset, record);
+    },
+  };
+  const reader = new Reader<CountryResponse>(readFileSync(require.resolve("@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb")), { cache });
   const agents = new Map<string, Omit<ViewerTraits, "country">>();
 
   function country(address: string): string {

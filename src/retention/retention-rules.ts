@@ -43,7 +43,7 @@ export const RETENTION_TARGETS = [
   "sessions",
   "setup_tokens",
   // Issue 28 (src/analytics/analytics-retention.ts).
-  "analytics_events",
+  "analytics_event_batches",
   "analytics_whep_samples",
   "analytics_views",
   "analytics_rollups",
