@@ -90,3 +90,10 @@ export class SubtitlesUnavailable extends InvalidInput {
     super({ subtitles: reason }, "Transcripts are unavailable on this server.");
   }
 }
+
+/** Issue 27 item 4: `static_renditions` names something that is not `highest`, `audio-only` or a rung of the ladder, or asks a DRM video for clear copies. */
+export class StaticRenditionsRefused extends InvalidInput {
+  constructor(reason: string) {
+    super({ static_renditions: reason });
+  }
+}

@@ -1067,6 +1067,30 @@ export interface components {
                 summary_url: string | null;
                 /** @description The worker that ran the transcode, once started. */
                 transcoder_id?: string;
+                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                static_renditions: {
+                    /**
+                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                     * @example highest
+                     * @example audio-only
+                     * @example 720p
+                     */
+                    name: string;
+                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                    url: string | null;
+                    status: "preparing" | "ready" | "errored";
+                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                    bytes: string | null;
+                    /** @description Why it is errored. */
+                    error: {
+                        /**
+                         * @example DRM_PROTECTED
+                         * @example SOURCE_TOO_SMALL
+                         */
+                        code: string;
+                        message: string;
+                    } | null;
+                }[];
                 /** @description Transcode progress, 0-100. */
                 progress: number;
                 source_url: string | null;
@@ -1418,6 +1442,30 @@ export interface components {
                 summary_url: string | null;
                 /** @description The worker that ran the transcode, once started. */
                 transcoder_id?: string;
+                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                static_renditions: {
+                    /**
+                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                     * @example highest
+                     * @example audio-only
+                     * @example 720p
+                     */
+                    name: string;
+                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                    url: string | null;
+                    status: "preparing" | "ready" | "errored";
+                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                    bytes: string | null;
+                    /** @description Why it is errored. */
+                    error: {
+                        /**
+                         * @example DRM_PROTECTED
+                         * @example SOURCE_TOO_SMALL
+                         */
+                        code: string;
+                        message: string;
+                    } | null;
+                }[];
             };
             renditions: components["schemas"]["Rendition"][];
             /** @description Why the video is in ERROR. */
@@ -1512,6 +1560,8 @@ export interface components {
                 /** @description The `playback_policy` of a video or stream created without one (`cli org set --playback-policy`). */
                 policy: "public" | "signed";
             };
+            /** @description The `static_renditions` of a video registered without them, and of live recordings (`cli org set --static-renditions`): `highest`, `audio-only`, rung names. */
+            static_renditions: string[];
             limits: {
                 requests_per_minute: number;
                 livestreams_create_per_minute: number;
@@ -4466,6 +4516,8 @@ export interface operations {
                     playback_policy?: ("public" | "signed") | null;
                     /** @description A playback restriction of this organization (POST /playback-restrictions/): its referrer rules apply to every media request. */
                     playback_restriction_id?: string | null;
+                    /** @description Progressive files to make beside the HLS ladder, by stream copy: `highest` (an MP4 of the top rung produced), `audio-only` (an M4A), or a rung name of the organization's ladder (`720p`: an MP4). Listed on the video as `static_renditions` with their status. Default: the organization's (`cli org set --static-renditions`); `[]` for none. Not with `drm_enabled` (a DRM video gets no clear copy). */
+                    static_renditions?: string[] | null;
                 };
             };
         };
@@ -4525,6 +4577,30 @@ export interface operations {
                                 summary_url: string | null;
                                 /** @description The worker that ran the transcode, once started. */
                                 transcoder_id?: string;
+                                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                                static_renditions: {
+                                    /**
+                                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                                     * @example highest
+                                     * @example audio-only
+                                     * @example 720p
+                                     */
+                                    name: string;
+                                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                                    url: string | null;
+                                    status: "preparing" | "ready" | "errored";
+                                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                                    bytes: string | null;
+                                    /** @description Why it is errored. */
+                                    error: {
+                                        /**
+                                         * @example DRM_PROTECTED
+                                         * @example SOURCE_TOO_SMALL
+                                         */
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
                                 source_url: string | null;
@@ -4621,6 +4697,30 @@ export interface operations {
                                 summary_url: string | null;
                                 /** @description The worker that ran the transcode, once started. */
                                 transcoder_id?: string;
+                                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                                static_renditions: {
+                                    /**
+                                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                                     * @example highest
+                                     * @example audio-only
+                                     * @example 720p
+                                     */
+                                    name: string;
+                                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                                    url: string | null;
+                                    status: "preparing" | "ready" | "errored";
+                                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                                    bytes: string | null;
+                                    /** @description Why it is errored. */
+                                    error: {
+                                        /**
+                                         * @example DRM_PROTECTED
+                                         * @example SOURCE_TOO_SMALL
+                                         */
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
                                 source_url: string | null;
@@ -11760,7 +11860,8 @@ export interface operations {
                  *           "download_quality": null,
                  *           "download_password": null,
                  *           "transcript_url": null,
-                 *           "summary_url": null
+                 *           "summary_url": null,
+                 *           "static_renditions": []
                  *         },
                  *         "renditions": [],
                  *         "error": null,
@@ -11831,6 +11932,7 @@ export interface operations {
                  *           "download_password": null,
                  *           "transcript_url": null,
                  *           "summary_url": null,
+                 *           "static_renditions": [],
                  *           "transcoder_id": "native-sample-1"
                  *         },
                  *         "renditions": [],
@@ -11902,6 +12004,7 @@ export interface operations {
                  *           "download_password": null,
                  *           "transcript_url": null,
                  *           "summary_url": null,
+                 *           "static_renditions": [],
                  *           "transcoder_id": "native-sample-1"
                  *         },
                  *         "renditions": [
@@ -11992,7 +12095,8 @@ export interface operations {
                  *           "download_quality": null,
                  *           "download_password": null,
                  *           "transcript_url": null,
-                 *           "summary_url": null
+                 *           "summary_url": null,
+                 *           "static_renditions": []
                  *         },
                  *         "renditions": [],
                  *         "error": {
