@@ -265,7 +265,7 @@ export async function createService(
       ...videos.publicPlugins,
       ...live.publicPlugins,
       ...images.publicPlugins,
-      webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy }),
+      webrtcRoutes({ webrtc: rtc, baseUrl: () => config.baseUrl, logger, trustProxy: config.trustProxy, gate: playback.gate }),
       // The settings screen (issue 13): its own sessions, not API keys.
       ...analytics.publicPlugins,
       settingsRoutes({ config, address, logger, people: peopleFor(database), orgs, rateLimiter, runtime, videos, live, webhooks, playback, analytics }),

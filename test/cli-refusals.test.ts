@@ -70,6 +70,7 @@ describe("refusals: exit 2, one line naming what is wrong", () => {
     [["org", "show", "--org", "a", "--org", "b"], "--org given more than once"],
     [["org", "set", "--org", "org_x", "--drm", "maybe"], "--drm takes on or off"],
     [["org", "set", "--org", "org_x", "--download-format", "avi"], "--download-format takes mkv or mp4-encrypted"],
+    [["org", "set", "--org", "org_x", "--playback-policy", "private"], "--playback-policy takes public or signed"],
     [["key", "create", "--org", "org_x", "--expires-at", "soon"], "--expires-at must be an ISO 8601 time"],
     [["listen", "--forward-to", "ftp://x/hooks", "--api-key", "k"], "--forward-to must be an http(s) URL"],
     [["listen", "--forward-to", "http://localhost:3000/hooks", "--events", "VIDEO_UPLOADED,NOPE", "--api-key", "k"], '--events unknown event "NOPE"'],

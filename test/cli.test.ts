@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { join } from "node:path";
 import { apiKeys } from "../src/db/schema/index.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { ok } from "./support/api.ts";
 
 setDefaultTimeout(120_000);
 
@@ -107,5 +108,22 @@ describe("key lifecycle through the CLI", () => {
     const r = await cli("key", "show", "--org", "org_nope");
     expect(r.code).toBe(1);
     expect(r.err).toContain("NOT_FOUND");
+  });
+});
+
+describe("org set --playback-policy (issue 27)", () => {
+  test("signed: GET /organization/ shows it and a stream created without a policy is signed; public again after", async () => {
+    const set = await cli("org", "set", "--org", t.orgId, "--playback-policy", "signed");
+    expect({ code: set.code, err: set.err }).toEqual({ code: 0, err: "" });
+    expect(JSON.parse(set.out).settings.playback).toEqual({ policy: "signed" });
+    const org = await ok(t.api("/organization/"), "getOrganization");
+    expect(org.data.organization.playback.policy).toBe("signed");
+    const stream = await ok(t.api("/livestreams/", { method: "POST", json: { title: "default signed" } }), "createLivestream");
+    expect(stream.data.stream.playback_policy).toBe("signed");
+    expect((await fetch(stream.data.stream.hls_url)).status).toBe(403);
+
+    expect((await cli("org", "set", "--org", t.orgId, "--playback-policy", "public")).code).toBe(0);
+    const after = await ok(t.api("/livestreams/", { method: "POST", json: { title: "default public" } }), "createLivestream");
+    expect(after.data.stream.playback_policy).toBe("public");
   });
 });

@@ -128,9 +128,10 @@ test("the WHIP and WHEP routes are documented: SDP in, SDP and Location out, the
     expect(Object.keys(post.requestBody.content)).toEqual(["application/sdp"]);
     expect(Object.keys(post.responses["201"].content)).toEqual(["application/sdp"]);
     expect(post.responses["201"].headers.Location).toBeDefined();
-    expect(post.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(["path:token"]);
+    // WHEP also takes a signed stream's playback JWT as ?token= (issue 27).
+    expect(post.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(kind === "whip" ? ["path:token"] : ["path:token", "query:token"]);
     const codes = Object.values(post.responses as Record<string, any>).flatMap((r) => r.content?.["application/json"]?.schema?.properties?.error?.properties?.code?.enum ?? []);
-    expect(codes).toEqual(expect.arrayContaining(kind === "whip" ? ["INVALID_STREAM_KEY", "STREAM_NOT_ACCEPTING"] : ["STREAM_NOT_LIVE", "VIEWER_LIMIT_REACHED"]));
+    expect(codes).toEqual(expect.arrayContaining(kind === "whip" ? ["INVALID_STREAM_KEY", "STREAM_NOT_ACCEPTING"] : ["STREAM_NOT_LIVE", "VIEWER_LIMIT_REACHED", "PERMISSION_DENIED"]));
     expect(doc.paths[`/live/{token}/${kind}/{session}`]?.delete?.responses["404"]).toBeDefined();
   }
 }, 60_000);

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importPKCS8, SignJWT, UnsecuredJWT } from "jose";
+import type { Frame } from "playwright-core";
+import { hasPackager } from "../media/transcoder/index.ts";
 import { CHROMIUM_MISSING, hasChromium, type PlayerHarness, startPlayer } from "./support/browser.ts";
 import { waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
@@ -19,6 +21,9 @@ if (!hasChromium) console.warn(CHROMIUM_MISSING);
  * and refuse the page's own origin. Tokens are signed as Mux's documentation
  * shows: jose's SignJWT with the base64-decoded PEM, RS256, `kid` header.
  */
+
+/** The page's DOM as its callbacks read it (the tsconfig has no DOM lib). */
+type PageWindow = { document: { querySelector(selector: string): { currentTime: number } | null } };
 
 let t: TestService;
 let player: PlayerHarness;
@@ -215,6 +220,115 @@ describe.skipIf(!hasChromium)("a signed video in hls.js", () => {
     expect((await fetch(restricted.video.url, { headers: { referer: "https://example.com/" } })).status).toBe(200);
     expect((await fetch(restricted.video.url, { headers: { referer: "https://notexample.com/" } })).status).toBe(403);
   }, 300_000);
+
+  const playedPast = (frame: Frame, seconds: number) =>
+    frame.waitForFunction((s) => ((globalThis as unknown as PageWindow).document.querySelector("video")?.currentTime ?? 0) > s, seconds, { timeout: 60_000 });
+
+  test("the watch page of a signed video: 403 without a valid token (envelope, or a page naming the reason); with ?token= it plays, every media request carrying it", async () => {
+    const page = video.video.watch_url as string;
+    const bare = await fetch(page);
+    expect(bare.status).toBe(403);
+    expect((await json(bare)).error).toMatchObject({ code: "PERMISSION_DENIED", details: { token: expect.stringContaining("required") } });
+    const expired = await fetch(withToken(page, await sign(key, { sub: video.video.id, aud: "v", exp: Math.floor(Date.now() / 1000) - 60 })), { headers: { accept: "text/html" } });
+    expect(expired.status).toBe(403);
+    expect(expired.headers.get("content-type")).toStartWith("text/html");
+    expect(await expired.text()).toContain("expired");
+
+    const token = await sign(key, { sub: video.video.id, aud: "v" });
+    const tab = await player.newPage();
+    const media: string[] = [];
+    tab.on("request", (r) => r.url().includes("/media/") && media.push(r.url()));
+    try {
+      await tab.goto(`${withToken(page, token)}&autoplay=1&muted=1`);
+      await playedPast(tab.mainFrame(), 1.5);
+      expect(media.some((u) => /\.(ts|m4s)\?/.test(u))).toBe(true);
+      expect(media.every((u) => u.includes(`token=${encodeURIComponent(token)}`))).toBe(true);
+    } finally {
+      await tab.close();
+    }
+  }, 120_000);
+
+  test("a restriction on the watch page: embedded by an allowed site it plays (its own media requests pass), embedded elsewhere it is refused", async () => {
+    // The embedder is the page server reached as `localhost`; the service is 127.0.0.1, which this restriction refuses.
+    const onlyLocalhost = (await json(await api("/playback-restrictions/", { method: "POST", json: { referrer: { allowed_domains: ["localhost"], allow_no_referrer: false } } }))).data.id;
+    const token = await sign(key, { sub: video.video.id, aud: "v", playback_restriction_id: onlyLocalhost });
+    writeFileSync(
+      join(dir, "embed.html"),
+      `<!doctype html><title>embedder</title><iframe src="${withToken(video.video.watch_url, token)}&autoplay=1&muted=1" width="640" height="400" allow="autoplay"></iframe>`,
+    );
+    const tab = await player.newPage();
+    try {
+      await tab.goto(player.fileUrl("embed.html").replace("127.0.0.1", "localhost"));
+      const frame = await waitFor(async () => tab.frames().find((f) => f.url().includes("/watch/")), { timeoutMs: 30_000, what: "the watch page's frame" });
+      await playedPast(frame, 1.5);
+
+      await tab.goto(player.fileUrl("embed.html"));
+      const refused = await waitFor(async () => tab.frames().find((f) => f.url().includes("/watch/")), { timeoutMs: 30_000, what: "the watch page's frame" });
+      await refused.waitForSelector("#reasons", { timeout: 30_000 });
+      expect(await refused.innerText("#reasons")).toContain("127.0.0.1");
+    } finally {
+      await tab.close();
+    }
+  }, 120_000);
+});
+
+/**
+ * Issue 27 with DRM: the DASH manifest and segments need the token as any media does, and the ClearKey licence
+ * needs it too, as `&playback_token=` appended to the bare `drm_license_url` (the same rule: the customer appends
+ * it). shaka-player in Chromium plays with one token and stops with an expired one; the watch page hands the
+ * token on to its licence request.
+ */
+describe.skipIf(!hasChromium || !hasPackager())("a signed DRM video in shaka-player", () => {
+  let video: any;
+  let key: { id: string; private_key: string };
+
+  beforeAll(async () => {
+    key = await createKey();
+    await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, features: { ...s.features, drm: true } }));
+    video = await completedVideo({ playback_policy: "signed", drm_enabled: true, source_url: player.fileUrl("source.mp4?drm") });
+  }, 300_000);
+
+  test("one token plays the manifest, segments and licence; an expired one stops shaka; the licence names a bad playback_token", async () => {
+    expect(video.video).toMatchObject({ drm: true, playback_policy: "signed" });
+    expect(video.video.url).toEndWith(".mpd");
+    expect(video.video.url).not.toContain("token=");
+    const licence = video.video.drm_license_url as string;
+    const token = await sign(key, { sub: video.video.id, aud: "v" });
+    const licenceWith = (jwt: string) => `${licence}&playback_token=${encodeURIComponent(jwt)}`;
+
+    const played = await player.tryDash({ manifestUrl: withToken(video.video.url, token), licenseUrl: licenceWith(token), timeoutMs: 60_000 });
+    expect(played.ok ? played : played.error).toMatchObject({ ok: true });
+    expect(played.requests).toContain(`POST ${licenceWith(token)}`);
+    expect(played.requests.filter((r) => r.includes("/media/")).every((r) => r.includes(`token=${encodeURIComponent(token)}`))).toBe(true);
+
+    const expired = await sign(key, { sub: video.video.id, aud: "v", exp: Math.floor(Date.now() / 1000) - 60 });
+    const stopped = await player.tryDash({ manifestUrl: withToken(video.video.url, expired), licenseUrl: licenceWith(expired), timeoutMs: 30_000 });
+    expect(stopped.ok).toBe(false);
+    // The licence alone: the DRM token is valid, the playback token is missing or expired.
+    const body = JSON.stringify({ kids: ["AAECAwQFBgcICQoLDA0ODw"], type: "temporary" });
+    const missing = await fetch(licence, { method: "POST", body });
+    expect(missing.status).toBe(403);
+    expect((await json(missing)).error.details.playback_token).toContain("required");
+    const late = await fetch(licenceWith(expired), { method: "POST", body });
+    expect(late.status).toBe(403);
+    expect((await json(late)).error.details.playback_token).toContain("expired");
+  }, 180_000);
+
+  test("its watch page (watch_url + &token=) plays with shaka: the page's licence request carries the playback token", async () => {
+    expect(video.video.watch_url).toContain("drm_token=");
+    const token = await sign(key, { sub: video.video.id, aud: "v" });
+    const tab = await player.newPage();
+    const licences: string[] = [];
+    tab.on("request", (r) => r.url().includes("/license") && licences.push(r.url()));
+    try {
+      await tab.goto(`${video.video.watch_url}&token=${encodeURIComponent(token)}&autoplay=1&muted=1`);
+      await tab.waitForFunction(() => ((globalThis as unknown as PageWindow).document.querySelector("video")?.currentTime ?? 0) > 1.5, undefined, { timeout: 60_000 });
+      expect(licences.length).toBeGreaterThan(0);
+      expect(licences.every((u) => new URL(u).searchParams.get("playback_token") === token)).toBe(true);
+    } finally {
+      await tab.close();
+    }
+  }, 120_000);
 });
 
 describe("playback rules on creation", () => {

@@ -2,14 +2,19 @@
  * Issue 27 on the settings screen, in Debian's Chromium: the owner creates a
  * signing key (its private key shown once, and it signs a token the media
  * route accepts), sees it listed by id only, deletes it with confirmation;
- * creates a referrer restriction; sees the playback policy on a stream's page.
+ * creates a referrer restriction and deletes it; sees the playback policy on a
+ * stream's and a video's page; sets the organization's default policy, which
+ * the creation forms preselect, and picks a policy per video and stream.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { importPKCS8, SignJWT } from "jose";
 import type { Page } from "playwright-core";
 import { CHROMIUM_MISSING, hasChromium } from "./support/browser.ts";
 import { settingsScreen } from "./support/settings-browser.ts";
 import { ok } from "./support/api.ts";
+
+// Starts a service and Chromium: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
+setDefaultTimeout(120_000);
 
 if (!hasChromium) console.warn(CHROMIUM_MISSING);
 
@@ -61,5 +66,51 @@ describe.skipIf(!hasChromium)("settings: signing keys, restrictions, policy", ()
     expect(await owner.locator("tbody").innerText()).toContain("example.com, *.example.com");
     const listed = await ok(screen.t.api("/playback-restrictions/"), "listPlaybackRestrictions");
     expect(listed.data.items[0]!.referrer).toEqual({ allowed_domains: ["example.com", "*.example.com"], allow_no_referrer: false });
+
+    const id = listed.data.items[0]!.id;
+    await owner.locator("tbody tr", { hasText: "*.example.com" }).getByRole("link", { name: "Delete" }).click();
+    await owner.getByRole("button", { name: "Yes, delete restriction" }).click();
+    await owner.waitForURL(/\/settings\/restrictions\?done=deleted$/);
+    expect(await owner.content()).not.toContain(id);
+    expect((await screen.t.api(`/playback-restrictions/${id}/`)).status).toBe(404);
+  }, 120_000);
+
+  test("the organization's default policy is set on the Organization page and preselected by the creation forms; each form's choice wins", async () => {
+    const policyOf = async () => (await ok(screen.t.api("/organization/"), "getOrganization")).data.organization.playback.policy;
+    const setDefault = async (policy: string) => {
+      await owner.goto(`${screen.t.base}/settings/organization`);
+      await owner.getByLabel("Playback policy of new videos and streams").selectOption(policy);
+      await owner.getByRole("button", { name: "Save settings" }).click();
+      await owner.waitForURL(/\?done=saved$/);
+    };
+    await setDefault("signed");
+    expect(await policyOf()).toBe("signed");
+    await owner.goto(`${screen.t.base}/settings/live`);
+    expect(await owner.locator("#stream-policy").inputValue()).toBe("signed");
+    await owner.goto(`${screen.t.base}/settings/videos`);
+    expect(await owner.locator("#url-policy").inputValue()).toBe("signed");
+    expect(await owner.locator("#upload-policy").inputValue()).toBe("signed");
+    await setDefault("public");
+    expect(await policyOf()).toBe("public");
+
+    // Against the (public) default: a signed stream and a signed video from the forms.
+    await owner.goto(`${screen.t.base}/settings/live`);
+    expect(await owner.locator("#stream-policy").inputValue()).toBe("public");
+    await owner.locator("#stream-title").fill("signed from the form");
+    await owner.locator("#stream-policy").selectOption("signed");
+    await owner.getByRole("button", { name: "Create stream" }).click();
+    await owner.waitForURL(/\/settings\/live\/ls_\w+$/);
+    expect(await owner.locator("#playback-policy").innerText()).toContain("signed");
+    const streamId = new URL(owner.url()).pathname.split("/").pop()!;
+    expect((await ok(screen.t.api(`/livestreams/${streamId}/`), "getLivestream")).data.stream.playback_policy).toBe("signed");
+
+    await owner.goto(`${screen.t.base}/settings/videos`);
+    await owner.locator("#source-url").fill("https://example.com/signed-from-the-form.mp4");
+    await owner.locator("#url-policy").selectOption("signed");
+    await owner.getByRole("button", { name: "Add video" }).click();
+    await owner.waitForURL(/\/settings\/videos\/vid_\w+$/);
+    expect(await owner.locator("#playback-policy").innerText()).toContain("signed");
+    const videoId = new URL(owner.url()).pathname.split("/").pop()!;
+    expect((await ok(screen.t.api(`/videos/${videoId}/`), "getVideo")).data.video.playback_policy).toBe("signed");
   }, 120_000);
 });

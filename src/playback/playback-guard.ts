@@ -16,6 +16,22 @@ export function audienceOf(file: string): Audience {
   return "v";
 }
 
+/**
+ * A request made by this asset's own watch page (same host, Referer path `…/watch/<media token>`): the page was judged
+ * by its embedder's Referer when it loaded (src/videos/watch-routes.ts), so its media requests are not judged again by
+ * the restriction (they would name only the page). A browser sends such a Referer only from that page.
+ */
+function fromOwnWatchPage(request: Request, mediaToken: string): boolean {
+  const referer = request.headers.get("referer");
+  if (!referer) return false;
+  try {
+    const page = new URL(referer);
+    return page.host === new URL(request.url).host && page.pathname.endsWith(`/watch/${mediaToken}`);
+  } catch {
+    return false;
+  }
+}
+
 const OPEN: MediaGrant = { token: null, private: false };
 /** Web players read the status of a refusal only with CORS (hls.js sees a network error otherwise). */
 const CORS = { "access-control-allow-origin": "*" };
@@ -40,6 +56,7 @@ export function createPlaybackGuard(deps: { access: PlaybackAccess; keys: Signin
       if (!verdict.ok) throw new PlaybackRefused({ [tokenParam]: verdict.reason });
       if (verdict.claims.playbackRestrictionId) restrictionIds.push(verdict.claims.playbackRestrictionId);
     }
+    if (fromOwnWatchPage(request, mediaToken)) return { token, private: true };
     for (const id of restrictionIds) {
       const rule = await deps.restrictions.get(access.orgId, id);
       if (!rule) throw new PlaybackRefused({ playback_restriction_id: "names no playback restriction of this organization (deleted?)" });

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { type Config, loadConfig } from "../config.ts";
 import { createDatabase, type Database } from "../db/create-database.ts";
 import { createOutbox } from "../outbox/outbox.ts";
-import { actors, actorTags, broadcasts, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { actors, actorTags, broadcasts, playbackAccess, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
 
 export const DAY = 86_400_000;
@@ -139,6 +139,13 @@ export function rows(database: Database) {
 
     async streamKey(streamId: string): Promise<void> {
       await write((tx) => tx.insert(streamKeys).values({ digest: newId("key"), streamId, orgId: ORG, createdAt: 0 }));
+    },
+
+    /** A signed asset's playback rules row (src/playback/playback-access.ts), keyed by a media token. */
+    async playbackAccess(assetId: string): Promise<string> {
+      const token = crypto.randomUUID().replaceAll("-", "").padEnd(40, "0");
+      await write((tx) => tx.insert(playbackAccess).values({ token, assetId, orgId: ORG, policy: "signed", restrictionId: null, createdAt: 0 }));
+      return token;
     },
 
     async broadcast(streamId: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { Config } from "../config.ts";
 import type { Schema } from "../db/create-database.ts";
 import { prune as pruneOutbox } from "../outbox/outbox.ts";
-import { actors, actorTags, drmKeys, rateLimits, sessions, setupTokens, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { actors, actorTags, drmKeys, playbackAccess, rateLimits, sessions, setupTokens, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 
 /** The reader, the writer's transaction: whichever runs the statements. */
 export type Q = BaseSQLiteDatabase<"async", ResultSet, Schema>;
@@ -35,6 +35,8 @@ export const RETENTION_TARGETS = [
   "actor_tags",
   "stream_key_digests",
   "drm_keys",
+  // Issue 27: a signed or restricted asset's rules (src/playback/playback-access.ts), with its actor.
+  "playback_access",
   "video_dirs",
   "rate_limits",
   "recordings",
@@ -175,7 +177,8 @@ export function tusUploadsRule(files: RuleFiles): RetentionRule {
 
 /**
  * Soft-deleted videos and streams, for good: their tags, (a stream's)
- * stream key digests and (a DRM video's) content key go with them; `files` removes what a deleted video may
+ * stream key digests, (a DRM video's) content key and (a signed or
+ * restricted asset's) playback_access row go with them; `files` removes what a deleted video may
  * have left on disk.
  */
 export function actorsRule(config: Config, files: RuleFiles): RetentionRule {
@@ -188,6 +191,8 @@ export function actorsRule(config: Config, files: RuleFiles): RetentionRule {
       { table: "stream_key_digests", statement: q.delete(streamKeys).where(inArray(streamKeys.streamId, strings(keys))) },
       // A deleted video answers no licence (drm-keys.ts forLicence), so its key has no use once the actor goes.
       { table: "drm_keys", statement: q.delete(drmKeys).where(inArray(drmKeys.videoId, strings(keys))) },
+      // A deleted asset's media are gone and its media token (an HMAC of the id) is never handed out again.
+      { table: "playback_access", statement: q.delete(playbackAccess).where(inArray(playbackAccess.assetId, strings(keys))) },
       // deleted_at is never cleared: deleted is a final state.
       { table: "actors", statement: q.delete(actors).where(and(inArray(actors.id, strings(keys)), sql`${actors.deletedAt} is not null`)) },
     ],

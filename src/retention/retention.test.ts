@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createOutbox } from "../outbox/outbox.ts";
-import { actors, actorTags, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
+import { actors, actorTags, playbackAccess, rateLimits, streamKeys, uploads, webhookAttempts, webhookDeliveries, webhookEndpoints, work } from "../db/schema/index.ts";
 import { createLogger, type LogTags, silentLogger } from "../log.ts";
 import { analyticsRetentionRules } from "../analytics/analytics-retention.ts";
 import { createRetention } from "./retention.ts";
@@ -115,6 +115,19 @@ describe("each class of row is deleted after its period and kept before it", () 
     expect(await ids(fx.database.db.select().from(streamKeys), (k) => k.streamId)).toEqual(["str_live"]);
     expect(existsSync(join(fx.dir, "work", video))).toBe(false);
     expect(existsSync(join(fx.dir, "originals", video))).toBe(false);
+  });
+
+  test("playback_access (issue 27): a signed asset's rules go with its actor, 30 days after its delete; a live or recently deleted asset's stay", async () => {
+    const r = rows(fx.database);
+    const gone = await r.actor({ kind: "video", status: "DELETED", deletedAt: now - 31 * DAY });
+    const goneStream = await r.actor({ kind: "livestream", status: "DELETED", deletedAt: now - 31 * DAY });
+    const recent = await r.actor({ kind: "video", status: "DELETED", deletedAt: now - 29 * DAY });
+    const live = await r.actor({ kind: "livestream", status: "LIVE", deletedAt: null });
+    await Promise.all([gone, goneStream, recent, live].map((id) => r.playbackAccess(id)));
+
+    const report = await sweep();
+    expect(report.playback_access).toBe(2);
+    expect(await ids(fx.database.db.select().from(playbackAccess), (a) => a.assetId)).toEqual([recent, live].sort());
   });
 
   test("a deleted video's served folder is removed through removeMedia when given", async () => {

@@ -64,6 +64,7 @@ export function livePages(deps: PageDeps<"live" | "videos" | "logger" | "rateLim
           csrf: csrfField(member),
           drm: member.org.settings.features.drm,
           subtitles: deps.videos.videos.transcriptEngine() !== null,
+          policy: member.org.settings.playback.policy,
           problem: extra.problem,
           draft: extra.draft,
         })
@@ -152,6 +153,7 @@ function streamBodyOf(form: FormBody): Record<string, unknown> {
     latency: textOf(form.latency),
     subtitles: checked(form.subtitles) ? true : undefined,
     drm_enabled: checked(form.drm_enabled) ? true : undefined,
+    playback_policy: textOf(form.playback_policy),
     scheduled_at: start === undefined ? undefined : withOffset(start, textOf(form.tz_offset)),
   });
 }

@@ -1,4 +1,6 @@
 import type { view } from "../live/livestream-routes.ts";
+import type { PlaybackPolicy } from "../orgs/org-settings.ts";
+import { policySelect } from "./playback-fields.ts";
 import { html, type Html } from "./html.ts";
 import { badge, problemBox, type Problem, timeOf } from "./section-support.ts";
 
@@ -34,7 +36,7 @@ export function streamList(items: StreamView[], empty: (text: string) => Html): 
  * /livestreams/ (ready now), with one POST /livestreams/schedule/ (booked).
  * The browser's time zone offset rides along (datetime-local has none).
  */
-export function createStreamForm(opts: { csrf: Html; drm: boolean; subtitles: boolean; problem?: Problem | null; draft?: StreamDraft }): Html {
+export function createStreamForm(opts: { csrf: Html; drm: boolean; subtitles: boolean; policy: PlaybackPolicy; problem?: Problem | null; draft?: StreamDraft }): Html {
   const d = opts.draft ?? {};
   return html`<section class="panel" aria-labelledby="new-stream">
     <h2 id="new-stream">New live stream</h2>
@@ -52,6 +54,7 @@ export function createStreamForm(opts: { csrf: Html; drm: boolean; subtitles: bo
       <label for="stream-start">Start time (optional: book the stream for later)</label>
       <input id="stream-start" name="scheduled_at" type="datetime-local" value="${d.scheduled_at ?? ""}" aria-describedby="stream-start-help">
       <span class="muted" id="stream-start-help">Empty: ready to stream now. In your browser's time zone (UTC without JavaScript).</span>
+      ${policySelect("stream-policy", opts.policy)}
       ${opts.subtitles ? html`<label class="check"><input type="checkbox" name="subtitles"> Subtitles on the recording</label>` : ""}
       ${opts.drm ? html`<label class="check"><input type="checkbox" name="drm_enabled"> DRM on the recording</label>` : ""}
       <p><button type="submit">Create stream</button></p>

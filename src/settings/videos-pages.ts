@@ -45,6 +45,7 @@ export function videosPages(deps: PageDeps<"videos" | "logger" | "rateLimiter">)
       csrfToken: member.csrfToken,
       drm: member.org.settings.features.drm,
       subtitles: videos.transcriptEngine() !== null,
+      policy: member.org.settings.playback.policy,
       problem: extra.problem,
       draft: extra.draft,
     };
@@ -138,5 +139,6 @@ function registerBodyOf(form: FormBody): Record<string, unknown> {
     title: textOf(form.title),
     subtitles: checked(form.subtitles) ? true : undefined,
     drm_enabled: checked(form.drm_enabled) ? true : undefined,
+    playback_policy: textOf(form.playback_policy),
   });
 }

@@ -1,4 +1,6 @@
 import type { videoResource } from "../videos/video-resource.ts";
+import type { PlaybackPolicy } from "../orgs/org-settings.ts";
+import { policySelect } from "./playback-fields.ts";
 import { html, type Html } from "./html.ts";
 import { badge, problemBox, type Problem, timeOf } from "./section-support.ts";
 
@@ -15,6 +17,8 @@ export interface UploadOptions {
   drm: boolean;
   /** The server has a speech-to-text engine. */
   subtitles: boolean;
+  /** The organization's default playback policy (issue 27), preselected. */
+  policy: PlaybackPolicy;
   problem?: Problem | null;
   draft?: { source_url?: string; title?: string };
 }
@@ -61,7 +65,7 @@ export function videoList(items: VideoView[], empty: (text: string) => Html): Ht
 }
 
 function optionBoxes(o: UploadOptions, prefix: string): Html {
-  return html`${
+  return html`${policySelect(`${prefix}-policy`, o.policy)}${
     o.subtitles
       ? html`<label class="check"><input type="checkbox" name="subtitles" id="${prefix}-subtitles"> Subtitles (machine transcript and summary)</label>`
       : html`<p class="muted">Subtitles: this server has no speech-to-text engine.</p>`

@@ -1,9 +1,24 @@
+import { t } from "elysia";
 import { errorResponses, operationId } from "../http/openapi-docs.ts";
 
 /** Key ids one request may name (a video has one). */
 export const MAX_KIDS = 16;
 /** A 16-byte key id in base64url without padding (W3C EME ClearKey). */
 export const KID = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * The licence's query, for the document (Elysia writes a route's `parameters` from its schemas, replacing any in
+ * `detail`). The handler reads both itself: a refusal names the token that failed.
+ */
+export const LICENCE_QUERY = t.Object({
+  token: t.Optional(t.String({ description: "The signed licence token of `drm_license_url` (required)." })),
+  playback_token: t.Optional(
+    t.String({
+      description:
+        "A video with `playback_policy: signed`: the playback JWT (RS256, `aud: v`, `sub` = the video's id) signed with one of the organization's signing keys: `drm_license_url` + `&playback_token=<JWT>`, the same token as the manifest's `?token=`.",
+    }),
+  ),
+});
 
 /** The OpenAPI details of `POST /drm/clearkey/{id}/license` (drm-licence-routes.ts): a fresh object for each app. */
 export function licenceDoc() {
@@ -12,18 +27,8 @@ export function licenceDoc() {
     tags: ["DRM"],
     summary: "ClearKey licence",
     description:
-      'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
+      'The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. A video with `playback_policy: signed` also needs its playback JWT as `&playback_token=` (the token the customer appends to the manifest, `aud: v`): 403 PERMISSION_DENIED naming `playback_token` otherwise. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video\'s token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.',
     security: [],
-    parameters: [
-      { name: "token", in: "query", required: true, description: "The signed licence token of `drm_license_url`.", schema: { type: "string" } },
-      {
-        name: "playback_token",
-        in: "query",
-        required: false,
-        description: "A video with `playback_policy: signed`: the playback JWT (RS256, `aud: v`, `sub` = the video's id) signed with one of the organization's signing keys.",
-        schema: { type: "string" },
-      },
-    ],
     requestBody: licenceRequestBody(),
     responses: {
       200: jwkSetResponse(),

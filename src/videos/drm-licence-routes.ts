@@ -7,7 +7,7 @@ import { errorResponse, jsonResponse } from "../http/envelope.ts";
 import type { RateLimiter } from "../http/rate-limiter.ts";
 import { BODY_LIMITS, drmLicenceChecks } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
-import { KID, licenceDoc, MAX_KIDS } from "./drm-licence-doc.ts";
+import { KID, LICENCE_QUERY, licenceDoc, MAX_KIDS } from "./drm-licence-doc.ts";
 import type { DrmKeys } from "./drm-keys.ts";
 import type { DrmTokens } from "./drm-tokens.ts";
 
@@ -83,6 +83,7 @@ export function drmLicenceRoutes(deps: LicenceDeps) {
     .post(PATH, ({ params, request, server }) => serveLicence(deps, params.videoId, request, server?.requestIP(request)?.address), {
       // The body is read here (BODY_LIMITS.drmLicence, counted while read), not by the API's JSON parser: players may send any content type.
       parse: "none",
+      query: LICENCE_QUERY,
       detail: licenceDoc(),
     });
 }

@@ -169,7 +169,7 @@ function publicPlugins(deps: VideoModuleDeps, log: Logger, parts: { uploads: Upl
       gate: (request, videoId) => deps.gate(request, deps.store.tokenFor(videoId), "license", { tokenParam: "playback_token" }),
     }),
     // The embeddable player page (issue 16), addressed by the media token.
-    watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl }),
+    watchRoutes({ store: deps.store, runtime: deps.runtime, tokens: drmTokens, baseUrl: () => config.baseUrl, gate: deps.gate }),
   ];
 }
 

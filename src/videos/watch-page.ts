@@ -33,7 +33,7 @@ export function watchPageHtml(v: WatchPageView): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(v.title)}</title>
 <link rel="stylesheet" href="${v.prefix}/watch/watch.css">
 </head>
@@ -58,6 +58,17 @@ export function notFoundPageHtml(): string {
 <html lang="en">
 <head><meta charset="utf-8"><title>Video not found</title></head>
 <body><h1>Video not found</h1><p>This video does not exist, was deleted, or is not ready yet.</p></body>
+</html>
+`;
+}
+
+/** A page the playback gate refused (issue 27): the reasons it named (`token`, `referrer`, `playback_restriction_id`). */
+export function refusedPageHtml(details: Record<string, string>): string {
+  const reasons = Object.entries(details).map(([k, v]) => `<li><code>${escapeHtml(k)}</code> ${escapeHtml(v)}</li>`);
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Playback refused</title></head>
+<body><h1>Playback refused</h1><p>This video needs a valid playback token (<code>?token=</code>) or an allowed referring site.</p><ul id="reasons">${reasons.join("")}</ul></body>
 </html>
 `;
 }
@@ -144,6 +155,14 @@ export const WATCH_JS = `"use strict";
       played.style.width = (duration() ? (100 * video.currentTime) / duration() : 0) + "%";
     });
     let cues = [];
+    // A signed video's sprite needs the storyboard's token too (a relative URL drops the VTT's query).
+    const sprite = (rel) => {
+      const base = new URL(d.storyboard, location.href);
+      const url = new URL(rel, base);
+      const token = base.searchParams.get("token");
+      if (token && !url.searchParams.has("token")) url.searchParams.set("token", token);
+      return url.href;
+    };
     if (d.storyboard) {
       const res = await fetch(d.storyboard);
       const text = res.ok ? await res.text() : "";
@@ -152,7 +171,7 @@ export const WATCH_JS = `"use strict";
         cues.push({
           start: seconds(m[1], m[2], m[3], m[4]),
           end: seconds(m[5], m[6], m[7], m[8]),
-          src: new URL(m[9].trim(), new URL(d.storyboard, location.href)).href,
+          src: sprite(m[9].trim()),
           x: +m[10], y: +m[11], w: +m[12], h: +m[13],
         });
       }

@@ -25,7 +25,8 @@ export type WebrtcErrorCode =
   | "VIEWER_LIMIT_REACHED"
   | "WEBRTC_UNAVAILABLE"
   | "METHOD_NOT_ALLOWED"
-  | "PAYLOAD_TOO_LARGE";
+  | "PAYLOAD_TOO_LARGE"
+  | "PERMISSION_DENIED";
 
 /** The status of each code (documented per operation in webrtc-docs.ts). */
 export const WEBRTC_ERROR_STATUS: Record<WebrtcErrorCode, number> = {
@@ -41,6 +42,8 @@ export const WEBRTC_ERROR_STATUS: Record<WebrtcErrorCode, number> = {
   WEBRTC_UNAVAILABLE: 503,
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
+  // Issue 27: a signed stream's WHEP without a valid `?token=`, or a referrer its restriction refuses (src/playback).
+  PERMISSION_DENIED: 403,
 };
 
 export function webrtcError(code: WebrtcErrorCode, message: string, headers: Record<string, string> = {}): Response {

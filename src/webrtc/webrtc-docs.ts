@@ -1,3 +1,4 @@
+import { t } from "elysia";
 import { errorEnvelope, operationId } from "../http/openapi-docs.ts";
 import { WEBRTC_ERROR_STATUS, type WebrtcErrorCode } from "./webrtc-answers.ts";
 
@@ -66,10 +67,17 @@ export const WHEP_DOC = webrtcDoc({
   operationId: "createWhepSession",
   summary: "Play over WebRTC (WHEP)",
   description:
-    "WHEP playback at a stream's `whep_url` (sub-second latency), whether the stream is published by WHIP or RTMP: POST an SDP offer (`Content-Type: application/sdp`, recvonly audio and video), no key (the URL's token is the credential, as for `hls_url`). 201 with the SDP answer and `Location`, the session to DELETE when done. 409 STREAM_NOT_LIVE while nothing is published (`hls_url` answers 404 then too); 503 VIEWER_LIMIT_REACHED past `WEBRTC_MAX_VIEWERS_PER_STREAM` (`hls_url` has no limit) or WEBRTC_UNAVAILABLE, with `Retry-After`.",
+    "WHEP playback at a stream's `whep_url` (sub-second latency), whether the stream is published by WHIP or RTMP: POST an SDP offer (`Content-Type: application/sdp`, recvonly audio and video), no key (the URL's token is the credential, as for `hls_url`). A stream with `playback_policy: signed` needs `?token=<JWT>` on this URL (RS256, header `kid` = a signing key's id, `sub` = the stream's id, `aud` = `v`, `exp`), as its `hls_url` does; its playback restriction (and the token's `playback_restriction_id`) judges the Referer: otherwise 403 PERMISSION_DENIED, `details` naming what failed (`token`, `referrer`, `playback_restriction_id`). 201 with the SDP answer and `Location`, the session to DELETE when done. 409 STREAM_NOT_LIVE while nothing is published (`hls_url` answers 404 then too); 503 VIEWER_LIMIT_REACHED past `WEBRTC_MAX_VIEWERS_PER_STREAM` (`hls_url` has no limit) or WEBRTC_UNAVAILABLE, with `Retry-After`.",
   ok: CREATED,
-  codes: [...OFFER_CODES, "STREAM_NOT_LIVE", "VIEWER_LIMIT_REACHED"],
+  codes: [...OFFER_CODES, "PERMISSION_DENIED", "STREAM_NOT_LIVE", "VIEWER_LIMIT_REACHED"],
   sdp: true,
+});
+
+/** WHEP's query, for the document (the playback gate reads it from the URL). */
+export const WHEP_QUERY = t.Object({
+  token: t.Optional(
+    t.String({ description: "A stream with `playback_policy: signed`: the playback JWT (RS256, `aud: v`, `sub` = the stream's id) signed with one of the organization's signing keys." }),
+  ),
 });
 
 export const WHEP_END_DOC = webrtcDoc({

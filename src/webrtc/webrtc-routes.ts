@@ -4,8 +4,9 @@ import { readBoundedText } from "../http/bounded-body.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { BODY_LIMITS } from "../http/route-limits.ts";
 import type { Logger } from "../log.ts";
+import { type MediaGate, OPEN_GATE } from "../storage/media-routes.ts";
 import { CORS_HEADERS, preflight, sdpAnswer, webrtcError } from "./webrtc-answers.ts";
-import { WHEP_DOC, WHEP_END_DOC, WHIP_DOC, WHIP_END_DOC } from "./webrtc-docs.ts";
+import { WHEP_DOC, WHEP_END_DOC, WHEP_QUERY, WHIP_DOC, WHIP_END_DOC } from "./webrtc-docs.ts";
 import { WebrtcRefusal, type WebrtcModule } from "./webrtc-module.ts";
 
 const TOKEN = /^[0-9a-f]{40}$/;
@@ -32,10 +33,13 @@ const bearer = (request: Request) => /^Bearer\s+(\S+)$/i.exec(request.headers.ge
  * WHIP (RFC 9725) and WHEP beside each stream's hls_url, with the same
  * token: `…/live/<token>/whip` and `…/live/<token>/whep`. No trickle ICE
  * and no ICE restart (PATCH answers 405, as the RFC asks of a server without
- * them): the answer carries every candidate.
+ * them): the answer carries every candidate. A WHEP offer passes the
+ * playback gate first (issue 27), as `hls_url` does: a signed stream needs
+ * `?token=` (aud `v`, sub the stream's id), a restriction judges the Referer.
  */
-export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string; logger: Logger; trustProxy: number }) {
+export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string; logger: Logger; trustProxy: number; gate?: MediaGate }) {
   const { webrtc, logger } = deps;
+  const gate = deps.gate ?? OPEN_GATE;
   const sessionUrl = (token: string, kind: "whip" | "whep") => (id: string) => `${deps.baseUrl()}/live/${token}/${kind}/${id}`;
   const notFound = () => webrtcError("NOT_FOUND", "Resource not found.");
   const noPatch = () => webrtcError("METHOD_NOT_ALLOWED", "Trickle ICE and ICE restarts are not supported: the answer carries every candidate.", { allow: "DELETE, OPTIONS" });
@@ -73,6 +77,9 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
       "/live/:token/whep",
       async ({ params, request }) => {
         if (!TOKEN.test(params.token)) return notFound();
+        // Before the offer is read: a refused viewer costs no body and no WebRTC session. Its 403 is the envelope with CORS.
+        const grant = await gate(request, params.token, "whep");
+        if (grant instanceof Response) return grant;
         const offer = await readOffer(request);
         if (offer instanceof Response) return offer;
         try {
@@ -82,7 +89,7 @@ export function webrtcRoutes(deps: { webrtc: WebrtcModule; baseUrl: () => string
           return refusal(err, logger);
         }
       },
-      { parse: "none", detail: WHEP_DOC },
+      { parse: "none", query: WHEP_QUERY, detail: WHEP_DOC },
     )
     .delete("/live/:token/whep/:session", ({ params }) => (webrtc.endPlay(params.token, params.session) ? new Response(null, { status: 200, headers: CORS_HEADERS }) : notFound()), {
       detail: WHEP_END_DOC,

@@ -148,6 +148,8 @@ export interface PlayerHarness {
   tryDashJs(opts: PlayOptions): Promise<DashJsResult>;
   /** Plays until currentTime passes 2 s (and the first subtitle track's cues arrive); rejects with HlsPlaybackError (hls.js's fatal error details) otherwise. */
   playHls(opts: HlsPlayOptions | string): Promise<HlsPlayed>;
+  /** A fresh page in the harness's Chromium, for a page of the service itself (the watch page); the caller closes it. */
+  newPage(): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -233,6 +235,7 @@ export async function startPlayer(opts: { files?: string } = {}): Promise<Player
 
   return {
     origin,
+    newPage: () => browser.newPage(),
     tryDashJs,
     fileUrl: (path) => `${origin}/files/${path.replace(/^\//, "")}`,
     tryDash,

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * ClearKey licence
-         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
+         * @description The W3C ClearKey licence service (EME `org.w3.clearkey`) of a DRM video: use `video.drm_license_url` exactly as given (this path with `?token=`). No API key: the token, signed and expiring (`DRM_TOKEN_TTL_MS`, 24 h by default), is the credential; it is valid for its own video only. A video with `playback_policy: signed` also needs its playback JWT as `&playback_token=` (the token the customer appends to the manifest, `aud: v`): 403 PERMISSION_DENIED naming `playback_token` otherwise. The answer holds the keys of this video among the requested key ids (unknown ones are omitted: `keys` may be empty). CORS is open (`Access-Control-Allow-Origin: *`, OPTIONS preflight answered). Errors use the API envelope: 403 PERMISSION_DENIED (`details: ["drm.token"]`) for a missing, invalid, expired or other video's token; 413 PAYLOAD_TOO_LARGE for a body over 16 KiB; 422 VALIDATION_ERROR for a body that is not a licence request; 429 RATE_LIMITED (600/min per token, 120/min per client address) with `Retry-After`.
          */
         post: operations["requestDrmLicense"];
         delete?: never;
@@ -243,7 +243,7 @@ export interface paths {
         put?: never;
         /**
          * Play over WebRTC (WHEP)
-         * @description WHEP playback at a stream's `whep_url` (sub-second latency), whether the stream is published by WHIP or RTMP: POST an SDP offer (`Content-Type: application/sdp`, recvonly audio and video), no key (the URL's token is the credential, as for `hls_url`). 201 with the SDP answer and `Location`, the session to DELETE when done. 409 STREAM_NOT_LIVE while nothing is published (`hls_url` answers 404 then too); 503 VIEWER_LIMIT_REACHED past `WEBRTC_MAX_VIEWERS_PER_STREAM` (`hls_url` has no limit) or WEBRTC_UNAVAILABLE, with `Retry-After`.
+         * @description WHEP playback at a stream's `whep_url` (sub-second latency), whether the stream is published by WHIP or RTMP: POST an SDP offer (`Content-Type: application/sdp`, recvonly audio and video), no key (the URL's token is the credential, as for `hls_url`). A stream with `playback_policy: signed` needs `?token=<JWT>` on this URL (RS256, header `kid` = a signing key's id, `sub` = the stream's id, `aud` = `v`, `exp`), as its `hls_url` does; its playback restriction (and the token's `playback_restriction_id`) judges the Referer: otherwise 403 PERMISSION_DENIED, `details` naming what failed (`token`, `referrer`, `playback_restriction_id`). 201 with the SDP answer and `Location`, the session to DELETE when done. 409 STREAM_NOT_LIVE while nothing is published (`hls_url` answers 404 then too); 503 VIEWER_LIMIT_REACHED past `WEBRTC_MAX_VIEWERS_PER_STREAM` (`hls_url` has no limit) or WEBRTC_UNAVAILABLE, with `Retry-After`.
          */
         post: operations["createWhepSession"];
         delete?: never;
@@ -2957,7 +2957,10 @@ export interface operations {
     };
     requestDrmLicense: {
         parameters: {
-            query?: never;
+            query?: {
+                token?: string;
+                playback_token?: string;
+            };
             header?: never;
             path: {
                 videoId: string;
@@ -3798,7 +3801,9 @@ export interface operations {
     };
     createWhepSession: {
         parameters: {
-            query?: never;
+            query?: {
+                token?: string;
+            };
             header?: never;
             path: {
                 token: string;
@@ -3823,6 +3828,32 @@ export interface operations {
                 };
                 content: {
                     "application/sdp": string;
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
                 };
             };
             /** @description NOT_FOUND */

@@ -33,11 +33,16 @@ export const playbackRestrictions = sqliteTable(
   (t) => [index("playback_restrictions_org").on(t.orgId, t.createdAt)],
 );
 
-export const playbackAccess = sqliteTable("playback_access", {
-  token: text("token").primaryKey(),
-  assetId: text("asset_id").notNull(),
-  orgId: text("org_id").notNull(),
-  policy: text("policy").notNull(),
-  restrictionId: text("restriction_id"),
-  createdAt: integer("created_at").notNull(),
-});
+export const playbackAccess = sqliteTable(
+  "playback_access",
+  {
+    token: text("token").primaryKey(),
+    assetId: text("asset_id").notNull(),
+    orgId: text("org_id").notNull(),
+    policy: text("policy").notNull(),
+    restrictionId: text("restriction_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  // Retention deletes an asset's rows with its actor (src/retention/retention-rules.ts actorsRule).
+  (t) => [index("playback_access_asset").on(t.assetId)],
+);

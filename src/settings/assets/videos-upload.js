@@ -65,6 +65,7 @@
       const fields = { source_url: slot.source_url, title: ($("upload-title").value.trim() || file.name).slice(0, 200) };
       if ($("upload-subtitles") && $("upload-subtitles").checked) fields.subtitles = "on";
       if ($("upload-drm") && $("upload-drm").checked) fields.drm_enabled = "on";
+      if ($("upload-policy")) fields.playback_policy = $("upload-policy").value;
       await post(form.dataset.registerUrl, fields);
       say("Uploaded: transcoding now.");
       location.assign("/settings/videos?done=uploaded");

@@ -1,0 +1,1 @@
+CREATE INDEX `playback_access_asset` ON `playback_access` (`asset_id`);
