@@ -179,10 +179,7 @@ const domainOf = (actions: readonly { type: string; params?: unknown }[]) =>
 describe("video machine: a video derived from another (issue 27, clips) through transition()", () => {
   const trimmed = { parentVideoId: "vid_parent", trim: { start: 1.2, end: 2.5 } };
   const clip = () =>
-    initialTransition(
-      videoMachine,
-      videoInput({ sourceUrl: null, derivedFrom: { videoId: "vid_parent", streamId: null, startTime: 1.2, endTime: 2.5 }, pipeline: { source: trimmed } }),
-    );
+    initialTransition(videoMachine, videoInput({ sourceUrl: null, derivedFrom: { videoId: "vid_parent", streamId: null, startTime: 1.2, endTime: 2.5 }, pipeline: { source: trimmed } }));
 
   test("a clip is announced with its parent and queued at once with its trimmed source; it completes like any video", () => {
     const [queued, first] = clip();

@@ -46,7 +46,7 @@ const FAILING = {
  */
 const SOURCE_GONE = [
   { guard: "hasUrl", target: "fetching" },
-  { guard: "isDerived", target: "failed", actions: [assign({ error: () => ({ ...SOURCE_VIDEO_DELETED }) }), domain("VIDEO_TRANSCODING_FAILED", "ERROR")] },
+  { guard: "isDerived", target: "failed", actions: ["recordSourceGone", domain("VIDEO_TRANSCODING_FAILED", "ERROR")] },
 ] as const;
 
 /** A fresh attempt: what the last one recorded is cleared, the pipeline starts from `source` (null: fetched first). */
@@ -83,6 +83,7 @@ export const videoMachine = setup({
       assertEvent(event, "TRANSCODING_FAILED");
       return { error: event.error };
     }),
+    recordSourceGone: assign(() => ({ error: { ...SOURCE_VIDEO_DELETED } })),
     emitDomain: emit(
       ({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
         type: "domain",

@@ -90,3 +90,11 @@ export class SubtitlesUnavailable extends InvalidInput {
     super({ subtitles: reason }, "Transcripts are unavailable on this server.");
   }
 }
+
+/** `POST /videos/{id}/clips/` on a video that is not COMPLETED (still transcoding, or in ERROR): nothing is created. */
+export class VideoNotCompleted extends DomainError {
+  readonly code = "VIDEO_NOT_COMPLETED";
+  constructor(status: string) {
+    super(`Only a COMPLETED video can be clipped; this one is ${status}.`, { status });
+  }
+}
