@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { publish } from "../media/rtmp/rtmp-publisher.ts";
+import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
+import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
 // Starts processes: a loaded 2-core machine needs more than bun's 5 s default (test/suite-timeouts.test.ts).
@@ -201,5 +204,51 @@ describe("the parent deleted while a clip is being made (docs/decisions.md, Clip
     expect((await t.api(`/videos/${parent.video.id}/`, { method: "DELETE" })).status).toBe(200);
     const done = await completed(late.id);
     expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
+  });
+});
+
+type Tags = Awaited<ReturnType<typeof fixtureTags>>;
+
+/** The fixture's media `times` over, timestamps running on; its metadata and sequence headers once (FLV tag bodies). */
+function looped(tags: Tags, times: number): Tags {
+  const span = tags.at(-1)!.timestamp + 40;
+  const header = (m: Tags[number]) => m.type === "data" || (m.type === "video" && m.payload[1] === 0) || (m.type === "audio" && m.payload[0]! >> 4 === 10 && m.payload[1] === 0);
+  const out: Tags = [];
+  for (let k = 0; k < times; k++) for (const m of tags) if (k === 0 || !header(m)) out.push({ ...m, timestamp: m.timestamp + k * span });
+  return out;
+}
+
+describe("a clip of a live stream", () => {
+  test("while LIVE: a video of the last seconds, COMPLETED before the broadcast ends; 409 when not LIVE, 422 past the window", async () => {
+    const stream = (await json(await t.api("/livestreams/", { method: "POST", json: { title: "On air" } }))).data.stream;
+    const liveClip = (body: unknown, key?: string) => t.api(`/livestreams/${stream.id}/clips/`, { method: "POST", json: body, key });
+    const notLive = await liveClip({ seconds: 2 });
+    expect(notLive.status).toBe(409);
+    expect((await json(notLive)).error).toMatchObject({ code: "STREAM_NOT_LIVE", details: { status: "READY_TO_STREAM" } });
+    expect((await liveClip({ seconds: 2 }, otherKey)).status).toBe(404);
+    const tooLong = await liveClip({ seconds: 31 });
+    expect(tooLong.status).toBe(422);
+    expect(Object.keys((await json(tooLong)).error.details)).toEqual(["seconds"]);
+
+    // The 6 s fixture looped for 90 s, paced as live: on air until the clip is checked, however slow the machine.
+    const pub = publish({ url: stream.rtmp_url, form: "ffmpeg", tags: looped(await fixtureTags(), 15), pace: "realtime", unpublishAtEnd: false });
+    try {
+      await pub.started;
+      await streamIn(t, stream.id, ["LIVE"], 60_000);
+      await Bun.sleep(3000);
+      const r = await liveClip({ seconds: 2 });
+      expect(r.status).toBe(201);
+      const created = (await json(r)).data.video;
+      expect(created).toMatchObject({ status: "TRANSCODING", source_stream_id: stream.id, source_video_id: null });
+      const done = await completed(created.id);
+      // Available before the broadcast ends.
+      expect((await getStream(t, stream.id)).status).toBe("LIVE");
+      const probe = JSON.parse(new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", done.renditions[0].url])));
+      expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThanOrEqual(0.1);
+      expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    } finally {
+      await pub.close();
+    }
+    await streamIn(t, stream.id, ["ENDED"], 60_000);
   });
 });

@@ -18,6 +18,8 @@ export interface ClipInput {
 
 /** What makes a derived video (a clip of a video or of a live stream): where it comes from, what it inherits. */
 export interface DerivedVideoInput {
+  /** Given when the clip's files are stored before its registration (a live clip's recording so far). */
+  id?: string;
   title: string;
   derivedFrom: NonNullable<VideoContext["derivedFrom"]>;
   /** The transcode's source: a parent's original or a stored file, with the span kept. */
@@ -81,7 +83,7 @@ export async function registerClip(deps: VideoServiceDeps, org: Organization, pa
 /** A video derived from another (a clip): its actor, queued at once with its trimmed source, in one transaction. */
 export async function registerDerived(deps: VideoServiceDeps, org: Organization, input: DerivedVideoInput): Promise<ActorRecord<VideoContext>> {
   const ctx: VideoContext = {
-    id: newId("vid"),
+    id: input.id ?? newId("vid"),
     orgId: org.id,
     title: input.title,
     kind: "UPLOAD",
