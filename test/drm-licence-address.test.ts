@@ -14,7 +14,7 @@ setDefaultTimeout(120_000);
 
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000", TRUST_PROXY: "1" } });
+  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "3600000", TRUST_PROXY: "1" } });
 });
 afterAll(() => t?.stop());
 

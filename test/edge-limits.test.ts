@@ -33,7 +33,7 @@ test("502 TRANSCODE_QUEUE_FAILED carries Retry-After: 10", async () => {
 });
 
 test("POST /livestreams/schedule/ counts in the same 10/min per-organization bucket as POST /livestreams/", async () => {
-  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000" } });
+  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "3600000" } });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, limits: { ...s.limits, livestreamsCreatePerMinute: 3 } }));
   const at = () => new Date(Date.now() + 3_600_000).toISOString();
   const schedule = () => t!.api("/livestreams/schedule/", { method: "POST", json: { title: "booked", scheduled_at: at() } });

@@ -45,10 +45,10 @@ test("per organization: POST /videos/ is counted across keys, and other routes a
 });
 
 test("windows survive a restart", async () => {
-  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000" } });
+  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "3600000" } });
   await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, limits: { ...s.limits, requestsPerMinute: 2 } }));
   for (let i = 0; i < 2; i++) expect((await t.api("/organization/")).status).toBe(200);
   await t.stop({ cleanup: false });
-  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "60000" }, dataDir: t.dataDir, org: { orgId: t.orgId, apiKey: t.apiKey } });
+  t = await startTestService({ env: { RATE_LIMIT_WINDOW_MS: "3600000" }, dataDir: t.dataDir, org: { orgId: t.orgId, apiKey: t.apiKey } });
   expect((await t.api("/organization/")).status).toBe(429);
 });

@@ -55,7 +55,7 @@ test("three writer processes on sqld: migrations once, every claim once, every t
     const readers = await Promise.all(procs.map((p) => firstLine(p.stdout)));
     expect(readers.map((r) => r.line)).toEqual(holders.map(() => JSON.stringify({ ready: true })));
 
-    const database = await createDatabase({ url: server.url });
+    const database = await createDatabase({ url: server.url, timeoutMs: 60_000 });
     try {
       const applied = await database.client.execute("SELECT created_at FROM __drizzle_migrations ORDER BY created_at");
       expect(applied.rows.map((r) => Number(r[0]))).toEqual(MIGRATIONS.map((m) => m.folderMillis));

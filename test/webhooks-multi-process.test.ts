@@ -13,7 +13,9 @@ import { startWebhookReceiver, TEST_CA_FILE } from "./support/webhook-receiver.t
 import { ok } from "./support/api.ts";
 
 // A 10 s timeout: an attempt cut short by a slow answer would be retried, a legitimate second arrival.
-const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "3000", WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2" };
+// Leases of 10 s, renewed every third: a process stalled for seconds on a loaded machine keeps what it holds (a lapsed
+// lease is another process's to take, and a delivery in flight when it lapses may then be sent twice: at-least-once).
+const ENV = { WEBHOOK_CA_FILE: TEST_CA_FILE, WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "10000", WEBHOOK_RETRY_SCHEDULE: "0.2,0.2,0.2" };
 
 function freePort(): number {
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });

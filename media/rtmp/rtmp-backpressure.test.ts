@@ -36,7 +36,9 @@ test("a stalled sink pauses the socket: buffered bytes stay bounded, nothing mor
     };
     return { ok: true, sink };
   };
-  const times = 15; // ~10.8 MB: far more than loopback socket buffers hold
+  // ~58 MB: far more than loopback socket buffers hold. Autotuning lets a receive buffer grow to tcp_rmem's maximum
+  // (32 MB here) and a send buffer to 4 MB; 15 repetitions (10.8 MB) were once all taken on a loaded machine.
+  const times = 80;
   const publication = publish({ url: s.url(), tags: repeated(times), pace: "fast" });
   await publication.started;
   await waitFor(() => s!.sinks[0]?.messages.length === 10, 3000, "the gate");

@@ -10,7 +10,8 @@ import { createDatabase } from "../../src/db/create-database.ts";
 import { counterRuntime, inc } from "./counter-actor.ts";
 
 const [url, holder, actorIdsJson, incs] = process.argv.slice(2);
-const database = await createDatabase({ url: url! });
+// The test checks exactly-once claims and transitions, not speed: a loaded 2-core machine may hold a contended write past the 10 s default.
+const database = await createDatabase({ url: url!, timeoutMs: 60_000 });
 const { runtime, ledger } = counterRuntime(database, holder!);
 console.log(JSON.stringify({ ready: true }));
 for await (const _line of console) break;

@@ -92,6 +92,9 @@ export async function startTestService(
     SRT_PORT: "0",
     ALLOW_PRIVATE_NETWORK: "1",
     LOG_LEVEL: "silent",
+    // A loaded 2-core machine may take longer than the 15 s default to answer (an argon2 sign-in behind two encodes):
+    // tests check answers, not speed; the deadline's own tests set theirs.
+    REQUEST_TIMEOUT_MS: "60000",
     ...database,
     ...address,
     ...opts.env,
