@@ -7,6 +7,8 @@
  * Then (issue 26) the LL-HLS figures of bench/live-llhls.ts: hls.js lowLatencyMode
  * latency over `--ll-seconds` (60) per run, `--ll-runs` (3) runs; SRT publish →
  * first part. `--only llhls` skips the load steps; `--ll-runs 0` the LL-HLS part.
+ * `--only outputs` (issue 26, bench/live-outputs.ts): segment timing with 5 simulcast
+ * outputs (one a target that never reads) against none, and CPU per output, `--runs` (3) × `--seconds`.
  * Usage: npm run bench:live [-- --seconds 12 --steps 10,25,50,100,150 --ll-runs 3 --ll-seconds 60]
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,21 +18,35 @@ import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
 import { benchLlHls } from "./live-llhls.ts";
+import { benchOutputs } from "./live-outputs.ts";
 
 const arg = (name: string, d: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : d;
 };
 const seconds = Number(arg("seconds", "12"));
-const steps = arg("only", "") === "llhls" ? [] : arg("steps", "10,25,50,100,150").split(",").map(Number);
-const llRuns = Number(arg("ll-runs", "3"));
+const only = arg("only", "");
+const steps = only === "llhls" || only === "outputs" ? [] : arg("steps", "10,25,50,100,150").split(",").map(Number);
+const llRuns = only === "outputs" ? 0 : Number(arg("ll-runs", "3"));
+const outputRuns = only === "outputs" ? Number(arg("runs", "3")) : 0;
 const llSeconds = Number(arg("ll-seconds", "60"));
 // Publishers must never fall further behind than this (the encoder's own buffer).
 const LAG_BUDGET_MS = 1000;
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-live-"));
 const service = await createService(
-  loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", SRT_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", LIVE_SLOTS: "100000", LIVE_RECONNECT_MS: "200", TRANSCODE_QUEUE_LIMIT: "0" }),
+  loadConfig({
+    DATA_DIR: dataDir,
+    PORT: "0",
+    RTMP_PORT: "0",
+    SRT_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    LIVE_SLOTS: "100000",
+    LIVE_RECONNECT_MS: "200",
+    TRANSCODE_QUEUE_LIMIT: "0",
+    ALLOW_PRIVATE_NETWORK: "1",
+  }),
   { logger: silentLogger },
 );
 const { org } = await service.orgs.createOrg("bench");
@@ -77,5 +93,6 @@ for (const n of steps) {
 }
 if (steps.length > 0) console.log(`largest N held in real time: ${best}  (target >= 100); delay target <= segment + 500 ms`);
 if (llRuns > 0) await benchLlHls(service, org.id, { runs: llRuns, seconds: llSeconds });
+if (outputRuns > 0) await benchOutputs(service, org.id, { runs: outputRuns, seconds });
 await service.stop();
 rmSync(dataDir, { recursive: true, force: true });

@@ -91,9 +91,20 @@ export interface StreamWebrtc {
 
 export const NO_STREAM_WEBRTC: StreamWebrtc = { available: false, viewers: 0, transcode: null };
 
+/** A simulcast target of the stream as shown (issue 26, src/live/outputs): the key in `url` is `***`. */
+export interface StreamOutput {
+  id: string;
+  name: string | null;
+  url: string;
+  status: "idle" | "connecting" | "active" | "reconnecting" | "failed" | "stopped";
+  bytes_sent: number;
+  started_at: string | null;
+  last_error: string | null;
+}
+
 /** The GET body: the full shape plus what only exists later (recording, playback url, latency). */
-/** `srtUrl`: the SRT push URL when SRT ingest listens (src/live/srt-ingest.ts), else null. */
-export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc: StreamWebrtc = NO_STREAM_WEBRTC, srtUrl: string | null = null) {
+/** `srtUrl`: the SRT push URL when SRT ingest listens (src/live/srt-ingest.ts), else null. `outputs`: its simulcast targets. */
+export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc: StreamWebrtc = NO_STREAM_WEBRTC, srtUrl: string | null = null, outputs: StreamOutput[] = []) {
   // WHIP and WHEP sit beside the live playlist, under the same token (src/webrtc); null where WebRTC cannot run.
   const liveBase = ctx.hlsUrl.replace(/\/index\.m3u8$/, "");
   return {
@@ -103,6 +114,7 @@ export function streamResource(ctx: StreamContext, status: StreamStatus, webrtc:
     webrtc_viewers: webrtc.viewers,
     webrtc_transcode: webrtc.transcode,
     srt_url: srtUrl,
+    outputs,
     playback_url: ctx.playbackUrl,
     latency: ctx.latency,
     drm: ctx.drm,

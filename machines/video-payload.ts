@@ -27,6 +27,8 @@ export interface TranscodeOutcome {
   posters?: { thumbnailUrl: string; storyboardUrl: string } | null;
   /** Issue 16: `{BASE_URL}/watch/<media token>`, the embeddable player page (src/videos/watch-routes.ts). */
   watchUrl?: string | null;
+  /** Issue 27 item 4: what became of each static rendition asked for; absent on older videos. */
+  staticRenditions?: StaticRendition[];
 }
 
 export interface VideoContext {
@@ -58,6 +60,12 @@ export interface VideoContext {
    * stream (`POST /livestreams/{id}/clips/`) it was cut from, and the span in the parent's seconds. Absent otherwise.
    */
   derivedFrom?: { videoId: string | null; streamId: string | null; startTime: number; endTime: number };
+  /**
+   * Issue 27 item 4: the static renditions asked for (`static_renditions` of POST /videos/, else the
+   * organization's default, resolved at registration). Absent (a live recording, older videos): the
+   * organization's default when the transcode plans its outputs.
+   */
+  staticRenditions?: string[];
 }
 
 export function videoData(ctx: VideoContext, status: VideoStatus) {
@@ -86,6 +94,8 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       summary_url: o?.transcript?.summaryUrl ?? null,
       source_video_id: ctx.derivedFrom?.videoId ?? null,
       source_stream_id: ctx.derivedFrom?.streamId ?? null,
+      // Issue 27 item 4 (additive): each static rendition asked for, with its status.
+      static_renditions: staticRenditionsOf(ctx, status === "ERROR"),
       ...(ctx.transcoderId ? { transcoder_id: ctx.transcoderId } : {}),
     },
     renditions: (o?.renditions ?? []).map((r) => ({
@@ -99,6 +109,55 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
     storage: o ? o.storage : null,
     stream: ctx.stream,
   };
+}
+
+/*
+ * Issue 27 item 4: a video's static renditions as its payload lists them (`video.static_renditions`): the
+ * names asked for live in the context from registration (preparing), the transcode's outcome says what
+ * became of each (ready with its URL and size, or errored with a stated reason).
+ */
+
+export type StaticRenditionStatus = "preparing" | "ready" | "errored";
+
+export interface StaticRendition {
+  /** As asked: `highest`, `audio-only` or a rung name (`720p`). */
+  name: string;
+  /** The MP4 (or, for `audio-only`, the M4A) under the video's media URL; null until ready. */
+  url: string | null;
+  status: StaticRenditionStatus;
+  /** Decimal string, null until ready. */
+  bytes: string | null;
+  /** Why it is errored; null otherwise. */
+  error: { code: string; message: string } | null;
+}
+
+/** The reasons a static rendition is not made, each with the message a user reads. */
+export const STATIC_RENDITION_ERRORS = {
+  DRM_PROTECTED: "A DRM video gets no clear copy: static renditions are not made for it.",
+  NOT_IN_LADDER: "The name is not a rendition of the organization's ladder.",
+  SOURCE_TOO_SMALL: "The source is smaller than this rendition: it was not produced.",
+  NO_VIDEO: "The source has no video: only audio-only can be made.",
+  NO_AUDIO: "The source has no audio.",
+  TRANSCODE_FAILED: "The video's transcode failed.",
+} as const;
+export type StaticRenditionErrorCode = keyof typeof STATIC_RENDITION_ERRORS;
+
+export function erroredStatic(name: string, code: StaticRenditionErrorCode): StaticRendition {
+  return { name, url: null, status: "errored", bytes: null, error: { code, message: STATIC_RENDITION_ERRORS[code] } };
+}
+
+/**
+ * The list a payload shows: the outcome's once the transcode completed; before, each name asked for is
+ * preparing (errored at once for a DRM video: the rule is known at registration), or errored when the
+ * video failed.
+ */
+export function staticRenditionsOf(ctx: { staticRenditions?: string[]; drm: boolean; outcome: { staticRenditions?: StaticRendition[] } | null }, failed: boolean): StaticRendition[] {
+  if (ctx.outcome?.staticRenditions) return ctx.outcome.staticRenditions;
+  return (ctx.staticRenditions ?? []).map((name) => {
+    if (ctx.drm) return erroredStatic(name, "DRM_PROTECTED");
+    if (failed) return erroredStatic(name, "TRANSCODE_FAILED");
+    return { name, url: null, status: "preparing", bytes: null, error: null };
+  });
 }
 
 export type VideoData = ReturnType<typeof videoData>;

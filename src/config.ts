@@ -82,6 +82,8 @@ export interface Config {
   liveFilesRetentionMs: number;
   /** RECORDING_PART_MS: with STORAGE=s3, the new bytes of a broadcast's FLV are uploaded this often as numbered parts, so another process can finalize it if the ingesting one dies (default 10 s). */
   recordingPartMs: number;
+  /** LIVE_OUTPUTS_PER_STREAM: simulcast targets per stream (issue 26); the next is 422 `details.outputs` (default 5). */
+  liveOutputsPerStream: number;
   /** WebRTC (issue 14): the WebRtcServer's UDP and TCP port (0 = a free one), its bind address, the address put in ICE candidates, viewers per stream. */
   webrtcPort: number;
   webrtcListenIp: string;
@@ -311,6 +313,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     liveBroadcastLeaseMs: Math.max(300, int(env, "LIVE_BROADCAST_LEASE_MS", 10_000)),
     liveFilesRetentionMs: int(env, "LIVE_FILES_RETENTION_MS", DAY_MS),
     recordingPartMs: Math.max(100, int(env, "RECORDING_PART_MS", 10_000)),
+    liveOutputsPerStream: Math.max(0, int(env, "LIVE_OUTPUTS_PER_STREAM", 5)),
     webrtcPort: portNumber(env, "WEBRTC_PORT", 8443),
     // Loopback unless a public address is announced: a reply from a wildcard socket leaves by another source address than the one a local client sent to, and ICE drops it.
     webrtcListenIp: env.WEBRTC_LISTEN_IP || (env.WEBRTC_ANNOUNCED_IP ? "0.0.0.0" : "127.0.0.1"),

@@ -12,7 +12,7 @@ export function randomToken(length: number): string {
   return out;
 }
 
-export type IdPrefix = "vid" | "ls" | "whk" | "dlv" | "org" | "evt" | "key" | "job" | "wrk" | "upl" | "sk" | "pbr";
+export type IdPrefix = "vid" | "ls" | "whk" | "dlv" | "org" | "evt" | "key" | "job" | "wrk" | "upl" | "sk" | "pbr" | "out";
 
 /** Prefixed public ids (DESIGN "Ids"): `vid_…`, `ls_…`, … 20 random characters ≈ 119 bits. */
 export function newId(prefix: IdPrefix): string {

@@ -197,6 +197,7 @@ export async function createService(
     onPlaylistServed: ops.viewers.seen,
     playback: playback.assets,
     gate: playback.gate,
+    outputs: { checkHost: (host) => outbound.checkHost(host), appendEvents: (tx, events) => outbox.append(tx, events), subscribedEvents },
   });
   address.attach({ rtmp: () => live.rtmp?.port, srt: () => live.srt.port });
   const rtc = createWebrtcModule({ config, availability: webrtc, live, logger });

@@ -5,6 +5,7 @@ import { inspectFirstSegment, parsePlaylist } from "./support/media-check.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { ok } from "./support/api.ts";
+import { testEncoderArgs } from "./support/test-encoder.ts";
 
 setDefaultTimeout(120_000);
 
@@ -22,36 +23,7 @@ async function createStream(title: string) {
 
 /** ffmpeg as an SRT encoder: a test pattern and a tone, H.264 + AAC in MPEG-TS, in real time. */
 function ffmpegSrt(url: string, seconds: number) {
-  return Bun.spawn(
-    [
-      "ffmpeg",
-      "-v",
-      "error",
-      "-re",
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc=size=640x360:rate=30:duration=${seconds}`,
-      "-f",
-      "lavfi",
-      "-i",
-      `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
-      "-c:v",
-      "libx264",
-      "-preset",
-      "veryfast",
-      "-g",
-      "30",
-      "-pix_fmt",
-      "yuv420p",
-      "-c:a",
-      "aac",
-      "-f",
-      "mpegts",
-      url,
-    ],
-    { stderr: "pipe" },
-  );
+  return Bun.spawn(testEncoderArgs(url, { seconds, format: "mpegts" }), { stderr: "pipe" });
 }
 
 const udpGarbage = async (port: number) => {

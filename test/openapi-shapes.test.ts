@@ -142,6 +142,21 @@ describe("responses match the document", () => {
     expect((await call("GET", `/livestreams/${id}/`, "/livestreams/{id}/")).status).toBe(404);
   });
 
+  test("simulcast outputs (issue 26): with the stream, add, list, get, delete, and the refusals", async () => {
+    const created = await call("POST", "/livestreams/", "/livestreams/", { json: { title: "Shapes outputs", outputs: [{ url: "rtmp://127.0.0.1:9/app/k1", name: "A" }] } });
+    expect(created.body.data.stream.outputs).toHaveLength(1);
+    const id = created.body.data.stream.id;
+    const added = await call("POST", `/livestreams/${id}/outputs/`, "/livestreams/{id}/outputs/", { json: { url: "srt://127.0.0.1:9", stream_key: "k2" } });
+    expect(added.status).toBe(201);
+    const outputId = added.body.data.output.id;
+    expect((await call("POST", `/livestreams/${id}/outputs/`, "/livestreams/{id}/outputs/", { json: { url: "ftp://x/app" } })).status).toBe(422);
+    expect((await call("GET", `/livestreams/${id}/outputs/`, "/livestreams/{id}/outputs/")).body.data.outputs).toHaveLength(2);
+    expect((await call("GET", `/livestreams/${id}/outputs/${outputId}/`, "/livestreams/{id}/outputs/{output_id}/")).status).toBe(200);
+    expect((await call("DELETE", `/livestreams/${id}/outputs/${outputId}/`, "/livestreams/{id}/outputs/{output_id}/")).status).toBe(200);
+    expect((await call("GET", `/livestreams/${id}/outputs/${outputId}/`, "/livestreams/{id}/outputs/{output_id}/")).status).toBe(404);
+    expect((await call("DELETE", `/livestreams/${id}/`, "/livestreams/{id}/")).status).toBe(200);
+  });
+
   test("deliveries: test event, list, retry; the endpoint deleted; the video deleted", async () => {
     const sent = await call("POST", `/webhooks/${endpointId}/test/`, "/webhooks/{endpoint_id}/test/", { json: { event: "LIVESTREAM_STARTED" } });
     expect(sent.status).toBe(201);

@@ -154,8 +154,8 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     expect((await fetch(segUrl)).status).toBe(404);
   }, 90_000);
 
-  test("a source_url video: fetched, stored, transcoded; the original kept in the bucket", async () => {
-    const reg = await b.api("/videos/", { method: "POST", json: { source_url: files.url(FIXTURE) } });
+  test("a source_url video: fetched, stored, transcoded; the original kept in the bucket; its static renditions stored beside the ladder", async () => {
+    const reg = await b.api("/videos/", { method: "POST", json: { source_url: files.url(FIXTURE), static_renditions: ["highest", "audio-only"] } });
     expect(reg.status).toBe(201);
     const id = (await ok(reg, "createVideo")).data.asset.public_id as string;
     const data = await settled(b, id);
@@ -164,6 +164,12 @@ describe.skipIf(!native)("STORAGE=s3", () => {
     expect(await keys(objects, `originals/${id}`)).toEqual([`originals/${id}/source.mp4`]);
     expect(await keys(objects, `work/${id}`)).toEqual([]);
     expect((await fetch(on(a, data.video.url!))).status).toBe(200);
+    // Issue 27 item 4: the MP4 and the M4A are objects of the video's media prefix, served by the other process.
+    const statics = data.video.static_renditions;
+    expect(statics.map((s) => s.status)).toEqual(["ready", "ready"]);
+    const stored = await keys(objects, `${b.service.store.mediaKey(id)}/static`);
+    expect(stored.map((k) => k.split("/").pop()).sort()).toEqual(["audio.m4a", statics[0]!.url!.split("/").pop()!].sort());
+    for (const s of statics) expect((await (await fetch(on(a, s.url!))).arrayBuffer()).byteLength).toBe(Number(s.bytes));
     for (const t of [a, b]) for (const folder of ["media", "originals", "uploads", "work"]) expect(localFiles(t, folder)).toEqual([]);
   }, 60_000);
 

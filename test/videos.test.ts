@@ -74,7 +74,9 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     const master = await fetch(data.video.url!);
     expect(master.headers.get("content-type")).toContain("mpegurl");
     const mp = parsePlaylist(await master.text());
-    expect(mp.streams).toHaveLength(2);
+    // Two rungs, then the audio-only variant (issue 27 item 4: a player on a weak link falls back to audio).
+    expect(mp.streams).toHaveLength(3);
+    expect(mp.streams[2]!.attrs).toContain(`CODECS="mp4a.40.2"`);
     for (const [i, height] of [360, 720].entries()) {
       const media = parsePlaylist(await (await fetch(new URL(mp.streams[i]!.uri, data.video.url!))).text());
       expect(media.ended).toBe(true);

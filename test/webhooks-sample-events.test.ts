@@ -5,6 +5,7 @@ import { EVENT_NAMES, type EventName } from "../src/webhooks/event-names.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
 import { startFileServer } from "./support/file-server.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
+import { freeTcpPort } from "./support/free-port.ts";
 import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver } from "./support/webhook-receiver.ts";
 import { ok } from "./support/api.ts";
@@ -67,11 +68,17 @@ async function realEvents(): Promise<Map<string, any>> {
   expect(booked.status).toBe(201);
   keep(await outboxEvents(t.service, (await ok(booked, "scheduleLivestream")).data.stream.id));
 
-  const live = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "On air", tags: { team: "a" } } }), "createLivestream")).data.stream;
+  // Two simulcast targets (issue 26): ffmpeg as a platform (LIVESTREAM_OUTPUT_ACTIVE) and a closed port (LIVESTREAM_OUTPUT_FAILED).
+  const [up, down] = [await freeTcpPort(), await freeTcpPort()];
+  const platform = Bun.spawn(["ffmpeg", "-v", "error", "-listen", "1", "-i", `rtmp://127.0.0.1:${up}/app/k`, "-c", "copy", "-f", "null", "-"], { stdout: "ignore", stderr: "ignore" });
+  const outputs = [{ url: `rtmp://127.0.0.1:${up}/app`, stream_key: "k" }, { url: `rtmp://127.0.0.1:${down}/app/k` }];
+  const live = (await ok(t.api("/livestreams/", { method: "POST", json: { title: "On air", tags: { team: "a" }, outputs } }), "createLivestream")).data.stream;
   const pub = publish({ url: live.rtmp_url, form: "ffmpeg", tags: await fixtureTags(), pace: "realtime" });
   await pub.started;
   await pub.finished; // the encoder stops; after the reconnect window the pipeline ends the stream
-  await waitFor(async () => (await outboxEvents(t.service, live.id)).length >= 4, { timeoutMs: 120_000, what: "the broadcast's four events" });
+  const all = ["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY", "LIVESTREAM_OUTPUT_ACTIVE", "LIVESTREAM_OUTPUT_FAILED"];
+  await waitFor(async () => new Set((await outboxEvents(t.service, live.id)).map((e) => e.event)).size >= all.length, { timeoutMs: 120_000, what: "the broadcast's six events" });
+  platform.kill(9);
   keep(await outboxEvents(t.service, live.id));
 
   expect((await videoDone(uploaded.data.asset.public_id)).video.status).toBe("COMPLETED");
@@ -103,6 +110,7 @@ test("every test event has exactly the keys of the real event of that name, and 
     const s = samples.get(event);
     const r = real.get(event);
     if (event.startsWith("VIDEO_")) expect([event, s.video.status]).toEqual([event, r.video.status]);
+    else if (event.startsWith("LIVESTREAM_OUTPUT_")) expect([event, s.output.status]).toEqual([event, r.output.status]);
     else expect([event, s.stream.status]).toEqual([event, r.stream.status]);
   }
   // The failure sample is what the pipeline really sends for a source that answers 404: same code, same message.

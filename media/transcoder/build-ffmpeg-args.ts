@@ -134,10 +134,10 @@ export type RunLayout = "per-rendition" | "one-run" | "chunked";
 /**
  * Every ffmpeg command of a job, in dependency order: the encode stage (HLS,
  * or for a DRM job, `plan.mp4Dir`, MP4s with the same encoder arguments,
- * packaged by the job afterwards), then one run for all downloads (after the
- * master playlist is merged).
+ * packaged by the job afterwards), then one copy run for all downloads, static
+ * renditions and the audio variant (after the master playlist is merged).
  */
-export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths, layout: RunLayout = "per-rendition"): RunStage[] {
+export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[], paths: ToolPaths, layout: RunLayout = "per-rendition", extras: CopyExtras = NO_EXTRAS): RunStage[] {
   const groups = layout === "one-run" ? [plan.renditions] : plan.renditions.map((r) => [r]);
   const stages: RunStage[] = [
     {
@@ -150,8 +150,7 @@ export function buildJobRuns(plan: EncodePlan, downloads: PlannedDownloadFile[],
       })),
     },
   ];
-  if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths, plan.mp4Dir), readsInput: false, weight: 1 }] });
-  return stages;
+  return [...stages, ...copyStages(plan, downloads, extras, paths)];
 }
 
 /**
@@ -191,7 +190,7 @@ export function buildRenditionMp4Args(plan: EncodePlan, rendition: PlannedRendit
   return buildRenditionsArgs({ ...plan, mp4Dir }, [rendition], paths);
 }
 
-export function hlsMuxerArgs(plan: EncodePlan, rendition: PlannedRendition, paths: ToolPaths): string[] {
+export function hlsMuxerArgs(plan: Pick<EncodePlan, "hasVideo" | "hasAudio" | "segmentSeconds">, rendition: PlannedRendition, paths: Pick<ToolPaths, "outDir">): string[] {
   const video = plan.hasVideo && rendition.height > 0;
   const hlsDir = posix.join(paths.outDir, HLS_DIR);
   return [
@@ -277,15 +276,63 @@ export function buildEncodeArgs(plan: EncodePlan, rendition: PlannedRendition, i
   return args;
 }
 
+/** Issue 27 item 4: static renditions, beside `hls/` in outDir. */
+export const STATIC_DIR = "static";
+/** The master playlist's audio-only variant: `hls/audio-only/index.m3u8`. Rung names cannot take it (validateJob). */
+export const AUDIO_VARIANT = "audio-only";
+/** The M4A's file name under `static/`. */
+export const M4A_FILE = "audio.m4a";
+
+export interface PlannedStaticFile {
+  /** The rendition copied. */
+  rendition: string;
+  kind: "mp4" | "m4a";
+  /** Relative to outDir. */
+  file: string;
+}
+
+/** What the copy run makes besides the downloads (planned by copy-outputs.ts). */
+export interface CopyExtras {
+  statics: PlannedStaticFile[];
+  /** The rendition whose audio becomes the master's audio-only variant. */
+  audioVariant: { rendition: string } | null;
+}
+
+export const NO_EXTRAS: CopyExtras = { statics: [], audioVariant: null };
+
+export function staticFileName(rendition: string, kind: "mp4" | "m4a"): string {
+  return posix.join(STATIC_DIR, kind === "m4a" ? M4A_FILE : `${rendition}.mp4`);
+}
+
+/** The job's last stage: one copy run, when it has anything to copy (downloads, static renditions, the audio variant). */
+export function copyStages(plan: Pick<EncodePlan, "mp4Dir" | "segmentSeconds">, downloads: PlannedDownloadFile[], extras: CopyExtras, paths: Pick<ToolPaths, "outDir">): RunStage[] {
+  if (downloads.length === 0 && extras.statics.length === 0 && !extras.audioVariant) return [];
+  return [{ kind: "downloads", runs: [{ label: "downloads", args: buildCopyArgs(plan, downloads, extras, paths), readsInput: false, weight: 1 }] }];
+}
+
 /**
  * One run for all downloads: each is a stream copy of its rendition's HLS
  * output (or, for a DRM job, of its intermediate MP4; no second encode),
  * remuxed to Matroska or to CENC-encrypted MP4.
  */
 export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<ToolPaths, "outDir">, mp4Dir?: string): string[] {
+  return buildCopyArgs({ mp4Dir, segmentSeconds: 4 }, downloads, NO_EXTRAS, paths);
+}
+
+/**
+ * The one copy run of a job (no second encode): each rendition it needs read once (its HLS media playlist,
+ * or a DRM job's scratch MP4), then every output. Downloads to Matroska or CENC MP4; an MP4 static rendition
+ * is the rung's video and audio with the index up front (`faststart`: it plays while it downloads); the M4A
+ * is the audio in an `ipod` (M4A brand) file, also `faststart`; the audio variant is the audio in the
+ * ladder's very HLS muxer arguments (same segment length and type), which write its one-variant master.
+ */
+export function buildCopyArgs(plan: Pick<EncodePlan, "mp4Dir" | "segmentSeconds">, downloads: PlannedDownloadFile[], extras: CopyExtras, paths: Pick<ToolPaths, "outDir">): string[] {
+  const sources = [...new Set([...downloads.map((d) => d.rendition), ...extras.statics.map((s) => s.rendition), ...(extras.audioVariant ? [extras.audioVariant.rendition] : [])])];
   const args = [...COMMON];
-  for (const d of downloads) args.push("-i", posix.join(paths.outDir, mp4Dir ? scratchMp4Path(mp4Dir, d.rendition) : mediaPlaylistPath(d.rendition)));
-  downloads.forEach((d, i) => {
+  for (const r of sources) args.push("-i", posix.join(paths.outDir, plan.mp4Dir ? scratchMp4Path(plan.mp4Dir, r) : mediaPlaylistPath(r)));
+  const input = (r: string) => sources.indexOf(r);
+  for (const d of downloads) {
+    const i = input(d.rendition);
     args.push("-map", `${i}:v?`, "-map", `${i}:a?`, "-c", "copy");
     if (d.format === "mkv") {
       args.push("-f", "matroska");
@@ -294,6 +341,16 @@ export function buildDownloadArgs(downloads: PlannedDownloadFile[], paths: Pick<
       args.push("-encryption_scheme", "cenc-aes-ctr", "-encryption_key", d.key, "-encryption_kid", d.kid, "-movflags", "+faststart", "-f", "mp4");
     }
     args.push(posix.join(paths.outDir, d.file));
-  });
+  }
+  for (const s of extras.statics) {
+    const i = input(s.rendition);
+    const maps = s.kind === "mp4" ? ["-map", `${i}:v`, "-map", `${i}:a?`] : ["-map", `${i}:a`];
+    args.push(...maps, "-c", "copy", "-movflags", "+faststart", "-f", s.kind === "mp4" ? "mp4" : "ipod", posix.join(paths.outDir, s.file));
+  }
+  if (extras.audioVariant) {
+    const variant: PlannedRendition = { name: AUDIO_VARIANT, width: 0, height: 0, videoBitrateKbps: 0, audioBitrateKbps: 0 };
+    args.push("-map", `${input(extras.audioVariant.rendition)}:a`, "-c", "copy");
+    args.push(...hlsMuxerArgs({ hasVideo: false, hasAudio: true, segmentSeconds: plan.segmentSeconds }, variant, paths));
+  }
   return args;
 }

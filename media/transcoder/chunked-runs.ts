@@ -28,7 +28,9 @@ import * as path from "node:path";
 import { posix } from "node:path";
 import {
   COMMON,
-  buildDownloadArgs,
+  NO_EXTRAS,
+  copyStages,
+  type CopyExtras,
   buildEncodeArgs,
   hlsMuxerArgs,
   mp4MuxerArgs,
@@ -79,8 +81,8 @@ const listPath = (chunks: ChunkPlan, rendition: string) => posix.join(chunks.dir
 const audioPath = (chunks: ChunkPlan, kbps: number) => posix.join(chunks.dir, `audio-${kbps}k.ts`);
 const pixels = (renditions: PlannedRendition[]) => renditions.reduce((sum, r) => sum + Math.max(1, r.width * r.height), 0);
 
-/** Every run of a chunked job: the chunk and audio encodes, the joins, then the downloads (as in buildJobRuns). */
-export function buildChunkedJobRuns(plan: EncodePlan, chunks: ChunkPlan, downloads: PlannedDownloadFile[], paths: ToolPaths): RunStage[] {
+/** Every run of a chunked job: the chunk and audio encodes, the joins, then the copies (as in buildJobRuns). */
+export function buildChunkedJobRuns(plan: EncodePlan, chunks: ChunkPlan, downloads: PlannedDownloadFile[], paths: ToolPaths, extras: CopyExtras = NO_EXTRAS): RunStage[] {
   const video = plan.renditions.filter((r) => r.height > 0);
   const encodes: PlannedRun[] = chunks.starts.map((start, i) => ({
     label: `chunk ${i + 1}/${chunks.starts.length}`,
@@ -100,8 +102,7 @@ export function buildChunkedJobRuns(plan: EncodePlan, chunks: ChunkPlan, downloa
       runs: video.map((r) => ({ label: r.name, args: buildJoinArgs(plan, chunks, r, paths), readsInput: false, weight: 1 })),
     },
   ];
-  if (downloads.length > 0) stages.push({ kind: "downloads", runs: [{ label: "downloads", args: buildDownloadArgs(downloads, paths, plan.mp4Dir), readsInput: false, weight: 1 }] });
-  return stages;
+  return [...stages, ...copyStages(plan, downloads, extras, paths)];
 }
 
 /** One chunk, decoded once, every rung's video encoded into its own MPEG-TS file (keyframes forced from the chunk's start, a segment boundary). */

@@ -14,19 +14,23 @@ import { abortReason } from "./abort-reason.ts";
 import {
   DASH_DIR,
   DOWNLOADS_DIR,
+  AUDIO_VARIANT,
   DRM_SCRATCH_PREFIX,
   HLS_DIR,
+  STATIC_DIR,
   MASTER_PLAYLIST,
   buildJobRuns,
   downloadFileName,
   mediaPlaylistPath,
   partialMasterName,
+  type CopyExtras,
   type EncodePlan,
   type PlannedDownloadFile,
   type PlannedRendition,
   type RunStage,
 } from "./build-ffmpeg-args.ts";
 import { CHUNKS_DIR, avcCodecFromTs, buildChunkedJobRuns, firstChunkPath, fixPartialMaster, planChunks, prepareChunks, type ChunkPlan } from "./chunked-runs.ts";
+import { mergeAudioVariant, measureStatics, planCopyExtras } from "./copy-outputs.ts";
 import { classifyFfmpegFailure } from "./classify-ffmpeg-failure.ts";
 import { randomKeyHex } from "./download-key.ts";
 import type { FfmpegRunner } from "./ffmpeg-runner.ts";
@@ -75,6 +79,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   if (ignored.length > 0) ctx.logger({ event: "transcode.downloads_ignored", transcoderId: ctx.transcoderId, ignored });
   // Posters come from the cheapest rendition's run (the first: the ladder is ascending), which decodes the whole source anyway.
   const posterPlan = job.posters ? planPosters(probe) : null;
+  const extras = planCopyExtras(job, renditions, probe, drm !== null);
 
   const plan: EncodePlan = {
     renditions,
@@ -100,7 +105,9 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     return d.format === "mp4-encrypted" ? { rendition: d.rendition, format: d.format, file, key: randomKeyHex(), kid: randomKeyHex() } : { rendition: d.rendition, format: d.format, file };
   });
   const toolPaths = runner.toolPaths({ input: job.input, outDir: job.outDir });
-  const stages = chunks ? buildChunkedJobRuns(plan, chunks, files, toolPaths) : buildJobRuns(plan, files, toolPaths, runner.runLayout === "chunked" ? "per-rendition" : runner.runLayout);
+  const stages = chunks
+    ? buildChunkedJobRuns(plan, chunks, files, toolPaths, extras)
+    : buildJobRuns(plan, files, toolPaths, runner.runLayout === "chunked" ? "per-rendition" : runner.runLayout, extras);
   const progress = createProgressTracker(
     probe.durationSeconds,
     stages.flatMap((s) => {
@@ -109,7 +116,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     }),
     ctx.onProgress,
   );
-  prepareOutDir(job.outDir, renditions, files.length > 0, plan.mp4Dir);
+  prepareOutDir(job.outDir, renditions, files.length > 0, plan.mp4Dir, extras);
   if (chunks) prepareChunks(job.outDir, chunks, renditions);
   ctx.logger({
     event: "transcode.started",
@@ -118,6 +125,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
     input: job.input,
     renditions: renditions.map((r) => r.name),
     downloads: planned.map((d) => `${d.rendition}:${d.format}`),
+    statics: extras.statics.map((s) => s.file),
     runs: stages.map((s) => s.runs.length),
     chunks: chunks?.starts.length ?? 0,
     drm: drm !== null,
@@ -142,6 +150,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
         progress.phase(phase++);
         packaged = await packageRenditions({ outDir: job.outDir, mp4Dir: plan.mp4Dir, renditions, hasVideo: probe.hasVideo, hasAudio: probe.hasAudio, ...drm, segmentSeconds, signal });
       }
+      if (stage.kind === "downloads" && extras.audioVariant) mergeAudioVariant(job.outDir);
     }
   } finally {
     // The clear intermediates never outlive the job, whatever happened.
@@ -150,6 +159,7 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
   }
 
   const result = packaged ? measureDash(job.outDir, probe, renditions, files, packaged) : measure(job.outDir, probe, renditions, files);
+  if (extras.statics.length > 0) result.staticFiles = measureStatics(job.outDir, extras.statics);
   if (posterPlan) result.posters = finishPosters(job.outDir, posterPlan, result.durationSeconds ?? probe.durationSeconds ?? 0, ctx);
   progress.finish();
   const seconds = (performance.now() - started) / 1000;
@@ -175,7 +185,7 @@ function validateJob(job: TranscodeJob): void {
   if (job.segmentSeconds !== undefined && !(job.segmentSeconds > 0)) throw new TranscodeError("INVALID_JOB", "segmentSeconds must be positive");
   for (const r of job.ladder) {
     // Rung names become directory names and var_stream_map tokens.
-    if (!/^[A-Za-z0-9_-]+$/.test(r.name) || r.name === AUDIO_RENDITION) throw new TranscodeError("INVALID_JOB", `bad rung name: ${JSON.stringify(r.name)}`);
+    if (!/^[A-Za-z0-9_-]+$/.test(r.name) || r.name === AUDIO_RENDITION || r.name === AUDIO_VARIANT) throw new TranscodeError("INVALID_JOB", `bad rung name: ${JSON.stringify(r.name)}`);
     if (!(r.height > 0 && r.videoBitrateKbps > 0 && r.audioBitrateKbps > 0)) throw new TranscodeError("INVALID_JOB", `rung ${r.name} needs positive height and bitrates`);
   }
 }
@@ -197,14 +207,16 @@ function planRenditions(probe: ProbeResult, job: TranscodeJob): PlannedRendition
   return [{ name: AUDIO_RENDITION, width: 0, height: 0, videoBitrateKbps: 0, audioBitrateKbps: audioKbps }];
 }
 
-function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean, mp4Dir?: string): void {
+function prepareOutDir(outDir: string, renditions: PlannedRendition[], withDownloads: boolean, mp4Dir: string | undefined, extras: CopyExtras): void {
   // Only our own subdirectories are cleared, so a retried job never mixes in
   // segments from an earlier attempt (nor a DRM job's scratch from a killed one).
-  for (const dir of [HLS_DIR, DOWNLOADS_DIR, DASH_DIR, CHUNKS_DIR, ...POSTER_FILES]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
+  for (const dir of [HLS_DIR, DOWNLOADS_DIR, STATIC_DIR, DASH_DIR, CHUNKS_DIR, ...POSTER_FILES]) fs.rmSync(path.join(outDir, dir), { recursive: true, force: true });
   for (const name of fs.readdirSync(outDir)) if (name.startsWith(DRM_SCRATCH_PREFIX)) fs.rmSync(path.join(outDir, name), { recursive: true, force: true });
   if (mp4Dir) fs.mkdirSync(path.join(outDir, mp4Dir), { recursive: true, mode: 0o700 });
   else for (const r of renditions) fs.mkdirSync(path.join(outDir, HLS_DIR, r.name), { recursive: true });
   if (withDownloads) fs.mkdirSync(path.join(outDir, DOWNLOADS_DIR), { recursive: true });
+  if (extras.statics.length > 0) fs.mkdirSync(path.join(outDir, STATIC_DIR), { recursive: true });
+  if (extras.audioVariant) fs.mkdirSync(path.join(outDir, HLS_DIR, AUDIO_VARIANT), { recursive: true });
 }
 
 /**

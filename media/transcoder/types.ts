@@ -18,6 +18,24 @@ export interface DownloadSpec {
   format: DownloadFormat;
 }
 
+/** Issue 27 item 4: progressive files made from a job's renditions by stream copy (copy-outputs.ts). */
+export interface StaticRenditionsRequest {
+  /** Produced video renditions, each copied into `static/<rung>.mp4` (H.264/AAC, `faststart`). */
+  mp4: string[];
+  /** The top rendition's audio copied into `static/audio.m4a`. */
+  m4a: boolean;
+}
+
+/** A static rendition a job wrote. */
+export interface StaticFile {
+  /** The rendition copied (for the M4A: the one whose audio it is). */
+  rendition: string;
+  kind: "mp4" | "m4a";
+  /** Relative to outDir. */
+  file: string;
+  sizeBytes: number;
+}
+
 export interface ProbeResult {
   durationSeconds: number | null;
   /** Display width (rotation and sample aspect ratio applied). */
@@ -58,6 +76,14 @@ export interface TranscodeJob {
    * the cheapest rendition's run. Sources without video get none.
    */
   posters?: boolean;
+  /** Static renditions (copy-outputs.ts); a DRM job refuses them (INVALID_JOB: it writes no clear media). */
+  staticRenditions?: StaticRenditionsRequest;
+  /**
+   * Also give the HLS master an audio-only variant, listed last (`hls/audio-only/index.m3u8`, the cheapest
+   * rendition's audio copied, `CODECS` of the audio only), so a player can fall back to audio on a weak
+   * link. Only for a source with video and audio, and not for a DRM job (DASH).
+   */
+  audioVariant?: boolean;
 }
 
 /** Poster files of a job (`TranscodeJob.posters`), relative to outDir. */
@@ -107,6 +133,8 @@ export interface TranscodeResult {
   /** Bytes of all download files. */
   downloadBytes: number;
   probe: ProbeResult;
+  /** The static renditions written (absent or empty: none asked). */
+  staticFiles?: StaticFile[];
   /** Set when the job asked for posters and they were made; null/absent otherwise. */
   posters?: PosterFiles | null;
 }

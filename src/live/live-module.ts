@@ -30,6 +30,9 @@ import { blockingRequest, partRequest } from "./blocking-reload.ts";
 import { CROSS_PROCESS_POLL_MS, createPlaylistWaiter } from "./playlist-waiter.ts";
 import { createLivestreamService } from "./livestream-service.ts";
 import { createStreamKeys } from "./stream-keys.ts";
+import { createLiveOutputs } from "./outputs/output-module.ts";
+import type { Tx } from "../db/create-database.ts";
+import type { NewEvent } from "../outbox/outbox.ts";
 
 /**
  * Everything of live streaming, wired: API, RTMP ingest, live HLS, broadcast
@@ -56,6 +59,12 @@ export function createLiveModule(deps: {
   gate?: MediaGate;
   /** Issue 27: a new stream's playback rules (src/playback), recorded under its live token. */
   playback: AssetPlayback;
+  /** Issue 26: simulcast targets pass the outbound guard (src/net) and fire events into the outbox (src/outbox). */
+  outputs: {
+    checkHost: (host: string) => Promise<void>;
+    appendEvents: (tx: Tx, events: NewEvent[]) => Promise<unknown>;
+    subscribedEvents?: (tx: Tx, orgId: string) => Promise<ReadonlySet<string>>;
+  };
 }) {
   const { config, runtime, urls } = deps;
   const logger = deps.logger.child({ component: "live" });
@@ -91,6 +100,8 @@ export function createLiveModule(deps: {
       for (const l of partListeners) l(id, info);
     },
   });
+  // Simulcast targets (issue 26): declared by the API, sent by this process for the broadcasts it holds.
+  const outputs = createLiveOutputs({ config, database: deps.database, secret: deps.secret, ingest, livestreams, logger, ...deps.outputs });
   // SRT callers are relayed into the RTMP server on loopback: one path for both (src/live/srt-ingest.ts).
   const srt = createSrtIngest({
     port: config.srtPort,
@@ -191,8 +202,10 @@ export function createLiveModule(deps: {
         removeFiles: (id) => files.removeHls(id),
         webrtc: (id) => webrtcOf?.(id) ?? NO_STREAM_WEBRTC,
         srtUrl: (key) => srt.srtUrl(key),
+        outputs,
       }),
       liveClipRoutes({ livestreams, files, objects: deps.objects, videos: deps.videos, dataDir: config.dataDir }),
+      outputs.plugin,
     ],
     publicPlugins: [hlsRoutes],
     onSegment(listener: (id: string, info: LiveHlsSegmentInfo, segmentSeconds: number) => void) {
@@ -208,6 +221,7 @@ export function createLiveModule(deps: {
       return rtmp;
     },
     srt,
+    outputs,
     /** src/webrtc: a stream's WebRTC fields here (`whip_url`/`whep_url` or null, `webrtc_viewers`, `webrtc_transcode`). */
     describeWebrtc(describe: (streamId: string) => StreamWebrtc) {
       webrtcOf = describe;
@@ -230,6 +244,7 @@ export function createLiveModule(deps: {
       srt.start();
       renewer.start();
       handover.start();
+      outputs.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
       const upgraded = await runtime.upgrade("livestream", { type: "UPGRADED" });
       if (upgraded > 0) logger.info("Live streams upgraded to the current machine", { count: upgraded });
@@ -241,6 +256,7 @@ export function createLiveModule(deps: {
       const held = ingest.held();
       // Files closed (with STORAGE=s3 the recordings' last parts uploaded) before the leases are handed over, so the
       // process that finalizes them finds every byte.
+      await outputs.stop();
       await srt.stop();
       await rtmp?.stop();
       await ingest.stop();

@@ -1,4 +1,5 @@
 import { type Static, t } from "elysia";
+import { OutputSchema } from "./outputs/output-schemas.ts";
 import type { fullStream, RecordingInfo, smallStream, streamResource } from "../../machines/livestream-payload.ts";
 import { type Equals, named, recordOf, integer, isoTime, nullable, pageOf, strictObject } from "../http/openapi-docs.ts";
 
@@ -79,6 +80,7 @@ export const StreamResourceSchema = strictObject({
     description:
       'SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`).',
   }),
+  outputs: t.Array(OutputSchema, { description: "Simulcast targets (issue 26): `POST /livestreams/{id}/outputs/`; sent while the stream is LIVE." }),
   webrtc_viewers: integer({ description: "WHEP viewers now (on the process holding the broadcast)." }),
   webrtc_transcode: nullable(
     strictObject({

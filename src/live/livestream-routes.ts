@@ -15,6 +15,9 @@ import type { LiveIngest } from "./live-ingest.ts";
 import type { LivestreamService } from "./livestream-service.ts";
 import { playbackFields } from "../playback/playback-input.ts";
 import { StreamAnswerSchema, StreamListSchema } from "./livestream-resource-schema.ts";
+import { outputsField } from "./outputs/output-input.ts";
+import { type OutputRow, outputView } from "./outputs/output-store.ts";
+import type { LiveOutputs } from "./outputs/output-module.ts";
 
 const tags = ["Live streams"];
 
@@ -25,6 +28,7 @@ const streamFields = {
   subtitles: optional(boolean("Transcribe the recording (speech to text) like an upload's `subtitles`. Default false; 422 when the server has no engine.")),
   tags: optional(tagsField()),
   ...playbackFields,
+  outputs: outputsField,
 };
 export const createStreamInput = bodyInput(streamFields);
 export const scheduleStreamInput = bodyInput({
@@ -49,13 +53,28 @@ export function view(record: ActorRecord<StreamContext>) {
 }
 
 /** `webrtc`: the stream's WebRTC fields on this process (src/webrtc); without it no WHIP/WHEP URLs and 0 viewers. */
-function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc, srtUrl?: (streamKey: string) => string | null) {
+function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc, srtUrl?: (streamKey: string) => string | null, outputs: OutputRow[] = []) {
   const status = streamStatus(record.value);
-  return streamResource(record.context, status === "DELETED" ? "ENDED" : status, webrtc, srtUrl?.(record.context.streamKey) ?? null);
+  const settled = record.tags.has("settled");
+  return streamResource(
+    record.context,
+    status === "DELETED" ? "ENDED" : status,
+    webrtc,
+    srtUrl?.(record.context.streamKey) ?? null,
+    outputs.map((o) => outputView(o, settled)),
+  );
 }
 
-/** What else a stream's JSON depends on than its record (the view caches' tag). */
-const webrtcTag = (w: StreamWebrtc | undefined) => (w ? `${w.available ? 1 : 0}:${w.viewers}:${w.transcode?.message ?? ""}` : "");
+/** What else a stream's JSON depends on than its record (the view caches' tag): WebRTC and the simulcast outputs. */
+const webrtcTag = (w: StreamWebrtc | undefined, outputs: OutputRow[] = []) =>
+  (w ? `${w.available ? 1 : 0}:${w.viewers}:${w.transcode?.message ?? ""}` : "") + outputs.map((o) => `|${o.id}:${o.status}:${o.bytesSent}:${o.startedAt}:${o.lastError ?? ""}`).join("");
+
+/** Outputs by stream id, from one read. */
+function byStream(rows: OutputRow[]): Map<string, OutputRow[]> {
+  const m = new Map<string, OutputRow[]>();
+  for (const r of rows) m.set(r.streamId, [...(m.get(r.streamId) ?? []), r]);
+  return m;
+}
 
 export function livestreamRoutes(deps: {
   livestreams: LivestreamService;
@@ -67,9 +86,18 @@ export function livestreamRoutes(deps: {
   webrtc?: (streamId: string) => StreamWebrtc;
   /** A stream's `srt_url` (null without SRT ingest). */
   srtUrl?: (streamKey: string) => string | null;
+  /** Issue 26: the streams' simulcast targets (src/live/outputs). */
+  outputs?: Pick<LiveOutputs, "store" | "prepare">;
 }) {
   const { livestreams, ingest } = deps;
-  const view = (record: ActorRecord<StreamContext>, webrtc = deps.webrtc?.(record.id)) => viewWith(record, webrtc, deps.srtUrl);
+  const view = (record: ActorRecord<StreamContext>, webrtc = deps.webrtc?.(record.id), outputs: OutputRow[] = []) => viewWith(record, webrtc, deps.srtUrl, outputs);
+  const outputsOf = async (ids: string[]) => byStream((await deps.outputs?.store.ofStreams(ids)) ?? []);
+  /** Creation with its `outputs` (checked first, stored in the stream's own transaction). */
+  const createWith = async (org: Parameters<LivestreamService["create"]>[0], input: ReturnType<typeof createStreamInput.parse>) => {
+    const targets = input.outputs?.length && deps.outputs ? await deps.outputs.prepare(input.outputs) : [];
+    const record = await livestreams.create(org, input, targets.length > 0 ? { within: (tx, id) => deps.outputs!.store.addIn(tx, id, org.id, targets) } : {});
+    return view(record, undefined, (await outputsOf([record.id])).get(record.id));
+  };
   const views = createViewCache<ActorRecord<StreamContext>>();
   const pages = createPageCache();
   /** An item answer's `data` (`{"stream":…}`) per record object and viewer count. */
@@ -84,9 +112,9 @@ export function livestreamRoutes(deps: {
     .post(
       "/livestreams/",
       async ({ auth, body, set }) => {
-        const record = await livestreams.create(auth.org, createStreamInput.parse(body));
+        const stream = await createWith(auth.org, createStreamInput.parse(body));
         set.status = 201;
-        return success({ stream: view(record) }, "Live stream created; push to rtmp_url.");
+        return success({ stream }, "Live stream created; push to rtmp_url.");
       },
       {
         permission: "livestreams.create",
@@ -107,9 +135,9 @@ export function livestreamRoutes(deps: {
     .post(
       "/livestreams/schedule/",
       async ({ auth, body, set }) => {
-        const record = await livestreams.create(auth.org, scheduleStreamInput.parse(body));
+        const stream = await createWith(auth.org, scheduleStreamInput.parse(body));
         set.status = 201;
-        return success({ stream: view(record) }, "Live stream booked.");
+        return success({ stream }, "Live stream booked.");
       },
       {
         permission: "livestreams.create",
@@ -136,11 +164,12 @@ export function livestreamRoutes(deps: {
         const { page, next_cursor, rows } = await pageOf(query, (p) => livestreams.list(auth.org.id, Object.assign(p, filter)));
         // Items serialized once per record version and viewer count, pages once per read and viewer counts (src/http/view-cache.ts).
         const rtc = page.map((r) => deps.webrtc?.(r.id));
-        const tags = rtc.map(webrtcTag);
+        const outs = await outputsOf(page.map((r) => r.id));
+        const tags = rtc.map((w, i) => webrtcTag(w, outs.get(page[i]!.id)));
         return okJson(
           pages(rows, `${next_cursor}:${tags.join(",")}`, () =>
             pageJson(
-              page.map((r, i) => views(r, tags[i], () => view(r, rtc[i]))),
+              page.map((r, i) => views(r, tags[i], () => view(r, rtc[i], outs.get(r.id)))),
               next_cursor,
             ),
           ),
@@ -168,8 +197,9 @@ export function livestreamRoutes(deps: {
         if (!record) return notFoundResponse();
         // Serialized once per record version and viewer count (src/http/view-cache.ts), shared with the list.
         const rtc = deps.webrtc?.(record.id);
-        const tag = webrtcTag(rtc);
-        return okJson(items(record, tag, () => `{"stream":${views(record, tag, () => view(record, rtc))}}`));
+        const outs = (await outputsOf([record.id])).get(record.id);
+        const tag = webrtcTag(rtc, outs);
+        return okJson(items(record, tag, () => `{"stream":${views(record, tag, () => view(record, rtc, outs))}}`));
       },
       {
         permission: "livestreams.read",
@@ -190,7 +220,8 @@ export function livestreamRoutes(deps: {
       async ({ auth, params }) => {
         const record = await load(auth.org.id, params.id);
         if (!record.tags.has("settled")) await ingest.endExplicitly(record.context);
-        return success({ stream: view(await load(auth.org.id, params.id)) }, "Live stream ended.");
+        const ended = await load(auth.org.id, params.id);
+        return success({ stream: view(ended, undefined, (await outputsOf([ended.id])).get(ended.id)) }, "Live stream ended.");
       },
       {
         permission: "livestreams.end",
@@ -217,7 +248,7 @@ export function livestreamRoutes(deps: {
           await ingest.endExplicitly(record.context);
           await deps.finalized(record.id);
         }
-        await livestreams.remove(record.id);
+        await livestreams.remove(record.id, { within: async (tx) => deps.outputs?.store.removeAllIn(tx, record.id) });
         await deps.removeFiles(record.id);
         return success({ id: record.id, deleted: true }, "Live stream deleted.");
       },

@@ -1,6 +1,7 @@
 import type { Latency, StreamContext } from "../../machines/livestream-payload.ts";
 import type { StreamEvent } from "../../machines/livestream-machine.ts";
 import type { ActorRecord, ActorRuntime } from "../actors/actor-runtime.ts";
+import type { Tx } from "../db/create-database.ts";
 import { parseScheduledAt } from "../http/timestamp.ts";
 import { newId, randomToken } from "../ids.ts";
 import type { Logger } from "../log.ts";
@@ -58,7 +59,7 @@ export function createLivestreamService(deps: {
 
   return {
     /** Creates a stream (READY_TO_STREAM at once, or SCHEDULED with `scheduled_at`), atomically with its slot and key. */
-    async create(org: Organization, input: CreateStreamInput): Promise<ActorRecord<StreamContext>> {
+    async create(org: Organization, input: CreateStreamInput, more: { within?: (tx: Tx, streamId: string) => Promise<unknown> } = {}): Promise<ActorRecord<StreamContext>> {
       if (input.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
       if (input.subtitles) {
         if (!deps.assertSubtitles) throw new Error("subtitles asked for, but no transcript check was wired");
@@ -103,6 +104,8 @@ export function createLivestreamService(deps: {
         within: async (tx) => {
           await deps.keys.addIn(tx, { streamKey, streamId: id, orgId: org.id });
           await deps.playback.recordIn(tx, urls.token(id), { assetId: id, orgId: org.id, policy: playback.policy, restrictionId: playback.restrictionId });
+          // Issue 26: the stream's simulcast targets, with it or not at all.
+          await more.within?.(tx, id);
         },
       });
       deps.logger.info("Live stream created", { org_id: org.id, stream_id: id, status: result.record.status, scheduled_at: scheduledAt });
@@ -120,13 +123,16 @@ export function createLivestreamService(deps: {
       return Promise.all(records.map(withRecordingState));
     },
 
-    async remove(id: string): Promise<void> {
+    async remove(id: string, more: { within?: (tx: Tx) => Promise<unknown> } = {}): Promise<void> {
       await runtime.send(
         "livestream",
         id,
         { type: "DELETE" },
         {
-          within: (tx) => deps.keys.removeIn(tx, id),
+          within: async (tx) => {
+            await deps.keys.removeIn(tx, id);
+            await more.within?.(tx);
+          },
         },
       );
     },

@@ -123,6 +123,8 @@ export interface OutboundGuard {
    * (`maxRedirects`, default 0: a 3xx is returned as is).
    */
   fetch(url: string | URL, init?: RequestInit & { maxRedirects?: number }): Promise<Response>;
+  /** The host of a non-HTTP target (a simulcast output's rtmp:// or srt:// URL): throws OutboundRefusedError for a private address. */
+  checkHost(host: string): Promise<void>;
 }
 
 /** `ttlMs` caches resolutions per host so a busy dispatcher does not resolve per request. */
@@ -153,6 +155,11 @@ export function createOutboundGuard(opts: { allowPrivate: boolean; lookup?: Look
 
   return {
     check,
+    async checkHost(host) {
+      if (opts.allowPrivate) return;
+      const verdict = await refusalFor(host.replace(/^\[|\]$/g, ""));
+      if (verdict) throw new OutboundRefusedError(`Refusing ${verdict}`);
+    },
     async fetch(url, init = {}) {
       const { maxRedirects = 0, ...rest } = init;
       let current = new URL(String(url));

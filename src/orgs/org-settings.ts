@@ -72,6 +72,8 @@ export interface OrgSettings {
   features: { drm: boolean };
   /** Issue 27: `policy` of a video or stream created without `playback_policy`. */
   playback: { policy: PlaybackPolicy };
+  /** Issue 27 item 4: the `static_renditions` of a video registered without them (and of live recordings). */
+  staticRenditions: string[];
   permissions: Permission[];
   limits: Limits;
 }
@@ -82,6 +84,7 @@ export function defaultOrgSettings(): OrgSettings {
     downloads: { rungs: ["top"], format: "mkv" },
     features: { drm: false },
     playback: { policy: "public" },
+    staticRenditions: [],
     permissions: [...ALL_PERMISSIONS],
     limits: { ...DEFAULT_LIMITS },
   };
@@ -96,6 +99,7 @@ export function normalizeSettings(raw: unknown): OrgSettings {
     downloads: { ...d.downloads, ...s.downloads },
     features: { ...d.features, ...s.features },
     playback: { ...d.playback, ...s.playback },
+    staticRenditions: s.staticRenditions ?? d.staticRenditions,
     permissions: s.permissions ? withLaterPermissions(s.permissions) : d.permissions,
     limits: { ...d.limits, ...s.limits },
   };

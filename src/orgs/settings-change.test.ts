@@ -40,3 +40,13 @@ test("transcoding off makes the organization source-only; on again restores a de
   expect(off.transcoding).toBeNull();
   expect(applySettingsChange(off, { transcoding: "on" }).transcoding?.ladder.map((r) => r.name)).toEqual(["360p", "720p", "1080p"]);
 });
+
+test("static renditions (issue 27 item 4): highest, audio-only and ladder rungs, once each; none clears; a ladder dropping a named rung is refused with it", () => {
+  const s = defaultOrgSettings();
+  expect(applySettingsChange(s, { staticRenditions: "highest, audio-only,720p,highest" }).staticRenditions).toEqual(["highest", "audio-only", "720p"]);
+  expect(applySettingsChange({ ...s, staticRenditions: ["highest"] }, { staticRenditions: "none" }).staticRenditions).toEqual([]);
+  expect(() => applySettingsChange(s, { staticRenditions: "2160p" })).toThrow('--static-renditions: "2160p" is not one of highest, audio-only, 360p, 720p, 1080p');
+  const named = applySettingsChange(s, { staticRenditions: "1080p" });
+  expect(() => applySettingsChange(named, { ladder: "360p,720p" })).toThrow("--static-renditions");
+  expect(applySettingsChange(named, { ladder: "360p,720p", staticRenditions: "highest" }).staticRenditions).toEqual(["highest"]);
+});

@@ -1,5 +1,6 @@
 import { InvalidInput } from "../errors.ts";
 import type { Organization, OrgStore } from "./org-store.ts";
+import { staticRenditionsRefusal, uniqueNames } from "./static-rendition-names.ts";
 import { ALL_PERMISSIONS, PLAYBACK_POLICIES, STANDARD_RUNGS, type DownloadFormat, type Limits, type OrgSettings, type Permission, type PlaybackPolicy } from "./org-settings.ts";
 
 /**
@@ -20,6 +21,8 @@ export interface SettingsChange {
   downloadFormat?: string;
   drm?: string;
   playbackPolicy?: string;
+  /** `none`, or comma-separated names: `highest`, `audio-only`, rungs of the ladder (issue 27 item 4). */
+  staticRenditions?: string;
   /** `all`, `none`, or comma-separated permissions. */
   permissions?: string;
   /** `NAME=N` per-minute limits (requests, livestreams, videos, upload-url). */
@@ -53,6 +56,10 @@ function rung(name: string) {
   return { ...r };
 }
 
+function staticRenditionsOf(v: string): string[] {
+  return v === "none" || v === "" ? [] : uniqueNames(v.split(",").map((s) => s.trim()));
+}
+
 /** The settings after `change`; throws SettingsChangeRefused naming the bad option. */
 export function applySettingsChange(settings: OrgSettings, change: SettingsChange): OrgSettings {
   const next: OrgSettings = structuredClone(settings);
@@ -83,6 +90,13 @@ export function applySettingsChange(settings: OrgSettings, change: SettingsChang
     if (!(PLAYBACK_POLICIES as readonly string[]).includes(policy)) throw new SettingsChangeRefused(`--playback-policy takes public or signed, got "${policy}"`);
     next.playback.policy = policy as PlaybackPolicy;
   }
+  if (change.staticRenditions !== undefined) next.staticRenditions = staticRenditionsOf(change.staticRenditions);
+  // Checked against the ladder after the change: a new ladder that drops a named rung is refused with it.
+  const refusal = staticRenditionsRefusal(
+    next.staticRenditions,
+    (next.transcoding?.ladder ?? []).map((r) => r.name),
+  );
+  if (refusal && (change.staticRenditions !== undefined || change.ladder !== undefined)) throw new SettingsChangeRefused(`--static-renditions: ${refusal}`);
   const perms = change.permissions;
   if (perms !== undefined) {
     const list = perms === "all" ? [...ALL_PERMISSIONS] : perms === "none" ? [] : perms.split(",").map((s) => s.trim());

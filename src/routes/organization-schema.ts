@@ -25,6 +25,9 @@ export const OrganizationSchema = strictObject({
     playback: strictObject({
       policy: t.Union([t.Literal("public"), t.Literal("signed")], { description: "The `playback_policy` of a video or stream created without one (`cli org set --playback-policy`)." }),
     }),
+    static_renditions: t.Array(t.String(), {
+      description: "The `static_renditions` of a video registered without them, and of live recordings (`cli org set --static-renditions`): `highest`, `audio-only`, rung names.",
+    }),
     limits: strictObject({
       requests_per_minute: integer(),
       livestreams_create_per_minute: integer(),

@@ -11,6 +11,7 @@ export function organizationView(org: Organization, transcripts: string | null, 
       transcoding: org.settings.transcoding,
       downloads: org.settings.downloads,
       playback: { policy: org.settings.playback.policy },
+      static_renditions: org.settings.staticRenditions,
       limits: {
         requests_per_minute: org.settings.limits.requestsPerMinute,
         livestreams_create_per_minute: org.settings.limits.livestreamsCreatePerMinute,

@@ -115,7 +115,7 @@ function preview(s: StreamView): Html {
   <script src="/assets/hls.min.js"></script>`;
 }
 
-export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html; copy: (text: string, label: string) => Html; srtUrl?: string | null }): Html {
+export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html; copy: (text: string, label: string) => Html; srtUrl?: string | null; outputs?: Html }): Html {
   const settled = s.status === "ENDED" || s.status === "ERROR";
   const recording = s.recording
     ? html`<p><a href="/settings/videos/${s.recording.asset_id}" id="recording-link">Recording</a> ${s.recording.transcoding ? html`<span class="muted">(transcoding)</span>` : ""}${
@@ -142,6 +142,7 @@ export function streamPage(s: StreamView, opts: { canManage: boolean; csrf: Html
   ${settled ? "" : opts.canManage ? pushInstructions(s, opts.copy) : html`<p class="muted" id="push-hidden">The push URL and stream key are shown to roles that manage live streams (anyone holding them can broadcast).</p>`}
   ${!settled && opts.canManage && opts.srtUrl ? srtInstructions(opts.srtUrl, opts.copy) : ""}
   ${preview(s)}
+  ${opts.outputs ?? ""}
   ${
     opts.canManage && !settled
       ? html`<form method="post" action="/settings/live/${s.id}/end" data-confirm="End ${s.title}? The encoder is disconnected and the recording is made.">

@@ -47,6 +47,8 @@ export function organizationChange(current: OrgSettings, body: FormBody): { chan
   }
   // Issue 27: absent from an older form (a stale page): the policy is left as it is.
   if (b.playback_policy !== undefined) change.playbackPolicy = String(b.playback_policy);
+  // Issue 27 item 4: checked against the ladder by the same rule as `--static-renditions`.
+  if (b.static_shown !== undefined) change.staticRenditions = list(b.static_renditions).join(",") || "none";
   try {
     applySettingsChange(current, change);
   } catch (err) {
@@ -97,6 +99,16 @@ export function organizationForm(member: Member, s: OrgSettings): Html {
     <p><label for="playback-policy">Playback policy of new videos and streams</label>
     <select id="playback-policy" name="playback_policy">${["public", "signed"].map((p) => html`<option value="${p}"${p === s.playback.policy ? html` selected` : ""}>${p}</option>`)}</select></p>
     <p class="help">Signed: every media URL needs <code>?token=</code>, a JWT signed with one of the <a href="/settings/signing-keys">signing keys</a>. A request's <code>playback_policy</code> wins; existing videos and streams keep theirs.</p>
+  </fieldset>
+  <fieldset>
+    <legend>Static renditions</legend>
+    <input type="hidden" name="static_shown" value="1">
+    <p class="help">Files made for each new video without <code>static_renditions</code> of its own (and each live recording), by stream copy of its renditions: none are made for DRM videos.</p>
+    ${[
+      ["highest", "highest: an MP4 of the top rendition produced"],
+      ["audio-only", "audio-only: an M4A of the audio"],
+      ...RUNG_NAMES.map((n) => [n, `${n}: an MP4 of that rendition (in the ladder)`]),
+    ].map(([v, label]) => html`<label class="check"><input type="checkbox" name="static_renditions" value="${v}"${checked(s.staticRenditions.includes(v!))}> ${label}</label>`)}
   </fieldset>
   <p><button type="submit" class="primary">Save settings</button></p>
   </form>

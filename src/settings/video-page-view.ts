@@ -45,6 +45,31 @@ function renditions(view: VideoView): Html {
   </section>`;
 }
 
+/** Issue 27 item 4: each static rendition asked for, its status, its file once ready (or why it is not made). */
+function staticRenditions(v: VideoView["video"]): Html {
+  if (!v.static_renditions.length) return html``;
+  return html`<section class="panel" aria-labelledby="static-renditions">
+    <h2 id="static-renditions">Static renditions</h2>
+    <p class="muted">MP4 (M4A for audio-only) files made from the renditions by stream copy; served like the playlists${v.playback_policy === "signed" ? html` (each needs <code>?token=</code>)` : ""}.</p>
+    <div class="table-wrap"><table>
+      <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">File</th></tr></thead>
+      <tbody>${v.static_renditions.map(
+        (r) => html`<tr data-static="${r.name}">
+          <td>${r.name}</td>
+          <td>${r.status}</td>
+          <td>${
+            r.url
+              ? html`<a href="${r.url}">${r.url.split("/").pop() ?? r.name}</a> <span class="muted">(${bytesOf(r.bytes)})</span>`
+              : r.error
+                ? html`<span class="muted">${r.error.message}</span>`
+                : html`<span class="muted">being made</span>`
+          }</td>
+        </tr>`,
+      )}</tbody>
+    </table></div>
+  </section>`;
+}
+
 function texts(v: VideoView["video"]): Html {
   if (!v.transcript_url && !v.summary_url) return html``;
   return html`<section class="panel" aria-labelledby="transcript">
@@ -99,6 +124,7 @@ export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Htm
     ${v.source_stream_id ? html`<dt>Clip of</dt><dd id="clip-of"><a href="/settings/live/${v.source_stream_id}">stream ${v.source_stream_id}</a></dd>` : ""}
   </dl>
   ${renditions(view)}
+  ${staticRenditions(v)}
   ${texts(v)}
   ${opts.canManage && v.status === "COMPLETED" ? clipForm(v, opts.csrf) : ""}
   ${

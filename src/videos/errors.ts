@@ -98,3 +98,10 @@ export class VideoNotCompleted extends DomainError {
     super(`Only a COMPLETED video can be clipped; this one is ${status}.`, { status });
   }
 }
+
+/** Issue 27 item 4: `static_renditions` names something that is not `highest`, `audio-only` or a rung of the ladder, or asks a DRM video for clear copies. */
+export class StaticRenditionsRefused extends InvalidInput {
+  constructor(reason: string) {
+    super({ static_renditions: reason });
+  }
+}

@@ -51,7 +51,9 @@ export async function encode(input: EncodeInput): Promise<{ result: TranscodeRes
   const { transcoder, source, outDir, signal, logger, videoId } = input;
   const transcription =
     input.transcribe && input.probe.hasAudio ? startTranscription({ transcriber: input.transcribe.engine, input: source, workDir: input.workDir, signal, timeoutMs: input.timeoutMs }) : null;
-  const job = { input: source, outDir, ladder: input.plan.ladder, downloads: input.plan.downloads, posters: true, ...(input.drmKey ? { drm: input.drmKey } : {}) };
+  // Static renditions and the master's audio-only variant (issue 27 item 4): stream copies in the job's last run.
+  const copies = { staticRenditions: input.plan.statics.request, audioVariant: true };
+  const job = { input: source, outDir, ladder: input.plan.ladder, downloads: input.plan.downloads, posters: true, ...copies, ...(input.drmKey ? { drm: input.drmKey } : {}) };
   const result = await transcoder.transcode(job, { signal, timeoutMs: input.timeoutMs, onProgress: input.onProgress }).catch((err) => {
     transcription?.cancel();
     // The tool's last lines are for operators (the video's message says what failed in the user's terms).

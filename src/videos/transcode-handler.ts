@@ -89,7 +89,7 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
   const transcribe = ctx.subtitles && deps.transcriber ? { engine: deps.transcriber } : null;
   if (ctx.subtitles && !(transcribe && probe.hasAudio)) logger.warn("Transcript skipped", { video_id: ctx.id, reason: deps.transcriber ? "the source has no audio" : "no speech-to-text engine" });
   const encodeStart = performance.now();
-  const plan = planOutputs(probe, org?.settings ?? null);
+  const plan = planOutputs(probe, org?.settings ?? null, ctx);
   const onProgress = reportProgress(runtime, ctx.id, logger);
   const { result, transcriptBytes } = await encode({
     transcoder,
@@ -110,7 +110,8 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
   deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
   await storeOutputs({ store, videoId: ctx.id, outDir, source, logger });
   const drm = drmKey ? { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } : null;
-  const outcome = transcodeOutcome({ url: (file) => store.url(ctx.id, file), watchUrl: watchUrl(store, ctx.id), result, sourceBytes: source.bytes, transcriptBytes, drm });
+  const url = (file: string) => store.url(ctx.id, file);
+  const outcome = transcodeOutcome({ url, watchUrl: watchUrl(store, ctx.id), result, sourceBytes: source.bytes, transcriptBytes, drm, statics: plan.statics.entries });
   if (signal.aborted) throw signal.reason;
   await runtime.send("video", ctx.id, { type: "TRANSCODING_COMPLETED", outcome });
   await store.removeWork(ctx.id);

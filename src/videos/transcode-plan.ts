@@ -1,6 +1,7 @@
 import { isTranscodeError, planLadder, type ProbeResult, type Transcoder } from "../../media/transcoder/index.ts";
 import { defaultOrgSettings, type OrgSettings } from "../orgs/org-settings.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
+import { planStatics } from "./static-rendition-plan.ts";
 import { permanentFailure, UNREADABLE_SOURCE, videoFailure } from "./video-failure.ts";
 
 /** Probes the source; a source that cannot be read, or has neither audio nor video, fails the video for good. */
@@ -22,9 +23,10 @@ export type OutputPlan = ReturnType<typeof planOutputs>;
 
 /**
  * Step 2 of a transcode, "plan outputs": the organization's ladder (the default one without settings) and the
- * downloads it asks for, limited to the rungs the source can fill (`top` is the highest planned), each once.
+ * downloads it asks for, limited to the rungs the source can fill (`top` is the highest planned), each once;
+ * the static renditions the video asked for (absent: the organization's default; static-rendition-plan.ts).
  */
-export function planOutputs(probe: ProbeResult, settings: OrgSettings | null) {
+export function planOutputs(probe: ProbeResult, settings: OrgSettings | null, video: { staticRenditions?: string[]; drm: boolean } = { drm: false }) {
   const s = settings ?? defaultOrgSettings();
   const ladder = s.transcoding?.ladder ?? defaultOrgSettings().transcoding!.ladder;
   const planned = planLadder(probe, ladder);
@@ -33,5 +35,6 @@ export function planOutputs(probe: ProbeResult, settings: OrgSettings | null) {
     .map((r) => (r === "top" ? top : r))
     .filter((r, i, all): r is string => !!r && planned.some((p) => p.name === r) && all.indexOf(r) === i)
     .map((rung) => ({ rung, format: s.downloads.format }));
-  return { ladder, downloads };
+  const statics = planStatics(video.staticRenditions ?? s.staticRenditions, probe, ladder, planned, video.drm);
+  return { ladder, downloads, statics };
 }

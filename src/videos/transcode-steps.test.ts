@@ -31,6 +31,31 @@ describe("transcode steps, each alone", () => {
     expect(planOutputs(probe(720), null).downloads).toEqual([{ rung: "720p", format: "mkv" }]);
   });
 
+  test("plan outputs, static renditions: highest is the top rung produced, one MP4 per rung, each refusal stated", () => {
+    const settings = { ...defaultOrgSettings(), staticRenditions: ["audio-only"] };
+    const names = ["highest", "720p", "1080p", "144p", "audio-only"];
+    const plan = planOutputs(probe(720), settings, { staticRenditions: names, drm: false }).statics;
+    expect(plan.request).toEqual({ mp4: ["720p"], m4a: true });
+    expect(plan.entries).toEqual([
+      { name: "highest", make: { kind: "mp4", rendition: "720p" } },
+      { name: "720p", make: { kind: "mp4", rendition: "720p" } },
+      { name: "1080p", error: "SOURCE_TOO_SMALL" },
+      { name: "144p", error: "NOT_IN_LADDER" },
+      { name: "audio-only", make: { kind: "m4a" } },
+    ]);
+    // Absent on the video (a live recording): the organization's default.
+    expect(planOutputs(probe(720), settings, { drm: false }).statics.request).toEqual({ mp4: [], m4a: true });
+    // A DRM video: nothing clear, each stated.
+    const drm = planOutputs(probe(720), settings, { staticRenditions: ["highest", "audio-only"], drm: true }).statics;
+    expect(drm.request).toEqual({ mp4: [], m4a: false });
+    expect(drm.entries.map((e) => ("error" in e ? e.error : null))).toEqual(["DRM_PROTECTED", "DRM_PROTECTED"]);
+    // An audio source: the M4A only.
+    expect(planOutputs(probe(null, false), settings, { staticRenditions: ["highest", "audio-only"], drm: false }).statics.entries).toEqual([
+      { name: "highest", error: "NO_VIDEO" },
+      { name: "audio-only", make: { kind: "m4a" } },
+    ]);
+  });
+
   test("encode's progress: at most one a second, always rising, 100 always told", () => {
     const sent: number[] = [];
     let now = 0;

@@ -5,7 +5,8 @@ import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { Organization } from "../orgs/org-store.ts";
 import type { PlaybackPolicy } from "../orgs/org-settings.ts";
-import { DrmNotAvailable, InvalidSourceUrl, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed } from "./errors.ts";
+import { staticRenditionsRefusal, uniqueNames } from "../orgs/static-rendition-names.ts";
+import { DrmNotAvailable, InvalidSourceUrl, StaticRenditionsRefused, SubtitlesUnavailable, TranscodeNotConfigured, TranscodeQueueFailed } from "./errors.ts";
 import { assertQueueRoom, recordPlayback, type VideoServiceDeps } from "./video-service-deps.ts";
 
 export interface RegisterVideoInput {
@@ -16,6 +17,7 @@ export interface RegisterVideoInput {
   tags?: Record<string, unknown>;
   playback_policy?: PlaybackPolicy;
   playback_restriction_id?: string;
+  static_renditions?: string[];
 }
 
 /** A live recording as `registerRecordingIn` takes it. */
@@ -53,6 +55,23 @@ export function assertSubtitles(deps: VideoServiceDeps, requested: boolean | und
   if (requested && !deps.transcripts?.transcriber) throw new SubtitlesUnavailable(deps.transcripts?.unavailableReason ?? "no speech-to-text engine was given to this service");
 }
 
+/**
+ * Issue 27 item 4: the static renditions a new video asks for, its own or the organization's default. Its
+ * own must name `highest`, `audio-only` or rungs of the ladder, and not come with `drm_enabled` (a DRM video
+ * gets no clear copy: 422); the default on a DRM video is kept, each listed errored (DRM_PROTECTED).
+ */
+function staticRenditionsFor(org: Organization, body: RegisterVideoInput): string[] {
+  if (body.static_renditions === undefined || body.static_renditions === null) return org.settings.staticRenditions;
+  const names = uniqueNames(body.static_renditions);
+  if (body.drm_enabled && names.length > 0) throw new StaticRenditionsRefused("a DRM video gets no clear copy: leave static_renditions out (or []) with drm_enabled");
+  const refusal = staticRenditionsRefusal(
+    names,
+    (org.settings.transcoding?.ladder ?? []).map((r) => r.name),
+  );
+  if (refusal) throw new StaticRenditionsRefused(refusal);
+  return names;
+}
+
 /** The source URL, http(s) only (422 otherwise). */
 function parseSourceUrl(raw: string): URL {
   let url: URL;
@@ -71,6 +90,7 @@ export async function registerVideo(deps: VideoServiceDeps, org: Organization, b
   assertTranscoding(org);
   if (body.drm_enabled && !org.settings.features.drm) throw new DrmNotAvailable();
   assertSubtitles(deps, body.subtitles);
+  const staticRenditions = staticRenditionsFor(org, body);
   const playback = await deps.playback.resolve(org, body);
   const uploadId = deps.uploads.idFromSourceUrl(url);
   if (uploadId) await deps.uploads.assertRegistrable(org.id, uploadId);
@@ -94,6 +114,7 @@ export async function registerVideo(deps: VideoServiceDeps, org: Organization, b
     playbackRestrictionId: playback.restrictionId,
     // An upload is on disk already; a URL is fetched by its own stage first.
     pipeline: { source: uploadId ? { uploadId } : null },
+    staticRenditions,
   };
   const result = await createVideo(deps, ctx, sourceUrl);
   return { created: result.created, record: result.record };

@@ -39,6 +39,16 @@ const videoFields = {
   source_video_id: nullable(t.String(), { description: "A clip (`POST /videos/{id}/clips/`): the video it was cut from; null otherwise." }),
   source_stream_id: nullable(t.String(), { description: "A live clip (`POST /livestreams/{id}/clips/`): the live stream it was cut from; null otherwise." }),
   transcoder_id: t.Optional(t.String({ description: "The worker that ran the transcode, once started." })),
+  static_renditions: t.Array(
+    strictObject({
+      name: t.String({ examples: ["highest", "audio-only", "720p"], description: "As asked (`static_renditions` of POST /videos/ or the organization's default)." }),
+      url: url("The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`)."),
+      status: t.Union([t.Literal("preparing"), t.Literal("ready"), t.Literal("errored")]),
+      bytes: bytes("Size of the file, once ready."),
+      error: nullable(strictObject({ code: t.String({ examples: ["DRM_PROTECTED", "SOURCE_TOO_SMALL"] }), message: t.String() }), { description: "Why it is errored." }),
+    }),
+    { description: "Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name." },
+  ),
 };
 
 const RenditionSchema = strictObject({

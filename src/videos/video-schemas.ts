@@ -1,8 +1,17 @@
 import { t } from "elysia";
+import { MAX_STATIC_RENDITIONS } from "../orgs/static-rendition-names.ts";
 import { playbackFields } from "../playback/playback-input.ts";
 import { bodyInput, boolean, enumListParam, enumParam, field, integer, optional, pageParams, queryInput, string, tagsField, type Checked } from "../http/input.ts";
 
 const SOURCE_URL_ERROR = "must be an http or https URL";
+const NAMES_ERROR = `must be an array of at most ${MAX_STATIC_RENDITIONS} names (strings of 1 to 32 characters)`;
+
+/** `static_renditions`' shape; which names are known is the registration's check (it needs the organization's ladder). */
+function checkNames(v: unknown): Checked<string[]> {
+  if (!Array.isArray(v) || v.length > MAX_STATIC_RENDITIONS) return { ok: false, error: NAMES_ERROR };
+  if (!v.every((n) => typeof n === "string" && n.length >= 1 && n.length <= 32)) return { ok: false, error: NAMES_ERROR };
+  return { ok: true, value: v as string[] };
+}
 
 /** An absolute http(s) URL of at most 2048 characters whose path decodes (malformed percent-encoding is refused). */
 function checkSourceUrl(v: unknown): Checked<string> {
@@ -38,6 +47,17 @@ export const registerVideoInput = bodyInput({
   subtitles: optional(boolean("Ask for a transcript (speech to text). Default false.")),
   tags: optional(tagsField()),
   ...playbackFields,
+  static_renditions: optional(
+    field(
+      t.Array(t.String({ minLength: 1, maxLength: 32 }), {
+        maxItems: MAX_STATIC_RENDITIONS,
+        examples: [["highest", "audio-only"]],
+        description:
+          "Progressive files to make beside the HLS ladder, by stream copy: `highest` (an MP4 of the top rung produced), `audio-only` (an M4A), or a rung name of the organization's ladder (`720p`: an MP4). Listed on the video as `static_renditions` with their status. Default: the organization's (`cli org set --static-renditions`); `[]` for none. Not with `drm_enabled` (a DRM video gets no clear copy).",
+      }),
+      checkNames,
+    ),
+  ),
 });
 
 export const uploadUrlInput = bodyInput(

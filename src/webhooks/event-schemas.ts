@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import { FullStreamEventDataSchema, SmallStreamEventDataSchema } from "../live/livestream-resource-schema.ts";
+import { OutputEventDataSchema } from "../live/outputs/output-schemas.ts";
 import { isoTime, jsonSchema, strictObject } from "../http/openapi-docs.ts";
 import { VideoEventDataSchema } from "../videos/video-resource-schema.ts";
 import { EVENT_NAMES, type EventName } from "./event-names.ts";
@@ -22,6 +23,11 @@ const EVENT_DATA: Record<EventName, { data: TSchema; summary: string }> = {
     summary: "The broadcast ended: the full shape after an explicit end, the small shape with `recording` when the encoder left.",
   },
   LIVESTREAM_RECORDING_READY: { data: SmallStreamEventDataSchema, summary: "The broadcast's recording entered the library as a video." },
+  LIVESTREAM_OUTPUT_ACTIVE: { data: OutputEventDataSchema, summary: "A simulcast target took the broadcast (issue 26): `output.status` active." },
+  LIVESTREAM_OUTPUT_FAILED: {
+    data: OutputEventDataSchema,
+    summary: "A simulcast target could not be reached or was lost (once per outage; `output.last_error`): reconnecting with backoff while live, or failed when refused.",
+  },
 };
 
 /** The body of each delivery: `{event, created_at, data}`. */

@@ -173,8 +173,26 @@ function streamEvents(event: EventName, opts: SampleOptions, now: Date, random: 
 export function sampleEventData(event: EventName, opts: SampleOptions): Record<string, unknown> {
   const now = opts.now ?? new Date();
   const random = opts.fixed ? fixedRandom() : RANDOM;
+  if (event === "LIVESTREAM_OUTPUT_ACTIVE" || event === "LIVESTREAM_OUTPUT_FAILED") return sampleOutputEvent(event, now, random);
   const emitted = event.startsWith("VIDEO_") ? videoEvents(event, opts, now, random) : streamEvents(event, opts, now, random);
   const found = emitted.find((e) => e.event === event);
   if (!found) throw new Error(`No sample for ${event}: the machine did not emit it`);
   return found.data;
+}
+
+/** An output's event as src/live/outputs/output-store.ts `record` builds it (not a machine's: the runner writes it). */
+function sampleOutputEvent(event: "LIVESTREAM_OUTPUT_ACTIVE" | "LIVESTREAM_OUTPUT_FAILED", now: Date, random: SampleRandom): Record<string, unknown> {
+  const active = event === "LIVESTREAM_OUTPUT_ACTIVE";
+  return {
+    stream_id: random.id("ls"),
+    output: {
+      id: `out_${random.token(20)}`,
+      name: "Sample platform",
+      url: "rtmps://live.example-platform.com:443/app/***",
+      status: active ? "active" : "reconnecting",
+      bytes_sent: active ? 4096 : 52_428_800,
+      started_at: new Date(now.getTime() - (active ? 0 : 60 * 60_000)).toISOString(),
+      last_error: active ? null : "rtmps://live.example-platform.com:443/app/***: Connection refused",
+    },
+  };
 }

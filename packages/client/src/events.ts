@@ -26,6 +26,8 @@ export const WEBHOOK_EVENT_NAMES = [
   "LIVESTREAM_STARTED",
   "LIVESTREAM_ENDED",
   "LIVESTREAM_RECORDING_READY",
+  "LIVESTREAM_OUTPUT_ACTIVE",
+  "LIVESTREAM_OUTPUT_FAILED",
 ] as const satisfies readonly WebhookEventName[];
 
 /** Fails to compile when the document names an event the list above lacks (`satisfies` checks the other direction). */

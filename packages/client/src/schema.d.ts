@@ -548,6 +548,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/livestreams/{id}/outputs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a stream's simulcast targets
+         * @description Oldest first, with their status (as `outputs` on the stream).
+         */
+        get: operations["listLivestreamOutputs"];
+        put?: never;
+        /**
+         * Add a simulcast target
+         * @description The broadcast is copied (no re-encoding) to the target while the stream is LIVE; added while live, it starts at once. At most LIVE_OUTPUTS_PER_STREAM (default 5): the next is 422 `details.outputs`. A private or loopback target is 422 `details.url` unless ALLOW_PRIVATE_NETWORK=1. LIVESTREAM_OUTPUT_ACTIVE and LIVESTREAM_OUTPUT_FAILED tell its connection.
+         */
+        post: operations["addLivestreamOutput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/livestreams/{id}/outputs/{output_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a simulcast target
+         * @description Its status, bytes sent and last error.
+         */
+        get: operations["getLivestreamOutput"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a simulcast target
+         * @description Its connection stops within 2 s (the process holding the broadcast polls every 0.5 s).
+         */
+        delete: operations["deleteLivestreamOutput"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/webhooks/listen/": {
         parameters: {
             query?: never;
@@ -687,7 +735,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Builds a realistic sample payload of `event` (`VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`) and delivers it to this endpoint through the normal path: signed, trimmed by `fields`, retried on failure, listed among the deliveries with `test: true`. Answers 201 with `data.delivery` and `data.attempt` (the first attempt, null if it has not finished within the request).
+         * @description Builds a realistic sample payload of `event` (`VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`) and delivers it to this endpoint through the normal path: signed, trimmed by `fields`, retried on failure, listed among the deliveries with `test: true`. Answers 201 with `data.delivery` and `data.attempt` (the first attempt, null if it has not finished within the request).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -1010,6 +1058,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    LIVESTREAM_OUTPUT_ACTIVE: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * LIVESTREAM_OUTPUT_ACTIVE
+         * @description A simulcast target took the broadcast (issue 26): `output.status` active. Delivered to endpoints subscribed to `LIVESTREAM_OUTPUT_ACTIVE`.
+         */
+        post: operations["webhookLivestreamOutputActive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    LIVESTREAM_OUTPUT_FAILED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * LIVESTREAM_OUTPUT_FAILED
+         * @description A simulcast target could not be reached or was lost (once per outage; `output.last_error`): reconnecting with backoff while live, or failed when refused. Delivered to endpoints subscribed to `LIVESTREAM_OUTPUT_FAILED`.
+         */
+        post: operations["webhookLivestreamOutputFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1111,6 +1199,30 @@ export interface components {
                 source_stream_id: string | null;
                 /** @description The worker that ran the transcode, once started. */
                 transcoder_id?: string;
+                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                static_renditions: {
+                    /**
+                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                     * @example highest
+                     * @example audio-only
+                     * @example 720p
+                     */
+                    name: string;
+                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                    url: string | null;
+                    status: "preparing" | "ready" | "errored";
+                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                    bytes: string | null;
+                    /** @description Why it is errored. */
+                    error: {
+                        /**
+                         * @example DRM_PROTECTED
+                         * @example SOURCE_TOO_SMALL
+                         */
+                        code: string;
+                        message: string;
+                    } | null;
+                }[];
                 /** @description Transcode progress, 0-100. */
                 progress: number;
                 source_url: string | null;
@@ -1146,6 +1258,18 @@ export interface components {
             drm_license_url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        LiveOutput: {
+            id: string;
+            name: string | null;
+            /** @description The target, its key shown as `***` (never returned). */
+            url: string;
+            /** @description idle: the stream is not on air; connecting; active: the target takes the broadcast; reconnecting: the target was lost, retried with backoff (1 s up to 30 s) while the stream is live; failed: refused (a private address), not retried; stopped: the broadcast ended. */
+            status: "idle" | "connecting" | "active" | "reconnecting" | "failed" | "stopped";
+            /** @description Bytes sent to the target over this stream's broadcast (every connection). */
+            bytes_sent: number;
+            started_at: string | null;
+            last_error: string | null;
         };
         Recording: {
             /** @description The recording's video id. */
@@ -1188,6 +1312,8 @@ export interface components {
             whep_url: string | null;
             /** @description SRT push (MPEG-TS with H.264 and AAC): `srt://host:SRT_PORT?streamid=publish:<stream_key>`, for ffmpeg (`-f mpegts "<srt_url>"`) and OBS (Server = this URL, Stream Key blank). Null when the server has no SRT ingest (`GET /organization/` `features.srt`). */
             srt_url: string | null;
+            /** @description Simulcast targets (issue 26): `POST /livestreams/{id}/outputs/`; sent while the stream is LIVE. */
+            outputs: components["schemas"]["LiveOutput"][];
             /** @description WHEP viewers now (on the process holding the broadcast). */
             webrtc_viewers: number;
             /** @description Set while the stream is published here with H.264 that WebRTC players cannot take as sent: WHEP viewers then get it re-encoded to constrained baseline without B-frames, at the source's size and frame rate (CPU on the server, slightly more delay). Null when they get the encoder's H.264 as is, or nothing is published here. To avoid the re-encode, send no B-frames (x264 `-bf 0` or `-tune zerolatency`; OBS: `bframes=0` in the x264 options, or the baseline profile). */
@@ -1466,6 +1592,30 @@ export interface components {
                 source_stream_id: string | null;
                 /** @description The worker that ran the transcode, once started. */
                 transcoder_id?: string;
+                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                static_renditions: {
+                    /**
+                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                     * @example highest
+                     * @example audio-only
+                     * @example 720p
+                     */
+                    name: string;
+                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                    url: string | null;
+                    status: "preparing" | "ready" | "errored";
+                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                    bytes: string | null;
+                    /** @description Why it is errored. */
+                    error: {
+                        /**
+                         * @example DRM_PROTECTED
+                         * @example SOURCE_TOO_SMALL
+                         */
+                        code: string;
+                        message: string;
+                    } | null;
+                }[];
             };
             renditions: components["schemas"]["Rendition"][];
             /** @description Why the video is in ERROR. */
@@ -1560,6 +1710,8 @@ export interface components {
                 /** @description The `playback_policy` of a video or stream created without one (`cli org set --playback-policy`). */
                 policy: "public" | "signed";
             };
+            /** @description The `static_renditions` of a video registered without them, and of live recordings (`cli org set --static-renditions`): `highest`, `audio-only`, rung names. */
+            static_renditions: string[];
             limits: {
                 requests_per_minute: number;
                 livestreams_create_per_minute: number;
@@ -4483,6 +4635,8 @@ export interface operations {
                     playback_policy?: ("public" | "signed") | null;
                     /** @description A playback restriction of this organization (POST /playback-restrictions/): its referrer rules apply to every media request. */
                     playback_restriction_id?: string | null;
+                    /** @description Progressive files to make beside the HLS ladder, by stream copy: `highest` (an MP4 of the top rung produced), `audio-only` (an M4A), or a rung name of the organization's ladder (`720p`: an MP4). Listed on the video as `static_renditions` with their status. Default: the organization's (`cli org set --static-renditions`); `[]` for none. Not with `drm_enabled` (a DRM video gets no clear copy). */
+                    static_renditions?: string[] | null;
                 };
             };
         };
@@ -4546,6 +4700,30 @@ export interface operations {
                                 source_stream_id: string | null;
                                 /** @description The worker that ran the transcode, once started. */
                                 transcoder_id?: string;
+                                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                                static_renditions: {
+                                    /**
+                                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                                     * @example highest
+                                     * @example audio-only
+                                     * @example 720p
+                                     */
+                                    name: string;
+                                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                                    url: string | null;
+                                    status: "preparing" | "ready" | "errored";
+                                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                                    bytes: string | null;
+                                    /** @description Why it is errored. */
+                                    error: {
+                                        /**
+                                         * @example DRM_PROTECTED
+                                         * @example SOURCE_TOO_SMALL
+                                         */
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
                                 source_url: string | null;
@@ -4646,6 +4824,30 @@ export interface operations {
                                 source_stream_id: string | null;
                                 /** @description The worker that ran the transcode, once started. */
                                 transcoder_id?: string;
+                                /** @description Progressive files made from the renditions by stream copy (issue 27): `highest`, `audio-only`, or a rung name. */
+                                static_renditions: {
+                                    /**
+                                     * @description As asked (`static_renditions` of POST /videos/ or the organization's default).
+                                     * @example highest
+                                     * @example audio-only
+                                     * @example 720p
+                                     */
+                                    name: string;
+                                    /** @description The MP4 (H.264/AAC, faststart), or for `audio-only` the M4A, once ready. Served like every media URL: a signed video's needs `?token=` (aud `v`). */
+                                    url: string | null;
+                                    status: "preparing" | "ready" | "errored";
+                                    /** @description Size of the file, once ready. Decimal string (may exceed 2^53). */
+                                    bytes: string | null;
+                                    /** @description Why it is errored. */
+                                    error: {
+                                        /**
+                                         * @example DRM_PROTECTED
+                                         * @example SOURCE_TOO_SMALL
+                                         */
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
                                 source_url: string | null;
@@ -6689,6 +6891,18 @@ export interface operations {
                     playback_policy?: ("public" | "signed") | null;
                     /** @description A playback restriction of this organization (POST /playback-restrictions/): its referrer rules apply to every media request. */
                     playback_restriction_id?: string | null;
+                    /** @description Simulcast targets to add with the stream (as `POST /livestreams/{id}/outputs/`); at most LIVE_OUTPUTS_PER_STREAM (default 5). */
+                    outputs?: {
+                        /**
+                         * @description The platform's ingest: `rtmp://host/app` or `rtmps://…` (the key after the application, or as `stream_key`), or `srt://host:port` (with `streamid`, or `stream_key`). Private and loopback addresses are refused unless ALLOW_PRIVATE_NETWORK=1.
+                         * @example rtmps://live.example-platform.com:443/app
+                         */
+                        url: string;
+                        /** @description The platform's stream key: appended as RTMP's stream name, or SRT's `streamid`. Sealed at rest, never returned or logged. */
+                        stream_key?: string | null;
+                        /** @description A label for people (e.g. the platform's name). */
+                        name?: string | null;
+                    }[] | null;
                 };
             };
         };
@@ -6956,6 +7170,18 @@ export interface operations {
                     playback_policy?: ("public" | "signed") | null;
                     /** @description A playback restriction of this organization (POST /playback-restrictions/): its referrer rules apply to every media request. */
                     playback_restriction_id?: string | null;
+                    /** @description Simulcast targets to add with the stream (as `POST /livestreams/{id}/outputs/`); at most LIVE_OUTPUTS_PER_STREAM (default 5). */
+                    outputs?: {
+                        /**
+                         * @description The platform's ingest: `rtmp://host/app` or `rtmps://…` (the key after the application, or as `stream_key`), or `srt://host:port` (with `streamid`, or `stream_key`). Private and loopback addresses are refused unless ALLOW_PRIVATE_NETWORK=1.
+                         * @example rtmps://live.example-platform.com:443/app
+                         */
+                        url: string;
+                        /** @description The platform's stream key: appended as RTMP's stream name, or SRT's `streamid`. Sealed at rest, never returned or logged. */
+                        stream_key?: string | null;
+                        /** @description A label for people (e.g. the platform's name). */
+                        name?: string | null;
+                    }[] | null;
                     /**
                      * Format: date-time
                      * @description When the broadcast starts: ISO 8601 with a time zone (Z or ±HH:MM), a real calendar date, in the future and at most one year ahead.
@@ -8185,6 +8411,942 @@ export interface operations {
             };
         };
     };
+    listLivestreamOutputs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `outputs`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: {
+                            outputs: components["schemas"]["LiveOutput"][];
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    addLivestreamOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The platform's ingest: `rtmp://host/app` or `rtmps://…` (the key after the application, or as `stream_key`), or `srt://host:port` (with `streamid`, or `stream_key`). Private and loopback addresses are refused unless ALLOW_PRIVATE_NETWORK=1.
+                     * @example rtmps://live.example-platform.com:443/app
+                     */
+                    url: string;
+                    /** @description The platform's stream key: appended as RTMP's stream name, or SRT's `streamid`. Sealed at rest, never returned or logged. */
+                    stream_key?: string | null;
+                    /** @description A label for people (e.g. the platform's name). */
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description `output`, its `url` with the key as `***`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: {
+                            output: components["schemas"]["LiveOutput"];
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getLivestreamOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                output_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `output`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: {
+                            output: components["schemas"]["LiveOutput"];
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteLivestreamOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                output_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `id`, `deleted: true`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description Human-readable; may be reworded, never branch on it. */
+                        message: string;
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description PERMISSION_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PERMISSION_DENIED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
+                            details?: unknown;
+                        };
+                        meta?: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds.
+                             */
+                            timestamp: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     listenWebhookEvents: {
         parameters: {
             query?: {
@@ -8379,7 +9541,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of: VIDEO_UPLOADED, VIDEO_TRANSCODING_STARTED, VIDEO_TRANSCODING_COMPLETED, VIDEO_TRANSCODING_FAILED, LIVESTREAM_SCHEDULED, LIVESTREAM_STARTED, LIVESTREAM_ENDED, LIVESTREAM_RECORDING_READY.
+                     * @description One of: VIDEO_UPLOADED, VIDEO_TRANSCODING_STARTED, VIDEO_TRANSCODING_COMPLETED, VIDEO_TRANSCODING_FAILED, LIVESTREAM_SCHEDULED, LIVESTREAM_STARTED, LIVESTREAM_ENDED, LIVESTREAM_RECORDING_READY, LIVESTREAM_OUTPUT_ACTIVE, LIVESTREAM_OUTPUT_FAILED.
                      * @example VIDEO_TRANSCODING_COMPLETED
                      */
                     event: string;
@@ -8818,7 +9980,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description At least one of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`.
+                     * @description At least one of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
                      * @example [
                      *       "VIDEO_TRANSCODING_COMPLETED",
                      *       "VIDEO_TRANSCODING_FAILED"
@@ -9975,7 +11137,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`.
+                     * @description One of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
                      * @example VIDEO_TRANSCODING_COMPLETED
                      */
                     event: string;
@@ -12409,7 +13571,8 @@ export interface operations {
                  *           "transcript_url": null,
                  *           "summary_url": null,
                  *           "source_video_id": null,
-                 *           "source_stream_id": null
+                 *           "source_stream_id": null,
+                 *           "static_renditions": []
                  *         },
                  *         "renditions": [],
                  *         "error": null,
@@ -12482,6 +13645,7 @@ export interface operations {
                  *           "summary_url": null,
                  *           "source_video_id": null,
                  *           "source_stream_id": null,
+                 *           "static_renditions": [],
                  *           "transcoder_id": "native-sample-1"
                  *         },
                  *         "renditions": [],
@@ -12555,6 +13719,7 @@ export interface operations {
                  *           "summary_url": null,
                  *           "source_video_id": null,
                  *           "source_stream_id": null,
+                 *           "static_renditions": [],
                  *           "transcoder_id": "native-sample-1"
                  *         },
                  *         "renditions": [
@@ -12647,7 +13812,8 @@ export interface operations {
                  *           "transcript_url": null,
                  *           "summary_url": null,
                  *           "source_video_id": null,
-                 *           "source_stream_id": null
+                 *           "source_stream_id": null,
+                 *           "static_renditions": []
                  *         },
                  *         "renditions": [],
                  *         "error": {
@@ -12943,6 +14109,124 @@ export interface operations {
                     data: {
                         stream: components["schemas"]["StreamEndedShape"];
                         recording: components["schemas"]["Recording"] | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges; anything else (or no answer in 10 s) is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookLivestreamOutputActive: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name. */
+                "X-Service-Event": string;
+                /** @description The delivery id, the same on every retry: deduplicate on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the endpoint's signing_secret>`. Verify on the raw bytes, within 5 minutes. */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_OUTPUT_ACTIVE",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream_id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *         "output": {
+                 *           "id": "out_QMmdFfEUK4liz0DxKsP0",
+                 *           "name": "Sample platform",
+                 *           "url": "rtmps://live.example-platform.com:443/app/***",
+                 *           "status": "active",
+                 *           "bytes_sent": 4096,
+                 *           "started_at": "2030-01-31T18:00:00.000Z",
+                 *           "last_error": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    event: "LIVESTREAM_OUTPUT_ACTIVE";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    created_at: string;
+                    data: {
+                        stream_id: string;
+                        output: components["schemas"]["LiveOutput"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges; anything else (or no answer in 10 s) is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookLivestreamOutputFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name. */
+                "X-Service-Event": string;
+                /** @description The delivery id, the same on every retry: deduplicate on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the endpoint's signing_secret>`. Verify on the raw bytes, within 5 minutes. */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "LIVESTREAM_OUTPUT_FAILED",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "stream_id": "ls_i3BkB4kUpyZ27FRFjLQ5",
+                 *         "output": {
+                 *           "id": "out_QMmdFfEUK4liz0DxKsP0",
+                 *           "name": "Sample platform",
+                 *           "url": "rtmps://live.example-platform.com:443/app/***",
+                 *           "status": "reconnecting",
+                 *           "bytes_sent": 52428800,
+                 *           "started_at": "2030-01-31T17:00:00.000Z",
+                 *           "last_error": "rtmps://live.example-platform.com:443/app/***: Connection refused"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    event: "LIVESTREAM_OUTPUT_FAILED";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    created_at: string;
+                    data: {
+                        stream_id: string;
+                        output: components["schemas"]["LiveOutput"];
                     };
                 };
             };

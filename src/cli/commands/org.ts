@@ -16,6 +16,7 @@ function settingsChangeOf(options: Record<string, string[]>): SettingsChange {
     downloadFormat: last("download-format"),
     drm: last("drm"),
     playbackPolicy: last("playback-policy"),
+    staticRenditions: last("static-renditions"),
     permissions: last("permissions"),
     limits: options.limit,
   };
@@ -145,6 +146,7 @@ export const orgCommands: Command[] = [
       { name: "download-format", value: "mkv|mp4-encrypted", check: oneOf("mkv", "mp4-encrypted"), help: "the downloads' container" },
       { name: "drm", value: "on|off", check: oneOf("on", "off"), help: "the DRM feature (drm_enabled accepted)" },
       { name: "playback-policy", value: "public|signed", check: oneOf("public", "signed"), help: "the playback_policy of videos and streams created without one" },
+      { name: "static-renditions", value: "highest,audio-only,720p|none", help: "the static_renditions (MP4/M4A files) of videos registered without them, and of live recordings" },
       { name: "permissions", value: "all|none|a,b,…", help: "what the organization's API key may do" },
       { name: "limit", value: "NAME=N", repeat: true, help: "per-minute limit: requests, livestreams, videos, upload-url" },
     ],

@@ -37,3 +37,29 @@ export const broadcasts = sqliteTable(
   },
   (t) => [index("broadcasts_lease").on(t.leaseUntil)],
 );
+
+/**
+ * A broadcast's simulcast targets (issue 26): declared by the API, run by the
+ * process holding the broadcast's lease (src/live/outputs), which writes
+ * their status back. `url` is the shown form (the key as `***`); the target
+ * as sent (with its key) is sealed under the row's id. Deleted by
+ * `DELETE /livestreams/{id}/outputs/{output_id}/` and with their stream.
+ */
+export const liveOutputs = sqliteTable(
+  "live_outputs",
+  {
+    id: text("id").primaryKey(),
+    streamId: text("stream_id").notNull(),
+    orgId: text("org_id").notNull(),
+    name: text("name"),
+    url: text("url").notNull(),
+    sealedTarget: text("sealed_target").notNull(),
+    /** idle | connecting | active | reconnecting | failed | stopped */
+    status: text("status").notNull(),
+    bytesSent: integer("bytes_sent").notNull(),
+    startedAt: integer("started_at"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("live_outputs_stream").on(t.streamId, t.createdAt)],
+);
