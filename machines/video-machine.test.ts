@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createActor, initialTransition, transition } from "xstate";
 import type { DomainEvent, MachineEffect } from "./contracts.ts";
 import { videoInput } from "./test-contexts.ts";
-import { videoMachine, videoStatus } from "./video-machine.ts";
+import { migrateVideo, SOURCE_VIDEO_DELETED, VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "./video-machine.ts";
 import type { TranscodeOutcome } from "./video-payload.ts";
 
 function start(kind: "UPLOAD" | "LIVESTREAM_RECORDING" = "UPLOAD") {
@@ -166,5 +166,53 @@ describe("video machine: its own pipeline through transition()", () => {
     const [ready, b] = transition(videoMachine, legacy, { type: "SOURCE_READY", source: fetched });
     expect(ready.value).toBe("queued");
     expect(workOf(b)).toEqual([{ type: "transcode", payload: fetched }]);
+  });
+});
+
+/** The domain events a step emitted (the outbox rows the runtime writes). */
+const domainOf = (actions: readonly { type: string; params?: unknown }[]) =>
+  actions
+    .filter((a) => a.type === "xstate.emit")
+    .map((a) => (a.params as { event: MachineEffect }).event)
+    .filter((e): e is DomainEvent => e.type === "domain");
+
+describe("video machine: a video derived from another (issue 27, clips) through transition()", () => {
+  const trimmed = { parentVideoId: "vid_parent", trim: { start: 1.2, end: 2.5 } };
+  const clip = () =>
+    initialTransition(videoMachine, videoInput({ sourceUrl: null, derivedFrom: { videoId: "vid_parent", streamId: null, startTime: 1.2, endTime: 2.5 }, pipeline: { source: trimmed } }));
+
+  test("a clip is announced with its parent and queued at once with its trimmed source; it completes like any video", () => {
+    const [queued, first] = clip();
+    expect(queued.value).toBe("queued");
+    expect(workOf(first)).toEqual([{ type: "transcode", payload: trimmed }]);
+    const [uploaded] = domainOf(first);
+    expect(uploaded!.event).toBe("VIDEO_UPLOADED");
+    expect((uploaded!.data as any).video).toMatchObject({ status: "TRANSCODING", source_video_id: "vid_parent", source_stream_id: null });
+    const [started] = transition(videoMachine, queued, { type: "TRANSCODING_STARTED", transcoderId: "native-1" });
+    const [done, last] = transition(videoMachine, started, { type: "TRANSCODING_COMPLETED", outcome });
+    expect(videoStatus(done.value)).toBe("COMPLETED");
+    expect((domainOf(last)[0]!.data as any).video.source_video_id).toBe("vid_parent");
+  });
+
+  test("its parent gone (SOURCE_MISSING, queued or running) fails it with SOURCE_VIDEO_DELETED; a retry tries the same span again", () => {
+    for (const running of [false, true]) {
+      let [state] = clip();
+      if (running) [state] = transition(videoMachine, state, { type: "TRANSCODING_STARTED", transcoderId: "a" });
+      const [failed, actions] = transition(videoMachine, state, { type: "SOURCE_MISSING" });
+      expect(videoStatus(failed.value)).toBe("ERROR");
+      expect(failed.context.error).toEqual({ ...SOURCE_VIDEO_DELETED });
+      const [event] = domainOf(actions);
+      expect(event!.event).toBe("VIDEO_TRANSCODING_FAILED");
+      expect((event!.data as any).error.code).toBe("SOURCE_VIDEO_DELETED");
+      expect(workOf(actions)).toEqual([]);
+      const [again, retried] = transition(videoMachine, failed, { type: "RETRY", source: trimmed });
+      expect(again.value).toBe("queued");
+      expect(workOf(retried)).toEqual([{ type: "transcode", payload: trimmed }]);
+    }
+  });
+
+  test("a version 1 state reads as it is in version 2", () => {
+    expect(VIDEO_MACHINE_VERSION).toBe(2);
+    for (const v of ["fetching", "queued", "processing", "completed", "failed", "deleted"]) expect(migrateVideo(1, v)).toBe(v);
   });
 });

@@ -4,8 +4,14 @@ import { videoData, type TranscodePayload, type VideoContext, type VideoStatus }
 
 export type { VideoEvent };
 
-/** Stored states are of this version of the machine. */
-export const VIDEO_MACHINE_VERSION = 1;
+/** Stored states are of this version of the machine; `migrateVideo` reads older ones. */
+export const VIDEO_MACHINE_VERSION = 2;
+
+/** Version 2 (issue 27: clips) added transitions only; every version 1 state is a version 2 state as it is. */
+export const migrateVideo = (_from: number, value: unknown): unknown => value;
+
+/** A clip whose parent was deleted before the clip had cut its own copy (docs/decisions.md, "Clips"). */
+export const SOURCE_VIDEO_DELETED = { code: "SOURCE_VIDEO_DELETED", message: "The video this clip is cut from was deleted before the clip was made." } as const;
 
 const STATUS: Record<string, VideoStatus | "DELETED"> = {
   fetching: "TRANSCODING",
@@ -34,6 +40,15 @@ const FAILING = {
   DELETE: "deleted",
 } as const;
 
+/**
+ * The source went missing: a URL is fetched again; a clip (a video derived from another) whose parent's original is
+ * gone fails for good with SOURCE_VIDEO_DELETED (nothing to fetch it from; a retry fails the same way).
+ */
+const SOURCE_GONE = [
+  { guard: "hasUrl", target: "fetching" },
+  { guard: "isDerived", target: "failed", actions: ["recordSourceGone", domain("VIDEO_TRANSCODING_FAILED", "ERROR")] },
+] as const;
+
 /** A fresh attempt: what the last one recorded is cleared, the pipeline starts from `source` (null: fetched first). */
 const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: null, progress: 0, transcoderId: null, pipeline: { source } });
 
@@ -47,6 +62,10 @@ const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: 
  * transaction. A repeated TRANSCODING_STARTED (a job reclaimed after a crash)
  * is absorbed, so each event fires once per transition. A context without
  * `pipeline` (stored before the machine queued its own work) queues nothing.
+ * A clip (`derivedFrom`: a video derived from another, issue 27) is registered
+ * straight into `queued` with a trimmed source (its parent's kept original or
+ * a live stream's recording so far); its SOURCE_MISSING (the parent deleted
+ * before the clip cut its own copy) fails it with SOURCE_VIDEO_DELETED.
  */
 /** The video's state tags (README of src/actors): who asks each. */
 export type VideoTag = "transcoding" | "settled";
@@ -64,6 +83,7 @@ export const videoMachine = setup({
       assertEvent(event, "TRANSCODING_FAILED");
       return { error: event.error };
     }),
+    recordSourceGone: assign(() => ({ error: { ...SOURCE_VIDEO_DELETED } })),
     emitDomain: emit(
       ({ context }, params: { event: string; status: VideoStatus }): DomainEvent => ({
         type: "domain",
@@ -101,6 +121,8 @@ export const videoMachine = setup({
     /** A URL registered by this machine's pipeline: its source is fetched first. */
     mustFetch: ({ context }) => context.pipeline !== undefined && !context.pipeline.source,
     hasUrl: ({ context }) => !!context.sourceUrl,
+    /** A clip: cut from another video or a live stream (its source is that one's, trimmed). */
+    isDerived: ({ context }) => !!context.derivedFrom,
   },
 }).createMachine({
   id: "video",
@@ -127,7 +149,7 @@ export const videoMachine = setup({
       on: {
         // A fetch queued before the machine had a fetching state reports here: its transcode is queued as from fetching.
         SOURCE_READY: { target: "queued", reenter: true, actions: "recordSource" },
-        SOURCE_MISSING: { guard: "hasUrl", target: "fetching" },
+        SOURCE_MISSING: SOURCE_GONE,
         TRANSCODING_STARTED: {
           target: "processing",
           actions: [assign({ transcoderId: ({ event }) => event.transcoderId, progress: 0 }), domain("VIDEO_TRANSCODING_STARTED", "TRANSCODING")],
@@ -142,8 +164,8 @@ export const videoMachine = setup({
           guard: ({ context, event }) => event.percent > context.progress,
           actions: assign({ progress: ({ event }) => Math.min(100, Math.max(0, Math.floor(event.percent))) }),
         },
-        // A run repeated after a crash whose fetched copy went missing meanwhile.
-        SOURCE_MISSING: { guard: "hasUrl", target: "fetching" },
+        // A run repeated after a crash whose fetched copy (or a clip's parent) went missing meanwhile.
+        SOURCE_MISSING: SOURCE_GONE,
         TRANSCODING_COMPLETED: {
           target: "completed",
           actions: [assign({ outcome: ({ event }) => event.outcome, progress: 100 }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],

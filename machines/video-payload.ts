@@ -56,6 +56,11 @@ export interface VideoContext {
    */
   pipeline?: { source: TranscodePayload | null };
   /**
+   * Issue 27 item 5: a clip, a video derived from another: the parent video (`POST /videos/{id}/clips/`) or the live
+   * stream (`POST /livestreams/{id}/clips/`) it was cut from, and the span in the parent's seconds. Absent otherwise.
+   */
+  derivedFrom?: { videoId: string | null; streamId: string | null; startTime: number; endTime: number };
+  /**
    * Issue 27 item 4: the static renditions asked for (`static_renditions` of POST /videos/, else the
    * organization's default, resolved at registration). Absent (a live recording, older videos): the
    * organization's default when the transcode plans its outputs.
@@ -87,6 +92,8 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       download_password: firstDownload?.download_password ?? null,
       transcript_url: o?.transcript?.url ?? null,
       summary_url: o?.transcript?.summaryUrl ?? null,
+      source_video_id: ctx.derivedFrom?.videoId ?? null,
+      source_stream_id: ctx.derivedFrom?.streamId ?? null,
       // Issue 27 item 4 (additive): each static rendition asked for, with its status.
       static_renditions: staticRenditionsOf(ctx, status === "ERROR"),
       ...(ctx.transcoderId ? { transcoder_id: ctx.transcoderId } : {}),
@@ -168,4 +175,12 @@ export interface TranscodePayload {
    * before this field fall back to `sourcePath`.
    */
   sourceKey?: string;
+  /**
+   * Issue 27 item 5, a clip: the span of the source kept, in the source's seconds (frame accurate: the source step
+   * cuts it before the plan). The source is `parentVideoId`'s kept original, or the file above (a live clip's
+   * recording so far).
+   */
+  trim?: { start: number; end: number };
+  /** A clip of a video: its source is that video's kept original (`originals/<parent>/source.*`). */
+  parentVideoId?: string;
 }

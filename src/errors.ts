@@ -15,7 +15,9 @@ export type DomainErrorCode =
   | "VALIDATION_ERROR"
   | "TRANSCODE_QUEUE_FAILED"
   | "NO_SLOTS_AVAILABLE"
-  | "SERVICE_UNAVAILABLE";
+  | "SERVICE_UNAVAILABLE"
+  | "VIDEO_NOT_COMPLETED"
+  | "STREAM_NOT_LIVE";
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

@@ -1,5 +1,6 @@
 import { createJobSignal } from "./abort-reason.ts";
 import { createChildRegistry } from "./child-processes.ts";
+import { cutInput } from "./cut-input.ts";
 import { createNativeRunner } from "./native-runner.ts";
 import { probeInput } from "./probe-input.ts";
 import { runTranscodeJob } from "./run-transcode-job.ts";
@@ -48,6 +49,16 @@ export function createNativeTranscoder(opts: Omit<CreateTranscoderOptions, "back
         return await probeInput(runner, input, job.signal);
       } finally {
         job.dispose();
+        t.done();
+      }
+    },
+    async cut(job, cutOpts = {}) {
+      const t = track(cutOpts.signal);
+      const js = createJobSignal({ signal: t.signal, timeoutMs: cutOpts.timeoutMs, what: "cut" });
+      try {
+        return await cutInput(runner, job, js.signal);
+      } finally {
+        js.dispose();
         t.done();
       }
     },

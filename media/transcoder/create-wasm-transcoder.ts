@@ -1,6 +1,7 @@
 import { createJobSignal } from "./abort-reason.ts";
 import type { RunLayout } from "./build-ffmpeg-args.ts";
 import { DEFAULT_PROBE_TIMEOUT_MS } from "./create-native-transcoder.ts";
+import { cutInput } from "./cut-input.ts";
 import { logFailure } from "./log-failure.ts";
 import { probeInput } from "./probe-input.ts";
 import { runTranscodeJob } from "./run-transcode-job.ts";
@@ -38,6 +39,16 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backen
         const js = createJobSignal({ signal: probeOpts.signal, timeoutMs: probeOpts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, what: "probe" });
         try {
           return await probeInput(createWasmRunner(lease), input, js.signal);
+        } finally {
+          js.dispose();
+        }
+      });
+    },
+    cut(job, cutOpts = {}) {
+      return withLease(cutOpts.signal, async (lease) => {
+        const js = createJobSignal({ signal: cutOpts.signal, timeoutMs: cutOpts.timeoutMs, what: "cut" });
+        try {
+          return await cutInput(createWasmRunner(lease), job, js.signal);
         } finally {
           js.dispose();
         }

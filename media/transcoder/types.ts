@@ -152,12 +152,24 @@ export interface TranscodeOptions {
   timeoutMs?: number;
 }
 
+/** A frame-accurate cut of a source (a clip's, issue 27): `[start, end)` seconds of `input` into `outDir/cut.mkv`. */
+export interface CutJob {
+  /** Absolute path of the source file. */
+  input: string;
+  /** Absolute, existing directory (not the input's own). */
+  outDir: string;
+  start: number;
+  end: number;
+}
+
 export interface Transcoder {
   readonly backend: Backend;
   /** Stable per instance, e.g. 'wasm-host1-4242-1'; recorded as video.transcoder_id. */
   readonly id: string;
   probe(input: string, opts?: ProbeOptions): Promise<ProbeResult>;
   transcode(job: TranscodeJob, opts?: TranscodeOptions): Promise<TranscodeResult>;
+  /** Cuts `[start, end)` losslessly re-encoded (cut-input.ts); answers the cut file's path. */
+  cut(job: CutJob, opts?: ProbeOptions): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   NO_SLOTS_AVAILABLE: 503,
   SERVICE_UNAVAILABLE: 503,
   BAD_REQUEST: 400,
+  VIDEO_NOT_COMPLETED: 409,
+  STREAM_NOT_LIVE: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -42,6 +44,8 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   NO_SLOTS_AVAILABLE: "Live stream capacity is exhausted. Retry shortly.",
   SERVICE_UNAVAILABLE: "A service this request needs (the database or the object store) is unavailable or did not answer in time. Nothing was changed; retry after Retry-After seconds.",
   BAD_REQUEST: "The request body is not JSON.",
+  VIDEO_NOT_COMPLETED: "Only a COMPLETED video can be clipped.",
+  STREAM_NOT_LIVE: "Only a LIVE stream can be clipped.",
 };
 
 /** The one error type of the HTTP layer; `errorResponse` maps it to the envelope. */

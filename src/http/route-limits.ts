@@ -35,6 +35,8 @@ export function serverMaxBodyBytes(uploadMaxBytes: number): number {
 }
 
 const RETRY_PATH = /^\/videos\/[^/]+\/retry\/$/;
+/** Issue 27: a clip of a video or of a live stream queues a billed transcode too. */
+const CLIP_PATH = /^\/(videos|livestreams)\/[^/]+\/clips\/$/;
 
 /** The per-organization limits of spec section 8, on top of the per-key ceiling. */
 export function orgLimitFor(method: string, path: string, limits: Limits): { name: string; limit: number } | null {
@@ -43,7 +45,7 @@ export function orgLimitFor(method: string, path: string, limits: Limits): { nam
   // Booking takes from the same finite pool as creating, so both count in one bucket.
   if (p === "/livestreams/" || p === "/livestreams/schedule/") return { name: "livestreams.create", limit: limits.livestreamsCreatePerMinute };
   // A retry queues a billed transcode as a registration does: the same bucket.
-  if (p === "/videos/" || RETRY_PATH.test(p)) return { name: "videos.create", limit: limits.videosCreatePerMinute };
+  if (p === "/videos/" || RETRY_PATH.test(p) || CLIP_PATH.test(p)) return { name: "videos.create", limit: limits.videosCreatePerMinute };
   // Creating a resumable (tus) upload with the key opens the same storage as presigning one: the same bucket.
   if (p === "/videos/upload-url/" || p === "/videos/uploads/") return { name: "videos.upload-url", limit: limits.uploadUrlPerMinute };
   return null;

@@ -24,6 +24,7 @@ import { createLiveIngest } from "./live-ingest.ts";
 import type { LiveUrls } from "./live-urls.ts";
 import type { AssetPlayback } from "../playback/asset-playback.ts";
 import { livestreamRoutes } from "./livestream-routes.ts";
+import { liveClipRoutes } from "./live-clip-routes.ts";
 import { createSrtIngest } from "./srt-ingest.ts";
 import { blockingRequest, partRequest } from "./blocking-reload.ts";
 import { CROSS_PROCESS_POLL_MS, createPlaylistWaiter } from "./playlist-waiter.ts";
@@ -203,6 +204,7 @@ export function createLiveModule(deps: {
         srtUrl: (key) => srt.srtUrl(key),
         outputs,
       }),
+      liveClipRoutes({ livestreams, files, objects: deps.objects, videos: deps.videos, dataDir: config.dataDir }),
       outputs.plugin,
     ],
     publicPlugins: [hlsRoutes],

@@ -88,6 +88,20 @@ function texts(v: VideoView["video"]): Html {
   </section>`;
 }
 
+/** Issue 27: a clip of this video (as POST /videos/{id}/clips/); the new clip's page opens once it is registered. */
+function clipForm(v: VideoView["video"], csrf: Html): Html {
+  return html`<section class="panel" aria-labelledby="clip">
+    <h2 id="clip">Clip</h2>
+    <form method="post" action="/settings/videos/${v.id}/clip" class="stack">
+      ${csrf}
+      <label>Start (seconds) <input name="start_time" type="number" min="0" step="0.001" required></label>
+      <label>End (seconds) <input name="end_time" type="number" min="0" step="0.001" required${v.duration_seconds !== null ? html` placeholder="at most ${v.duration_seconds}"` : ""}></label>
+      <label>Title <input name="title" maxlength="200" placeholder="${v.title} (start-end s)"></label>
+      <button type="submit">Create clip</button> <span class="muted">A new video, cut to the frame and transcoded like any other.</span>
+    </form>
+  </section>`;
+}
+
 export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Html }): Html {
   const v = view.video;
   const stream = view.stream;
@@ -106,10 +120,13 @@ export function videoPage(view: VideoView, opts: { canManage: boolean; csrf: Htm
     ${v.playback_restriction_id ? html`<dt>Playback restriction</dt><dd><a href="/settings/restrictions"><code>${v.playback_restriction_id}</code></a></dd>` : ""}
     ${v.url ? html`<dt>Playback URL</dt><dd><code>${v.url}</code></dd>` : ""}
     ${v.source_url ? html`<dt>Source</dt><dd><code>${v.source_url}</code></dd>` : ""}
+    ${v.source_video_id ? html`<dt>Clip of</dt><dd id="clip-of"><a href="/settings/videos/${v.source_video_id}">video ${v.source_video_id}</a></dd>` : ""}
+    ${v.source_stream_id ? html`<dt>Clip of</dt><dd id="clip-of"><a href="/settings/live/${v.source_stream_id}">stream ${v.source_stream_id}</a></dd>` : ""}
   </dl>
   ${renditions(view)}
   ${staticRenditions(v)}
   ${texts(v)}
+  ${opts.canManage && v.status === "COMPLETED" ? clipForm(v, opts.csrf) : ""}
   ${
     opts.canManage && v.status === "ERROR"
       ? html`<form method="post" action="/settings/videos/${v.id}/retry">

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { videoStatus } from "../../machines/video-machine.ts";
 import { videoResource } from "../videos/video-resource.ts";
 import { registerVideoInput, uploadUrlInput } from "../videos/video-schemas.ts";
+import { videoClipInput } from "../videos/clip-schemas.ts";
 import type { PageDeps } from "./deps.ts";
 import { html } from "./html.ts";
 import { notFoundPage } from "./not-found-page.ts";
@@ -115,6 +116,26 @@ export function videosPages(deps: PageDeps<"videos" | "logger" | "rateLimiter">)
         }
         deps.logger.info("Video retried from the settings screen", { org_id: member.org.id, video_id: record.id, user_id: member.userId });
         return redirect(`/settings/videos/${record.id}?done=retried`);
+      })
+      // Issue 27: a clip, as POST /videos/{id}/clips/ (same service call, same per-organization bucket); opens the clip's page.
+      .post("/videos/:id/clip", async ({ member, params, body }) => {
+        const denied = requireAction(member, "videos.manage");
+        if (denied) return denied;
+        const record = await load(member, params.id);
+        if (!record) return notFoundPage(member, "videos");
+        const form = formOf(body);
+        const num = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : Number(v));
+        try {
+          await checkOrgLimit(deps, member, `/videos/${record.id}/clips/`);
+          const input = videoClipInput.parse({ start_time: num(textOf(form.start_time)), end_time: num(textOf(form.end_time)), title: textOf(form.title) || undefined });
+          const clip = await videos.clip(member.org, record.id, input);
+          deps.logger.info("Clip registered from the settings screen", { org_id: member.org.id, video_id: clip.id, source_video_id: record.id, user_id: member.userId });
+          return redirect(`/settings/videos/${clip.id}`);
+        } catch (err) {
+          const problem = problemOf(err);
+          const fields = Object.entries(problem.fields).map(([k, v]) => `${k} ${v}`);
+          return detailPage(member, record, { flash: { kind: "error", message: fields.length ? `${problem.message} ${fields.join("; ")}` : problem.message }, status: problem.status });
+        }
       })
       .get("/videos/:id/progress.json", async ({ member, params }) => {
         const record = await load(member, params.id);

@@ -91,6 +91,14 @@ export class SubtitlesUnavailable extends InvalidInput {
   }
 }
 
+/** `POST /videos/{id}/clips/` on a video that is not COMPLETED (still transcoding, or in ERROR): nothing is created. */
+export class VideoNotCompleted extends DomainError {
+  readonly code = "VIDEO_NOT_COMPLETED";
+  constructor(status: string) {
+    super(`Only a COMPLETED video can be clipped; this one is ${status}.`, { status });
+  }
+}
+
 /** Issue 27 item 4: `static_renditions` names something that is not `highest`, `audio-only` or a rung of the ladder, or asks a DRM video for clear copies. */
 export class StaticRenditionsRefused extends InvalidInput {
   constructor(reason: string) {

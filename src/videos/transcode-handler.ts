@@ -69,9 +69,10 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
   if (!record?.tags.has("transcoding")) return;
   const ctx = record.context;
   const workDir = await store.ensure(store.workDir(ctx.id));
-  const source = await sources.obtain(ctx.id, job.payload, workDir);
+  const source = await sources.obtain(ctx.id, job.payload, workDir, signal);
   if (!source) {
-    if (!ctx.sourceUrl) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
+    // A URL is fetched again; a clip whose parent is gone fails (SOURCE_VIDEO_DELETED): the machine decides.
+    if (!ctx.sourceUrl && !ctx.derivedFrom) throw new PermanentWorkError("INPUT_UNSUPPORTED", "The video has no source.");
     // The fact: the machine goes back to fetching (and queues the fetch) in the transaction that ends this row.
     return { report: (tx) => runtime.sendIn(tx, "video", ctx.id, { type: "SOURCE_MISSING" }).then((sent) => sent.afterCommit) };
   }

@@ -4,6 +4,7 @@ import type { TranscodePayload } from "../../machines/video-payload.ts";
 import type { MediaStore } from "../storage/media-store.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
 import type { UploadStore } from "./upload-store.ts";
+import { type ClipSourceDeps, obtainClipSource } from "./clip-source.ts";
 
 /** The transcode's source as a local file: its object key (null for a file outside DATA_DIR) and size. */
 export interface ObtainedSource {
@@ -33,20 +34,30 @@ async function downloadWhole(objects: MediaStore["objects"], key: string, path: 
  * Step 1 of a transcode, "obtain source": the source as a local file, or null when it must be fetched again (a
  * fetched copy that went missing). In order: the file on this disk (STORAGE=local, an upload or a recording this
  * process still has); its object (STORAGE=s3: `uploads/<id>`, a recording `recordings/<stream>.flv`, a fetched
- * `work/<video>/source.*`), downloaded to scratch; the original a run repeated after a crash had already kept.
+ * `work/<video>/source.*`), downloaded to scratch; the original a run repeated after a crash had already kept. A
+ * clip's (`trim`): its whole source cut to the span (clip-source.ts).
  */
-export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadStore }) {
+export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadStore } & ClipSourceDeps) {
   const { store, uploads } = deps;
   const objects = store.objects;
 
-  /** The original a run repeated after a crash had already kept (`originals/<video>/source.*`). */
+  /** A stored object as a local file: its own (STORAGE=local) or a whole download into `dir`. */
+  async function localCopy(key: string, dir: string): Promise<string | null> {
+    const local = objects.localPath(key);
+    if (local) return (await Bun.file(local).exists()) ? local : null;
+    const copy = join(dir, basename(key));
+    return (await downloadWhole(objects, key, copy)) ? copy : null;
+  }
+
+  /**
+   * The original an owner's transcode kept (`originals/<video>/source.*`): a run repeated after a crash had already
+   * kept its own; a clip's parent's is the clip's whole source.
+   */
   async function keptOriginal(videoId: string, workDir: string): Promise<{ path: string; key: string } | null> {
     for await (const kept of objects.list(store.originalKey(videoId))) {
       if (!basename(kept.key).startsWith("source")) continue;
-      const local = objects.localPath(kept.key);
-      if (local) return { path: local, key: kept.key };
-      const copy = join(workDir, basename(kept.key));
-      if (await downloadWhole(objects, kept.key, copy)) return { path: copy, key: kept.key };
+      const path = await localCopy(kept.key, workDir);
+      if (path) return { path, key: kept.key };
     }
     return null;
   }
@@ -67,7 +78,9 @@ export function createSourceObtainer(deps: { store: MediaStore; uploads: UploadS
   }
 
   return {
-    async obtain(videoId: string, payload: TranscodePayload, workDir: string): Promise<ObtainedSource | null> {
+    async obtain(videoId: string, payload: TranscodePayload, workDir: string, signal: AbortSignal): Promise<ObtainedSource | null> {
+      // A clip (issue 27): its parent's original or a live recording so far, cut to the span (clip-source.ts).
+      if (payload.trim) return obtainClipSource({ ...deps, keptOriginal, localCopy }, videoId, { ...payload, trim: payload.trim }, workDir, signal);
       const found = await find(videoId, payload, workDir);
       if (!found) return null;
       const bytes = (await stat(found.path)).size;

@@ -1,4 +1,4 @@
-import { VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../../machines/video-machine.ts";
+import { migrateVideo, VIDEO_MACHINE_VERSION, videoMachine, videoStatus } from "../../machines/video-machine.ts";
 import type { ActorKindSpec } from "../actors/actor-kind-spec.ts";
 import type { SecretGroup } from "../actors/context-secrets.ts";
 
@@ -12,5 +12,5 @@ export const VIDEO_SECRETS: readonly SecretGroup[] = [
   { at: ["outcome"], fields: ["renditions[].download_password"], sealedAs: "download_passwords_sealed", leave: "null" },
 ];
 
-/** The video actor kind: its machine, stored version 1 (no migration), its secrets. */
-export const videoKind: ActorKindSpec<"video"> = { machine: videoMachine, version: VIDEO_MACHINE_VERSION, statusOf: videoStatus, secrets: VIDEO_SECRETS };
+/** The video actor kind: its machine, stored version 2 (version 1 states read as they are: `migrateVideo`), its secrets. */
+export const videoKind: ActorKindSpec<"video"> = { machine: videoMachine, version: VIDEO_MACHINE_VERSION, migrate: migrateVideo, statusOf: videoStatus, secrets: VIDEO_SECRETS };

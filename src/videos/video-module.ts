@@ -24,6 +24,7 @@ import { uploadRoutes } from "./upload-routes.ts";
 import { tusRoutes } from "./tus-routes.ts";
 import { createTusUploads, type TusUploads } from "./tus-uploads.ts";
 import { videoRoutes } from "./video-routes.ts";
+import { clipRoutes } from "./clip-routes.ts";
 import { watchRoutes } from "./watch-routes.ts";
 import { createVideoService } from "./video-service.ts";
 
@@ -91,7 +92,7 @@ export function createVideoModule(deps: VideoModuleDeps) {
       deps.work.cancelEntity(id);
     },
     handlers,
-    plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) })],
+    plugins: [videoRoutes({ videos, uploads, tokens: drmTokens, cancelRunning: (id) => deps.work.cancelEntity(id) }), clipRoutes({ videos, tokens: drmTokens })],
     publicPlugins: publicPlugins(deps, log, { uploads, tus, drm: { keys: drmKeys, tokens: drmTokens } }),
     /** Before any work runs: ffmpeg children a killed earlier run left behind. */
     start() {

@@ -120,7 +120,8 @@ export async function registerVideo(deps: VideoServiceDeps, org: Organization, b
   return { created: result.created, record: result.record };
 }
 
-async function createVideo(deps: VideoServiceDeps, ctx: VideoContext, dedupeKey: string | undefined) {
+/** The actor and its first work row in one transaction, under the queue's bound (shared with clips: video-clips.ts). */
+export async function createVideo(deps: VideoServiceDeps, ctx: VideoContext, dedupeKey: string | undefined) {
   let result: Awaited<ReturnType<typeof deps.runtime.create<"video">>>;
   try {
     result = await deps.runtime.create("video", ctx, {

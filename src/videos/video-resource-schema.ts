@@ -36,6 +36,8 @@ const videoFields = {
   download_password: url("Its password, when the organization protects downloads."),
   transcript_url: url("Machine-made WebVTT subtitles (`subtitles: true`)."),
   summary_url: url("Machine summary of the transcript (`subtitles: true`)."),
+  source_video_id: nullable(t.String(), { description: "A clip (`POST /videos/{id}/clips/`): the video it was cut from; null otherwise." }),
+  source_stream_id: nullable(t.String(), { description: "A live clip (`POST /livestreams/{id}/clips/`): the live stream it was cut from; null otherwise." }),
   transcoder_id: t.Optional(t.String({ description: "The worker that ran the transcode, once started." })),
   static_renditions: t.Array(
     strictObject({

@@ -2,6 +2,7 @@
 import { doc, DeletedSchema } from "../http/openapi-docs.ts";
 import { DrmTokenSchema, RegisteredVideoSchema, UploadUrlSchema, VideoListSchema, VideoResourceSchema } from "./video-resource-schema.ts";
 import { registerVideoInput, uploadUrlInput } from "./video-schemas.ts";
+import { videoClipInput } from "./clip-schemas.ts";
 
 const tags = ["Videos"];
 
@@ -92,4 +93,18 @@ export const deleteVideoDoc = () =>
     data: DeletedSchema,
     dataDescription: "`id`, `deleted: true`.",
     errors: ["NOT_FOUND", "VALIDATION_ERROR"],
+  });
+
+export const createVideoClipDoc = () =>
+  doc({
+    operationId: "createVideoClip",
+    body: videoClipInput.schema,
+    tags,
+    summary: "Clip a video",
+    description:
+      "Creates a new video of `[start_time, end_time)` seconds of a COMPLETED video, cut to the frame (the first frame at or after `start_time`), with `source_video_id` naming its parent. It is transcoded like any video, with its own events (VIDEO_UPLOADED, VIDEO_TRANSCODING_STARTED, then COMPLETED or FAILED), and inherits the parent's DRM flag, subtitles, playback policy and restriction. Deleting the parent before the clip has cut its own copy fails the clip with `error.code` SOURCE_VIDEO_DELETED; after that, the clip no longer needs it. Errors: 404 for an id of another organization; 409 VIDEO_NOT_COMPLETED (`details.status`) for a parent still transcoding or in ERROR; 422 naming `start_time`/`end_time` (0 <= start < end <= the video's length); 429 RATE_LIMITED (counted with POST /videos/).",
+    ok: 201,
+    data: VideoResourceSchema,
+    dataDescription: "The clip (GET shape), status TRANSCODING.",
+    errors: ["NOT_FOUND", "VALIDATION_ERROR", "VIDEO_NOT_COMPLETED", "TRANSCODE_NOT_CONFIGURED", "TRANSCODE_QUEUE_FAILED"],
   });

@@ -2,6 +2,7 @@ import type { Tx } from "../db/create-database.ts";
 import { NotFound } from "./errors.ts";
 import { assertSubtitles, assertTranscoding, type RecordingInput, type RegisterVideoInput, registerRecordingIn, registerVideo } from "./video-registration.ts";
 import { retryVideo } from "./video-retry.ts";
+import { type ClipInput, type DerivedVideoInput, registerClip, registerDerived } from "./video-clips.ts";
 import { PIPELINE, type VideoServiceDeps } from "./video-service-deps.ts";
 
 export type { RegisterVideoInput } from "./video-registration.ts";
@@ -25,6 +26,9 @@ export function createVideoService(deps: VideoServiceDeps) {
     register: (org: Parameters<typeof registerVideo>[1], body: RegisterVideoInput) => registerVideo(deps, org, body),
     registerRecordingIn: (tx: Tx, input: RecordingInput) => registerRecordingIn(deps, tx, input),
     retry: (orgId: string, id: string) => retryVideo(deps, orgId, id),
+    /** Issue 27: a clip of a video (`POST /videos/{id}/clips/`), and any video derived from another (a live clip). */
+    clip: (org: Parameters<typeof registerVideo>[1], parentId: string, body: ClipInput) => registerClip(deps, org, parentId, body),
+    registerDerived: (org: Parameters<typeof registerVideo>[1], input: DerivedVideoInput) => registerDerived(deps, org, input),
     get: (orgId: string, id: string) => runtime.get("video", id, orgId),
     list: (orgId: string, page: { limit: number; cursor?: { createdAt: number; id: string } }) => runtime.list("video", orgId, page),
     remove: (orgId: string, id: string, cancelRunning: (entityId: string) => void) => removeVideo(deps, orgId, id, cancelRunning),
