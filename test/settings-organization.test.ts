@@ -40,8 +40,8 @@ describe.skipIf(!hasChromium)("settings: Organization", () => {
     const before = await apiOrg();
     await open(owner);
     expect(await owner.getByRole("main").innerText()).toContain("cannot raise its own limits");
-    await owner.getByRole("checkbox", { name: /^1080p/ }).uncheck();
-    await owner.getByRole("checkbox", { name: /^240p/ }).check();
+    await owner.getByRole("checkbox", { name: /^1080p \(/ }).uncheck();
+    await owner.getByRole("checkbox", { name: /^240p \(/ }).check();
     await owner.getByRole("radio", { name: /Named renditions/ }).check();
     await owner.getByRole("checkbox", { name: "Download 720p" }).check();
     await owner.getByLabel("Download format").selectOption("mp4-encrypted");
