@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { TranscodePayload } from "../../machines/video-payload.ts";
 import type { Transcoder } from "../../media/transcoder/index.ts";
 import type { MediaStore } from "../storage/media-store.ts";
-import type { ObtainedSource } from "./transcode-source.ts";
+import type { ObtainedSource } from "./obtained-source.ts";
 import { asWorkError } from "./video-failure.ts";
 
 /** A stored file as a local path: the object's own file (STORAGE=local) or a whole download into `dir`. */

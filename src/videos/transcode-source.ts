@@ -5,13 +5,7 @@ import type { MediaStore } from "../storage/media-store.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
 import type { UploadStore } from "./upload-store.ts";
 import { type ClipSourceDeps, obtainClipSource } from "./clip-source.ts";
-
-/** The transcode's source as a local file: its object key (null for a file outside DATA_DIR) and size. */
-export interface ObtainedSource {
-  path: string;
-  key: string | null;
-  bytes: number;
-}
+import type { ObtainedSource } from "./obtained-source.ts";
 
 /**
  * Downloads an object to `path` whole or not at all: into a part file, renamed once complete. A process

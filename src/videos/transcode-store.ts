@@ -3,7 +3,7 @@ import { extname, join } from "node:path";
 import { crashPoint } from "../faults.ts";
 import type { Logger } from "../log.ts";
 import type { MediaStore } from "../storage/media-store.ts";
-import type { ObtainedSource } from "./transcode-source.ts";
+import type { ObtainedSource } from "./obtained-source.ts";
 import { writeWatchEntry } from "./watch-entry.ts";
 
 /**
