@@ -59,16 +59,18 @@ export interface BeaconStore {
 }
 
 /**
- * Where the writer's group commits run. On a database file or a libSQL
- * server: a worker thread with its own connection (beacon-store-worker.ts),
- * so SQLite's inserts, the WAL's writes and checkpoints, or the server's
- * round trip cost the event loop nothing but one message; the worker is
- * started again after a crash. An in-memory database exists only in its
- * connection: there the process's own write queue runs them.
+ * Where the writer's group commits run. On a libSQL server: a worker thread
+ * with its own connection (beacon-store-worker.ts), so the server's round
+ * trip costs the event loop nothing but one message; the worker is started
+ * again after a crash. On a database file (or in memory) the process's own
+ * write queue runs them: that queue is the file's only writer by design
+ * (create-database.ts), and a second connection writing beside it made the
+ * queue's transactions fail with SQLITE_BUSY (test/secrets-at-rest.test.ts,
+ * a restart on an older DATA_DIR).
  */
 export function createBeaconStore(deps: { database: Database; authToken?: string; timeoutMs: number; logger: Logger }): BeaconStore {
   const url = deps.database.url;
-  if (url.includes(":memory:") || url.includes("mode=memory")) {
+  if (url.startsWith("file:") || url.includes(":memory:") || url.includes("mode=memory")) {
     return {
       write: (w) =>
         deps.database.write(async (tx) => {
