@@ -177,11 +177,14 @@ test("every example is valid for its schema, and each webhook's example is a del
     LIVESTREAM_STARTED: ["LIVE"],
     LIVESTREAM_ENDED: ["ENDED"],
     LIVESTREAM_RECORDING_READY: ["ENDED"],
+    // A simulcast output's events (issue 26) speak of the output: active, or reconnecting / failed.
+    LIVESTREAM_OUTPUT_ACTIVE: ["active"],
+    LIVESTREAM_OUTPUT_FAILED: ["reconnecting", "failed"],
   };
   for (const event of EVENT_NAMES) {
     const example = doc.webhooks[event].post.requestBody.content["application/json"].example;
     expect(example?.event, event).toBe(event);
-    expect(status[event], event).toContain(example.data.video?.status ?? example.data.stream?.status);
+    expect(status[event], event).toContain(example.data.video?.status ?? example.data.stream?.status ?? example.data.output?.status);
   }
   const completed = doc.webhooks.VIDEO_TRANSCODING_COMPLETED.post.requestBody.content["application/json"].example.data;
   expect(completed.renditions.length).toBeGreaterThan(0);
