@@ -64,7 +64,10 @@ function machineRun(): Map<string, Record<string, unknown>> {
 
 test("every event's sample is what the machines emit for that event: the same keys at every depth", () => {
   const real = machineRun();
-  for (const e of EVENT_NAMES) {
+  // A simulcast output's events are written by the output runner, not a machine: test/webhooks-sample-events.test.ts
+  // compares their samples with the events of a real broadcast.
+  const runnerEvents = new Set(["LIVESTREAM_OUTPUT_ACTIVE", "LIVESTREAM_OUTPUT_FAILED"]);
+  for (const e of EVENT_NAMES.filter((name) => !runnerEvents.has(name))) {
     expect(real.has(e)).toBe(true);
     expect([e, shape(sampleEventData(e, opts))]).toEqual([e, shape(real.get(e))]);
   }
