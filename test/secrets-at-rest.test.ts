@@ -10,6 +10,7 @@ import { WEBHOOK_ENV } from "./support/webhook-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { ok } from "./support/api.ts";
+import { spawnService } from "./support/service-process.ts";
 
 setDefaultTimeout(120_000);
 
@@ -158,9 +159,10 @@ describe("file permissions", () => {
 
   test("a DATA_DIR and database files left open by an older version are tightened at start", async () => {
     const dataDir = freshDataDir();
-    t = await startTestService({ dataDir });
-    const org = { orgId: t.orgId, apiKey: t.apiKey };
-    await t.stop({ cleanup: false });
+    // The older version is another process that has exited, as a real upgrade's is: its files stay, its locks do not.
+    const older = await spawnService({ DATA_DIR: dataDir });
+    const org = { orgId: older.orgId, apiKey: older.apiKey };
+    await older.stop();
     chmodSync(dataDir, 0o755);
     chmodSync(join(dataDir, "service.db"), 0o644);
     for (const f of ["service.db-wal", "service.db-shm"]) if (!existsSync(join(dataDir, f))) writeFileSync(join(dataDir, f), "");
