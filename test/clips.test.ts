@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { frameCounterSourceArgs } from "../media/transcoder/frame-counter-source.ts";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
@@ -72,26 +73,7 @@ const clip = (id: string, body: unknown, key?: string) => t.api(`/videos/${id}/c
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "clips-"));
   // 4 s at 10 fps, 160x120: frame n is flat grey of luma 16 + 6n; one keyframe (the cut must decode up to its start); a tone.
-  await ffmpeg([
-    "-f",
-    "lavfi",
-    "-i",
-    `color=c=black:s=160x120:r=${FPS}:d=4,geq=lum='16+${LUMA_STEP}*N':cb=128:cr=128,format=yuv420p`,
-    "-f",
-    "lavfi",
-    "-i",
-    "sine=frequency=440:duration=4",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-g",
-    "100",
-    "-c:a",
-    "aac",
-    "-shortest",
-    join(dir, "source.mp4"),
-  ]);
+  await ffmpeg(frameCounterSourceArgs(join(dir, "source.mp4"), { size: "160x120", fps: FPS, seconds: 4, lumaStep: LUMA_STEP }));
   files = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(Bun.file(join(dir, "source.mp4"))) });
   t = await startTestService({ env: { MEDIA_BACKEND: "native" } });
   const ladder = { transcoding: { ladder: [{ name: "120p", height: 120, videoBitrateKbps: 300, audioBitrateKbps: 64 }] } };

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNativeTranscoder } from "./create-native-transcoder.ts";
 import { createWasmTranscoder } from "./create-wasm-transcoder.ts";
+import { frameCounterSourceArgs } from "./frame-counter-source.ts";
 import type { Transcoder } from "./types.ts";
 
 // Runs ffmpeg (native and wasm workers): a loaded 2-core machine needs more than bun's 5 s default.
@@ -27,29 +28,7 @@ const frames = async (file: string) =>
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cut-"));
-  await run([
-    "ffmpeg",
-    "-v",
-    "error",
-    "-f",
-    "lavfi",
-    "-i",
-    "color=c=black:s=64x48:r=10:d=2,geq=lum='16+10*N':cb=128:cr=128,format=yuv420p",
-    "-f",
-    "lavfi",
-    "-i",
-    "sine=duration=2",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-g",
-    "100",
-    "-c:a",
-    "aac",
-    "-shortest",
-    join(dir, "source.mp4"),
-  ]);
+  await run(["ffmpeg", ...frameCounterSourceArgs(join(dir, "source.mp4"), { size: "64x48", fps: 10, seconds: 2, lumaStep: 10 })]);
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
