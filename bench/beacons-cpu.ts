@@ -9,6 +9,7 @@
  *
  * Usage: bun bench/beacons-cpu.ts [-- --requests 20000 --rounds 3 --views 1000 --only <stage name part>]
  */
+import { beaconBatch } from "./beacon-batch.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,29 +39,7 @@ const video = newId("vid");
 await service.runtime.create("video", videoInput({ id: video, orgId: org.id, title: "Bench", sourceUrl: "https://example.com/a.mp4", createdAt: new Date().toISOString() }));
 
 const t0 = Date.now();
-const bodyOf = (n: number, id: string) => {
-  const event = (type: string, dt: number, more: Record<string, unknown> = {}) => ({
-    video_id: id,
-    view_id: `cpu-view-${n}`,
-    viewer_id: `cpu-viewer-${n}`,
-    type,
-    t: t0 + dt,
-    player_time: dt / 1000,
-    ...more,
-  });
-  return JSON.stringify([
-    event("viewstart", 0),
-    event("rendition_change", 80, { height: 720, bitrate: 2_500_000 }),
-    event("playing", 450, { startup_ms: 450 }),
-    event("waiting", 3000),
-    event("playing", 3600),
-    event("rendition_change", 3700, { height: 480, bitrate: 1_200_000 }),
-    event("heartbeat", 10_000),
-    event("pause", 12_000),
-    event("playing", 14_000),
-    event("heartbeat", 20_000),
-  ]);
-};
+const bodyOf = (n: number, id: string) => beaconBatch(n, id, t0, "cpu");
 const views = num("views", 1000);
 const stored = Array.from({ length: views }, (_, n) => bodyOf(n, video));
 const unknown = Array.from({ length: views }, (_, n) => bodyOf(n, "vid_nothere"));

@@ -11,6 +11,7 @@
  *
  * Usage: npm run bench:beacons [-- --seconds 5 --rounds 3 --connections 32 --views 1000 --events 1000000 --no-rollup --unknown-ids]
  */
+import { beaconBatch } from "./beacon-batch.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,29 +62,7 @@ const { port } = await service.listen();
 
 /** What trackPlayback sends in one batch: a view's first seconds (each of `--views` viewers in turn: one view per request, as many players send). */
 const t0 = Date.now();
-const batchOf = (n: number) => {
-  const event = (type: string, dt: number, more: Record<string, unknown> = {}) => ({
-    video_id: video,
-    view_id: `bench-view-${n}`,
-    viewer_id: `bench-viewer-${n}`,
-    type,
-    t: t0 + dt,
-    player_time: dt / 1000,
-    ...more,
-  });
-  return JSON.stringify([
-    event("viewstart", 0),
-    event("rendition_change", 80, { height: 720, bitrate: 2_500_000 }),
-    event("playing", 450, { startup_ms: 450 }),
-    event("waiting", 3000),
-    event("playing", 3600),
-    event("rendition_change", 3700, { height: 480, bitrate: 1_200_000 }),
-    event("heartbeat", 10_000),
-    event("pause", 12_000),
-    event("playing", 14_000),
-    event("heartbeat", 20_000),
-  ]);
-};
+const batchOf = (n: number) => beaconBatch(n, video, t0);
 const bodies = Array.from({ length: num("views", 1000) }, (_, n) => batchOf(n));
 const batch = bodies[0]!;
 const headers = { "content-type": "text/plain;charset=UTF-8", "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36" };
