@@ -15,9 +15,9 @@
  * figures show what coordination through sqld and the bucket costs, not what
  * more machines would gain (docs/scaling.md).
  *
- * Usage: bun bench/scaleout.ts [--seconds 5] [--videos 6 (0: the GETs only)] [--connections 32]
+ * Usage: bun bench/scaleout.ts [--seconds 5] [--videos 6 (0: the GETs only)] [--connections 32] [--setups 0,1,3,4 (rows, by index)]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startS3rver } from "../test/support/s3rver.ts";
@@ -42,7 +42,18 @@ if (!Bun.which("ffmpeg")) {
   process.exit(1);
 }
 
+/** CPU seconds (user + system) the processes used so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
+function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+
 interface WrkResult {
+  requests: number;
   rps: number;
   p99: number;
   non2xx: number;
@@ -62,7 +73,8 @@ async function wrk(url: string, apiKey: string, conns: number): Promise<WrkResul
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { rps, p99, non2xx };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
+  return { requests, rps, p99, non2xx };
 }
 
 interface Setup {
@@ -74,6 +86,9 @@ interface Setup {
 
 interface Figures {
   getRps: number;
+  /** CPU per GET (user + system, from /proc): the service processes together, and sqld. */
+  cpuServiceUs: number;
+  cpuSqldUs: number;
   getP99: number;
   getErrors: number;
   videosPerMin: number;
@@ -114,11 +129,25 @@ async function run(setup: Setup): Promise<Figures> {
     // GETs: one video to read, one wrk per process at once.
     const seed = (await (await first.api("/videos/", { method: "POST", json: { source_url: origin.url("av-360p-2s.mp4?seed"), title: "seed" } })).json()) as any;
     const seedId = seed.data.asset.public_id as string;
+    // Read once it is COMPLETED: its transcode (ffmpeg, and transitions that empty every process's read cache) is not what the GETs measure.
+    for (const until = Date.now() + 180_000; Date.now() < until; await Bun.sleep(200)) {
+      const v = ((await (await first.api(`/videos/${seedId}/`)).json()) as any).data?.video;
+      if (v?.status === "COMPLETED") break;
+      if (v?.status === "ERROR") throw new Error(`seed video failed: ${JSON.stringify(v.error)}`);
+    }
     const per = Math.max(1, Math.floor(connections / children.length));
     await Promise.all(children.map((c) => wrk(`${c.base}/api/public/v1/videos/${seedId}/`, c.apiKey, per))); // warm
+    const servicePids = children.map((c) => c.proc.pid);
+    const cpu0 = { service: cpuSeconds(servicePids), sqld: sqld ? cpuSeconds([sqld.pid]) : 0 };
     const loads = await Promise.all(children.map((c) => wrk(`${c.base}/api/public/v1/videos/${seedId}/`, c.apiKey, per)));
-
-    const gets = { getRps: loads.reduce((s, l) => s + l.rps, 0), getP99: Math.max(...loads.map((l) => l.p99)), getErrors: loads.reduce((s, l) => s + l.non2xx, 0) };
+    const count = loads.reduce((s, l) => s + l.requests, 0);
+    const gets = {
+      getRps: loads.reduce((s, l) => s + l.rps, 0),
+      getP99: Math.max(...loads.map((l) => l.p99)),
+      getErrors: loads.reduce((s, l) => s + l.non2xx, 0),
+      cpuServiceUs: ((cpuSeconds(servicePids) - cpu0.service) / count) * 1e6,
+      cpuSqldUs: sqld ? ((cpuSeconds([sqld.pid]) - cpu0.sqld) / count) * 1e6 : 0,
+    };
     // --videos 0: the GETs only.
     if (videoCount === 0) return { ...gets, videosPerMin: Number.NaN, videoSeconds: Number.NaN };
 
@@ -164,16 +193,24 @@ const setups: Setup[] = [
   { name: "sqld + s3rver, 2 processes", processes: 2, engines: "sqld+s3" },
   { name: "sqld + s3rver, 3 processes", processes: 3, engines: "sqld+s3" },
 ];
+// --setups 0,1,4: only those rows (the first should stay the embedded default the ratios are against).
+const only = process.argv.includes("--setups")
+  ? new Set(
+      String(process.argv[process.argv.indexOf("--setups") + 1])
+        .split(",")
+        .map(Number),
+    )
+  : null;
 const results: Array<{ setup: Setup; f: Figures }> = [];
-for (const setup of setups) results.push({ setup, f: await run(setup) });
+for (const [i, setup] of setups.entries()) if (!only || only.has(i)) results.push({ setup, f: await run(setup) });
 origin.stop();
 
 const base = results[0]!.f;
 console.log(`bench:scaleout  GET /videos/{id}/ by wrk ${seconds}s x ${connections} connections (split over the processes); ${videoCount} videos (3 s 720p, native ffmpeg)`);
-console.log("setup                                   GET req/s   p99 ms  non-2xx   ratio | videos/min  ratio  (all COMPLETED in)");
+console.log("setup                                   GET req/s   p99 ms  non-2xx   ratio  cpu µs/GET svc+sqld | videos/min  ratio  (all COMPLETED in)");
 for (const { setup, f } of results) {
   console.log(
-    `${setup.name.padEnd(38)} ${f.getRps.toFixed(0).padStart(9)} ${f.getP99.toFixed(2).padStart(8)} ${String(f.getErrors).padStart(8)} ${(f.getRps / base.getRps).toFixed(2).padStart(7)} | ${f.videosPerMin.toFixed(1).padStart(10)} ${(f.videosPerMin / base.videosPerMin).toFixed(2).padStart(6)}  (${f.videoSeconds.toFixed(1)} s)`,
+    `${setup.name.padEnd(38)} ${f.getRps.toFixed(0).padStart(9)} ${f.getP99.toFixed(2).padStart(8)} ${String(f.getErrors).padStart(8)} ${(f.getRps / base.getRps).toFixed(2).padStart(7)} ${f.cpuServiceUs.toFixed(0).padStart(9)}+${f.cpuSqldUs.toFixed(0).padEnd(9)} | ${f.videosPerMin.toFixed(1).padStart(10)} ${(f.videosPerMin / base.videosPerMin).toFixed(2).padStart(6)}  (${f.videoSeconds.toFixed(1)} s)`,
   );
 }
 console.log("ratios are against the embedded default (1.00); all processes share this machine's 2 cores");

@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { CHANGE_VERSION_SQL, type ChangeFeed, createChangeFeed } from "./change-feed.ts";
 import { createReadCache, type ReadCache } from "./read-cache.ts";
 import { cacheLibsqlStatements } from "./statement-cache.ts";
+import { createStreamReader } from "./stream-reader.ts";
 import * as schema from "./schema/index.ts";
 
 export type { HotReader };
@@ -123,7 +124,7 @@ export async function createDatabase(opts: {
   await migrateOnce(writer, writerClient, { migrationsFolder: MIGRATIONS, leaseMs: opts.migrationLockLeaseMs });
   // On a server the read cache follows the change feed (change-feed.ts); its polls are bounded like every request.
   const feed = isFile ? null : createChangeFeed(readerClient);
-  const hot = createHotReader(url, readerClient, feed);
+  const hot = createHotReader(url, readerClient, feed, isFile ? undefined : createStreamReader({ url, authToken, timeoutMs, fetch: fetchBounded }));
 
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;

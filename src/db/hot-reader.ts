@@ -1,6 +1,7 @@
 import type { Client } from "@libsql/client";
 import LibsqlDatabase from "libsql";
 import type { ChangeFeed } from "./change-feed.ts";
+import type { StreamReader } from "./stream-reader.ts";
 
 /**
  * The hot-path reader of a database (its own file so read-cache.ts, which wraps it, and
@@ -63,8 +64,23 @@ function walIndexWatcher(path: string): (() => number) | null {
   };
 }
 
-export function createHotReader(url: string, client: Client, feed: ChangeFeed | null): HotReader {
+export function createHotReader(url: string, client: Client, feed: ChangeFeed | null, stream?: StreamReader): HotReader {
   const path = url.startsWith("file:") ? url.slice("file:".length) : null;
+  if (stream) {
+    // On a server: one kept stream (stream-reader.ts), not a stream per statement.
+    return {
+      remote: true,
+      async get(sql, args) {
+        return (await stream.all(sql, args))[0];
+      },
+      all: (sql, args) => stream.all(sql, args),
+      version: () => feed?.version() ?? null,
+      close() {
+        feed?.close();
+        stream.close();
+      },
+    };
+  }
   if (!path || path === ":memory:" || path.includes("mode=memory")) {
     return {
       remote: !path,

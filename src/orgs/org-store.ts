@@ -3,6 +3,7 @@ import type { Database } from "../db/create-database.ts";
 import type { ChangeFeed } from "../db/change-feed.ts";
 import { apiKeys, organizations } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
+import { coalesceReads } from "../db/coalesced-reads.ts";
 import { generateApiKey } from "./api-key.ts";
 import { ApiKeyExists, OrgNotFound } from "./errors.ts";
 import { defaultOrgSettings, normalizeSettings, type OrgSettings } from "./org-settings.ts";
@@ -42,9 +43,13 @@ export function keyStatus(k: { revokedAt: number | null; expiresAt: number | nul
 
 const FIND_KEY_SQL =
   "SELECT k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.prefix = ? LIMIT 1";
-/** On a server: the same row (absent: NULLs) after the change counter, in one statement, so one round trip (change-feed.ts). */
-const FIND_KEY_FRESH_SQL =
-  "SELECT cv.v, k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM change_version cv LEFT JOIN api_keys k ON k.prefix = ? LEFT JOIN organizations o ON o.id = k.org_id WHERE cv.id = 1 LIMIT 1";
+/**
+ * On a server: the rows of every prefix of a batch (a JSON array; none found: one row of NULLs) after the change
+ * counter, in one statement, so the concurrent requests of a process cost one round trip (coalesced-reads.ts,
+ * change-feed.ts).
+ */
+const FIND_KEYS_FRESH_SQL =
+  "SELECT cv.v, k.prefix, k.id, k.secret_hash, k.revoked_at, k.expires_at, o.id, o.name, o.settings, o.created_at FROM change_version cv LEFT JOIN api_keys k ON k.prefix IN (SELECT value FROM json_each(?)) LEFT JOIN organizations o ON o.id = k.org_id WHERE cv.id = 1";
 
 /**
  * Parsed settings by their stored JSON text. The row is still read on every
@@ -68,6 +73,8 @@ export function createOrgStore(database: Database) {
   const { db } = database;
   /** Per key id, when this process last wrote its last_used_at. */
   const lastUseWrite = new Map<string, number>();
+  const feed = database.feed;
+  const freshKeys = feed ? coalesceReads((prefixes: string[]) => readKeysFresh(prefixes, feed)) : null;
 
   async function getOrg(id: string): Promise<Organization | null> {
     const row = await db.query.organizations.findFirst({ where: eq(organizations.id, id) });
@@ -187,13 +194,16 @@ export function createOrgStore(database: Database) {
      * runs on every API call, and drizzle's query building cost more than the read
      * (bench/api.ts). On a server the key is read on every call, and the same
      * round trip reads the change counter, so every cached read of the request
-     * (actors, endpoints) is the database's answer as of its start (change-feed.ts).
+     * (actors, endpoints) is the database's answer as of its start (change-feed.ts). The lookups of the requests
+     * that arrive together share that round trip (one statement, coalesced-reads.ts); a request never joins a
+     * statement already sent, so the next call after a revocation still reads after it.
      */
     findKey(prefix: string): Promise<AuthRow | null> {
-      const feed = database.feed;
-      if (!feed) return database.cache.read(`key:${prefix}`, () => readKey(prefix));
-      return readKeyFresh(prefix, feed);
+      if (!freshKeys) return database.cache.read(`key:${prefix}`, () => readKey(prefix));
+      return freshKeys.load(prefix).then((row) => row ?? null);
     },
+    /** On a server: key-lookup statements sent so far (one per batch of concurrent requests); 0 on a file. */
+    keyLookups: () => freshKeys?.batches ?? 0,
   };
 
   async function readKey(prefix: string): Promise<AuthRow | null> {
@@ -201,12 +211,13 @@ export function createOrgStore(database: Database) {
     return r ? authRow(r) : null;
   }
 
-  async function readKeyFresh(prefix: string, feed: ChangeFeed): Promise<AuthRow | null> {
+  async function readKeysFresh(prefixes: string[], feed: ChangeFeed): Promise<Map<string, AuthRow>> {
     const started = performance.now();
-    const r = await database.hot.get(FIND_KEY_FRESH_SQL, [prefix]);
-    if (!r) return null;
-    feed.observe(Number(r[0]), started);
-    return r[1] === null ? null : authRow(r.slice(1));
+    const rows = await database.hot.all(FIND_KEYS_FRESH_SQL, [JSON.stringify(prefixes)]);
+    const found = new Map<string, AuthRow>();
+    if (rows[0]) feed.observe(Number(rows[0][0]), started);
+    for (const r of rows) if (r[1] !== null) found.set(r[1] as string, authRow(r.slice(2)));
+    return found;
   }
 
   function authRow(r: unknown[]): AuthRow {
