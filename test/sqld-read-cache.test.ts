@@ -3,6 +3,8 @@ import { createClient } from "@libsql/client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createDatabase } from "../src/db/create-database.ts";
+import { createOrgStore } from "../src/orgs/org-store.ts";
 import { type Child, spawnService } from "./support/service-process.ts";
 import { startSqld, type Sqld } from "./support/sqld.ts";
 
@@ -23,6 +25,9 @@ let a: Child;
 let b: Child;
 const dirs: string[] = [];
 const seen = { actorReads: 0, keyReads: 0 };
+/** While set, the proxy holds every request that reads API keys until it resolves. */
+let keyGate: Promise<void> | null = null;
+let heldKeyReads = 0;
 
 beforeAll(async () => {
   sqld = await startSqld();
@@ -32,7 +37,12 @@ beforeAll(async () => {
     async fetch(req) {
       const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.text();
       if (body?.includes("FROM actors")) seen.actorReads++;
-      if (body?.includes("JOIN api_keys") || body?.includes("FROM api_keys")) seen.keyReads++;
+      const keyReads = body?.split(/JOIN api_keys|FROM api_keys/).length ?? 1;
+      seen.keyReads += keyReads - 1;
+      if (keyReads > 1 && keyGate) {
+        heldKeyReads++;
+        await keyGate;
+      }
       const url = new URL(req.url);
       const headers = new Headers(req.headers);
       headers.delete("host");
@@ -83,6 +93,67 @@ test("a change made on process A is B's very next answer, though B had the strea
   expect((await streamOn(b, id)).status).toBe("READY_TO_STREAM");
   expect((await a.api(`/livestreams/${id}/end/`, { method: "POST" })).status).toBe(200);
   expect((await streamOn(b, id)).status).toBe("ENDED");
+});
+
+test("24 concurrent requests with two organizations' keys on B: at most 3 key-lookup statements, each request its own organization's answer", async () => {
+  const database = await createDatabase({ url: sqld.url });
+  try {
+    const other = await createOrgStore(database).createOrg("Other organization");
+    const mine = await a.api("/livestreams/", { method: "POST", json: { title: "Only A's" } });
+    expect(mine.status).toBe(201);
+    const theirs = await fetch(`${a.base}/api/public/v1/livestreams/`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${other.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "Only B's" }),
+    });
+    expect(theirs.status).toBe(201);
+    const theirId = ((await theirs.json()) as { data: { stream: { id: string } } }).data.stream.id;
+    const wrongSecret = `${other.apiKey.slice(0, -4)}${other.apiKey.endsWith("aaaa") ? "bbbb" : "aaaa"}`;
+    const keys = [a.apiKey, other.apiKey, wrongSecret];
+
+    // Held at the proxy: the requests that arrive meanwhile wait for one statement after it.
+    let release = () => {};
+    keyGate = new Promise((r) => {
+      release = r;
+    });
+    heldKeyReads = 0;
+    const before = seen.keyReads;
+    const answers = Array.from({ length: 24 }, (_, i) => fetch(`${b.base}/api/public/v1/livestreams/?limit=100`, { headers: { authorization: `Bearer ${keys[i % 3]}` } }));
+    const theirsByMine = fetch(`${b.base}/api/public/v1/livestreams/${theirId}/`, { headers: { authorization: `Bearer ${a.apiKey}` } });
+    while (heldKeyReads === 0) await Bun.sleep(10);
+    await Bun.sleep(500);
+    keyGate = null;
+    release();
+    const responses = await Promise.all(answers);
+    expect((await theirsByMine).status).toBe(404);
+    expect(seen.keyReads - before).toBeLessThanOrEqual(3);
+    for (const [i, res] of responses.entries()) {
+      if (i % 3 === 2) {
+        expect(res.status).toBe(401);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INVALID_API_KEY");
+        continue;
+      }
+      expect(res.status).toBe(200);
+      const titles = ((await res.json()) as { data: { items: Array<{ title: string }> } }).data.items.map((s) => s.title);
+      expect(titles).toContain(i % 3 === 0 ? "Only A's" : "Only B's");
+      expect(titles).not.toContain(i % 3 === 0 ? "Only B's" : "Only A's");
+    }
+  } finally {
+    keyGate = null;
+    database.close();
+  }
+});
+
+test("a settings change made elsewhere is B's very next answer", async () => {
+  const database = await createDatabase({ url: sqld.url });
+  try {
+    expect((await b.api("/organization/")).status).toBe(200);
+    await createOrgStore(database).updateSettings(a.orgId, (s) => ({ ...s, limits: { ...s.limits, uploadUrlPerMinute: 61 } }));
+    const res = await b.api("/organization/");
+    expect(((await res.json()) as { data: { organization: { limits: { upload_url_per_minute: number } } } }).data.organization.limits.upload_url_per_minute).toBe(61);
+  } finally {
+    database.close();
+  }
 });
 
 test("a key revoked outside both processes is refused by B's next request (401 INVALID_API_KEY)", async () => {

@@ -37,8 +37,11 @@ interface Share {
   spendUntil: number;
   /** performance.now() at which the window surely closed (from the claim's answer): Retry-After. */
   closesAt: number;
-  /** The window is at its limit: every request is refused here until it closes (counts only grow within a window). */
-  full: boolean;
+  /**
+   * The limit at which the window was found full: every request with that limit or a lower one is refused here until
+   * it closes (counts only grow within a window); a raised limit (a settings change) asks the database again.
+   */
+  fullAt: number | null;
 }
 
 interface Rate {
@@ -91,7 +94,7 @@ export function createDatabaseLimiter(opts: LimiterOptions): RateLimiter {
   function shareOf(key: string, t: number): Share | undefined {
     const s = shares.get(key);
     if (!s) return undefined;
-    if (t < s.spendUntil || (s.full && t < s.closesAt)) return s;
+    if (t < s.spendUntil || (s.fullAt !== null && t < s.closesAt)) return s;
     shares.delete(key);
     return undefined;
   }
@@ -116,7 +119,7 @@ export function createDatabaseLimiter(opts: LimiterOptions): RateLimiter {
     let missing = false;
     for (const c of checks) {
       const s = shareOf(c.key, t);
-      if (s?.full) return { ok: false, key: c.key, retryAfterSeconds: retryAfter(s.closesAt, t) };
+      if (s && s.fullAt !== null && c.limit <= s.fullAt) return { ok: false, key: c.key, retryAfterSeconds: retryAfter(s.closesAt, t) };
       if (!s || s.tokens < 1) missing = true;
     }
     if (missing) return null;
@@ -212,7 +215,7 @@ RETURNING key, window_start, count`;
     const shareFor = (key: string, start: number): Share => {
       let s = shares.get(key);
       if (!s || s.windowStart !== start) {
-        s = { windowStart: start, tokens: 0, spendUntil: 0, closesAt: 0, full: false };
+        s = { windowStart: start, tokens: 0, spendUntil: 0, closesAt: 0, fullAt: null };
         shares.set(key, s);
       }
       // The statement ran between sentAt and answeredAt: the window surely lasts until the first, surely ended by the second.
@@ -226,14 +229,16 @@ RETURNING key, window_start, count`;
         const start = Number(r[1]);
         const prior = was.get(key);
         const granted = Number(r[2]) - (prior && prior.start === start ? prior.count : 0);
-        shareFor(key, start).tokens += granted;
+        const share = shareFor(key, start);
+        share.tokens += granted;
+        share.fullAt = null;
       }
       return;
     }
     // Refused: the checks whose open window is at its limit are full until it closes.
     for (const c of checks) {
       const w = was.get(c.key);
-      if (w && w.start > dbNow - WINDOW_MS && w.count >= c.limit) shareFor(c.key, w.start).full = true;
+      if (w && w.start > dbNow - WINDOW_MS && w.count >= c.limit) shareFor(c.key, w.start).fullAt = c.limit;
     }
   }
 

@@ -128,3 +128,56 @@ test("memory store: a flush writes open windows and deletes closed ones", async 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** Hits `l` `rounds` times with `each` requests at once; counts passes and the answers given without a round trip. */
+async function load(l: RateLimiter, key: string, limit: number, rounds: number, each: number) {
+  let passed = 0;
+  let synchronous = 0;
+  for (let r = 0; r < rounds; r++) {
+    const answers = Array.from({ length: each }, () => l.hit([{ key, limit }]));
+    synchronous += answers.filter((a) => !(a instanceof Promise)).length;
+    passed += (await Promise.all(answers)).filter((a) => a.ok).length;
+  }
+  return { passed, synchronous };
+}
+
+test("database store under load: two instances together pass exactly the limit", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  const limit = 3_200;
+  const [ra, rb] = await Promise.all([load(a, key, limit, 30, 100), load(b, key, limit, 30, 100)]);
+  expect(ra.passed + rb.passed).toBe(limit);
+  const rows = await opened.at(-1)!.db.select().from(rateLimits);
+  expect(rows.find((r) => r.key === key)?.count).toBe(limit);
+});
+
+test("database store under load: most requests pass without a round trip (tokens claimed ahead from the recent rate)", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  const [ra, rb] = await Promise.all([load(a, key, 64_000, 40, 100), load(b, key, 64_000, 40, 100)]);
+  expect(ra.passed + rb.passed).toBe(8_000);
+  expect(ra.synchronous + rb.synchronous).toBeGreaterThan(6_000);
+});
+
+test("database store: an instance that stops using a key leaves at most 1/20 of the limit unspent", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  const limit = 3_200;
+  // a sends at a steady rate for a while (it claims ahead), then stops; b then takes what is left.
+  const ra = await load(a, key, limit, 10, 100);
+  expect(ra.passed).toBe(1_000);
+  const rb = await load(b, key, limit, 30, 100);
+  expect(ra.passed + rb.passed).toBeLessThanOrEqual(limit);
+  expect(ra.passed + rb.passed).toBeGreaterThanOrEqual(limit - limit / 20);
+});
+
+test("database store: a limit raised while its window is full applies to the next request", async () => {
+  const [a, b] = [await limiter("database"), await limiter("database")];
+  const key = fresh("key");
+  expect(await a.hit([{ key, limit: 1 }])).toEqual({ ok: true });
+  expect(await b.hit([{ key, limit: 1 }])).toMatchObject({ ok: false, key });
+  expect(await b.hit([{ key, limit: 1 }])).toMatchObject({ ok: false, key });
+  // The organization's settings changed: the same window, a higher limit.
+  expect(await b.hit([{ key, limit: 2 }])).toEqual({ ok: true });
+  expect(await a.hit([{ key, limit: 2 }])).toMatchObject({ ok: false, key });
+});
