@@ -82,8 +82,8 @@ interface Setup {
   processes: number;
   engines: "embedded" | "sqld+s3";
   env?: Record<string, string>;
-  /** DATABASE_URL as `ws://` (Hrana over a WebSocket) instead of `libsql://…?tls=0` (HTTP). */
-  ws?: boolean;
+  /** DATABASE_URL as `http://` (Hrana over HTTP for the hot reads too) instead of `libsql://…?tls=0` (a WebSocket for them). */
+  http?: boolean;
 }
 
 interface Figures {
@@ -118,7 +118,7 @@ async function run(setup: Setup): Promise<Figures> {
         SECRET_KEY,
         MEDIA_BACKEND: "native",
         LOG_LEVEL: "silent",
-        ...(sqld ? { DATABASE_URL: setup.ws ? sqld.wsUrl : sqld.url } : {}),
+        ...(sqld ? { DATABASE_URL: setup.http ? sqld.httpUrl : sqld.url } : {}),
         ...(s3 ? s3.env : {}),
         ...setup.env,
       };
@@ -194,7 +194,7 @@ const setups: Setup[] = [
   { name: "  same, RATE_LIMIT_STORE=memory", processes: 1, engines: "sqld+s3", env: { RATE_LIMIT_STORE: "memory" } },
   { name: "sqld + s3rver, 2 processes", processes: 2, engines: "sqld+s3" },
   { name: "sqld + s3rver, 3 processes", processes: 3, engines: "sqld+s3" },
-  { name: "  same, DATABASE_URL=ws://", processes: 3, engines: "sqld+s3", ws: true },
+  { name: "  same, DATABASE_URL=http://", processes: 3, engines: "sqld+s3", http: true },
 ];
 // --setups 0,1,4: only those rows (the first should stay the embedded default the ratios are against).
 const only = process.argv.includes("--setups")
