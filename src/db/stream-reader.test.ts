@@ -66,3 +66,10 @@ test("a libsql: URL whose server refuses WebSockets is read over HTTP instead", 
   await commitsAreReadAtOnce(`libsql://127.0.0.1:${proxy.port}?tls=0`);
   expect(proxied).toBeGreaterThan(before);
 });
+
+test("a closed reader refuses reads instead of opening a new connection", async () => {
+  const reader = createStreamReader({ url: sqld.url, timeoutMs: 10_000 });
+  expect(await reader.all("SELECT v FROM k WHERE id = ?", ["a"])).toHaveLength(1);
+  reader.close();
+  await expect(reader.all("SELECT v FROM k WHERE id = ?", ["a"])).rejects.toThrow();
+});

@@ -29,6 +29,7 @@ export function createStreamReader(opts: { url: string; authToken?: string; time
       : hrana.openHttp(encodeBaseUrl(tls ? "https" : "http", config.authority, config.path), opts.authToken, opts.fetch as never);
   let client = open();
   let stream: hrana.Stream | null = null;
+  let closed = false;
 
   async function once(sql: string, args: unknown[]): Promise<unknown[][]> {
     stream ??= client.openStream();
@@ -39,7 +40,7 @@ export function createStreamReader(opts: { url: string; authToken?: string; time
 
   function reopen(failed: hrana.Client): void {
     // Several reads fail together when a connection drops: the first one reopens, the others use its new client.
-    if (client !== failed) return;
+    if (closed || client !== failed) return;
     stream?.close();
     stream = null;
     client.close();
@@ -50,14 +51,17 @@ export function createStreamReader(opts: { url: string; authToken?: string; time
   return {
     all(sql, args) {
       // The stream or its connection failed (expired, closed, network; or the statement, which then fails again): a new one, once.
+      if (closed) return Promise.reject(new Error("Cannot read: database is closed"));
       const used = client;
-      const read = once(sql, args).catch(() => {
+      const read = once(sql, args).catch((err) => {
+        if (closed) throw err;
         reopen(used);
         return once(sql, args);
       });
       return boundedBy(read, opts.timeoutMs, "database", "read");
     },
     close() {
+      closed = true;
       stream?.close();
       client.close();
     },
