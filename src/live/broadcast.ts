@@ -8,6 +8,7 @@ import { createLlHlsPackager, type LlHlsPartInfo } from "../../media/hls/ll-hls-
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
+import type { BroadcastContinuation } from "./live-files.ts";
 import type { PartUploader } from "./recording-parts.ts";
 
 /** Logged discontinuities per broadcast; further ones are only counted. */
@@ -33,6 +34,11 @@ export function createBroadcast(opts: {
   onSegment: (info: LiveHlsSegmentInfo) => void;
   /** Every LL-HLS part listed (the playlist was just written): blocking playlist reloads are answered at once. */
   onPart?: (info: LlHlsPartInfo) => void;
+  /**
+   * Taken over from a process that died (issue 26): what its recording and
+   * live playlist left, continued instead of started afresh (read once, at open).
+   */
+  continuation?: () => Promise<BroadcastContinuation>;
 }) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
@@ -62,15 +68,28 @@ export function createBroadcast(opts: {
     });
 
   async function open() {
+    const continued = !writer && opts.continuation ? await opts.continuation() : null;
     if (!writer) {
       await mkdir(dirname(opts.flvPath), { recursive: true });
-      writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true });
-      opts.recordingParts?.start();
+      const recording = continued?.recording;
+      // The dead owner's timeline goes on: this process's first tag follows its last (one file, one clock).
+      if (recording && recording.lastTimestampMs >= 0) rebaser.resumeAfter(recording.lastTimestampMs);
+      writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true, appendAt: recording?.appendAt });
+      opts.recordingParts?.start(recording?.parts);
+      if (continued)
+        opts.logger.info("Broadcast taken over: recording and live playlist continued", {
+          stream_id: opts.streamId,
+          recording_from_byte: recording?.appendAt ?? null,
+          recording_from_ms: recording?.lastTimestampMs ?? null,
+          playlist_segments: continued.playlist?.segments.length ?? 0,
+        });
     }
     // LL-HLS (issue 26): CMAF parts every 1/3 s inside the preset's segments (media/hls/ll-hls-packager.ts).
     packager ??= createLlHlsPackager({
       dir: opts.hlsDir,
       files: opts.hlsFiles,
+      // A taken-over broadcast's playlist goes on (sequence numbers, a discontinuity) under file names of its own.
+      ...(continued?.playlist ? { resume: { ...continued.playlist, prefix: `t${Date.now().toString(36)}-` } } : {}),
       ...preset,
       onSegment: (info) => opts.onSegment(info),
       onPart: (info) => opts.onPart?.(info),
