@@ -26,7 +26,6 @@ import { createWorkLedger, type WorkRow as AnyWorkRow } from "../work/work-ledge
 import type { WorkContext } from "../work/work-runner.ts";
 import type { WorkType as AnyWorkType } from "../work/work-types.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
-import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
 
 type WorkType = AnyWorkType<ServiceWork>;
@@ -316,33 +315,30 @@ describe("live-finalize", () => {
   });
 });
 
-describe("finalize handover", () => {
-  test("a finalization queued and deferred by another process is made due now by the owner, which is woken; a due or running row is left alone", async () => {
+describe("a finalization runs where the broadcast's lease is held (the ledger's lease affinity, no poller)", () => {
+  test("queued by a process that does not hold the broadcast: not claimable there (nor a reason to wake), claimed by the holder at once; anyone's once the lease lapsed", async () => {
     const s = await openStack();
     const { id } = await streamOnAir(s);
     await foreignLease(s, id, LEASE_MS);
+    // POST /end/ answered here while proc-elsewhere owns the broadcast: the finalization is queued, due now.
     await s.runtime.send("livestream", id, { type: "END_REQUESTED", at: new Date().toISOString(), durationSeconds: 5 });
-    // As the process that answered /end/: claimed, the owner is elsewhere, deferred to the owner's lease end.
-    const claimed = (await s.ledger.claim("live-finalize"))!;
-    expect(claimed.entityId).toBe(id);
-    const result = (await s.handlers["live-finalize"].run(claimed, ctx)) as { defer: number };
-    expect(result.defer).toBeGreaterThan(LEASE_MS - 1_000);
-    expect(await s.ledger.defer(claimed.id, result.defer)).toBe(true);
-    expect((await openRow(s, id, "live-finalize")).runAfter).toBeGreaterThan(Date.now() + 1_000);
-
-    // The owner (a process holding the broadcast) looks.
-    let woken = 0;
-    const handover = createFinalizeHandover({ database: s.database, ledger: s.ledger, held: () => [id, "liv_other"], wake: () => woken++, logger: silentLogger });
-    const before = Date.now();
-    await handover.tick();
-    expect(woken).toBe(1);
     const row = await openRow(s, id, "live-finalize");
-    expect(row.status).toBe("queued");
-    expect(row.runAfter).toBeGreaterThanOrEqual(before);
     expect(row.runAfter).toBeLessThanOrEqual(Date.now());
-    // Due now: nothing more to do (no write, no wake).
-    await handover.tick();
-    expect(woken).toBe(1);
+
+    expect(await s.ledger.claim("live-finalize")).toBeNull();
+    const due = await s.ledger.nextDue();
+    expect(due === null || due > Date.now()).toBe(true);
+
+    // The holder's ledger (same database, the lease's holder id) claims it.
+    const owner = createWorkLedger({ database: s.database, holder: "proc-elsewhere", leaseMs: 60_000, work: serviceWork(loadConfig({ DATA_DIR: s.dataDir })) });
+    expect((await owner.nextDue())!).toBeLessThanOrEqual(Date.now());
+    const claimed = await owner.claim("live-finalize");
+    expect(claimed).toMatchObject({ id: row.id, claimedBy: "proc-elsewhere" });
+
+    // Its lease lapsed (it died) and its claim too: the row is anyone's.
+    await s.database.write((tx) => tx.update(broadcasts).set({ leaseUntil: Date.now() - 1 }).where(eq(broadcasts.streamId, id)));
+    await s.database.write((tx) => tx.update(work).set({ leaseUntil: Date.now() - 1 }).where(eq(work.id, row.id)));
+    expect(await s.ledger.claim("live-finalize")).toMatchObject({ id: row.id, claimedBy: "proc-here", attempts: 2 });
   });
 });
 

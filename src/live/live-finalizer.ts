@@ -56,9 +56,9 @@ export function createLiveWork(deps: {
         const { streamId } = row.payload;
         const stream = await runtime.get("livestream", streamId);
         const lease = await leases.get(streamId);
-        // Another live process holds the broadcast: only it can close the files. Its handover (finalize-handover.ts) makes
-        // this row due again within a fraction of a second; deferring to its lease's end, not racing it for the row,
-        // leaves the claim to it, and is when this row is ours to run should it die.
+        // Another live process holds the broadcast: only it can close the files. The ledger leaves such a row to the lease
+        // holder (live-work.ts `affinity`); claimed here anyway (the lease was taken between the claim and this read), it
+        // is handed back until that lease's end, when it is ours to run should that process die.
         if (lease && lease.claimedBy !== leases.holder && lease.leaseUntil > Date.now()) return { defer: lease.leaseUntil - Date.now() + 50 };
         if (!stream) {
           deps.ingest.forget(streamId);
