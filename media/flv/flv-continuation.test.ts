@@ -50,3 +50,13 @@ test("no file, or less than a header: nothing to continue", async () => {
   writeFileSync(join(dir, "short.flv"), fixture.subarray(0, 5));
   expect(await flvContinuation(join(dir, "short.flv"))).toBeNull();
 });
+
+test("abandon(): what is still buffered is not written (the file is another process's now), and nothing more can be", async () => {
+  const path = join(dir, "abandoned.flv");
+  const writer = await createFlvWriter(path, { hasAudio: true, hasVideo: true, flushIntervalMs: 60_000 });
+  const header = readFileSync(path).length;
+  for (const t of [...readFlvTags(fixture)].slice(0, 20)) await writer.write(t);
+  await writer.abandon();
+  expect(readFileSync(path).length).toBe(header);
+  expect(writer.write([...readFlvTags(fixture)][0]!)).rejects.toThrow("write after close");
+});

@@ -38,6 +38,8 @@ export interface FlvWriter {
   flush(): Promise<void>;
   /** Flushes, syncs to disk and closes. Further writes throw. */
   close(): Promise<void>;
+  /** Closes without writing what is still buffered (the file is another process's now). Further writes throw. */
+  abandon(): Promise<void>;
   readonly tagsWritten: number;
   /** Bytes handed to the OS so far (header included). */
   readonly bytesWritten: number;
@@ -137,6 +139,16 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
     async flush() {
       await startFlush();
       throwIfFailed();
+    },
+    async abandon() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      pending = [];
+      pendingBytes = 0;
+      await inflight;
+      await handle.close();
     },
     async close() {
       if (closed) return;

@@ -229,7 +229,8 @@ export function createLiveIngest(deps: {
         entry.closing = true;
         entry.player?.abort();
         deps.kick(entry.ctx.streamKey);
-        void entry.broadcast.end().catch(() => undefined);
+        // Its files are the new owner's (issue 26 take-over): nothing more is written to them from here.
+        void entry.broadcast.abandon().catch(() => undefined);
         live.delete(id);
         logger.warn("Broadcast lease lost; dropped here", { stream_id: id });
       }
