@@ -336,8 +336,18 @@ describe("a finalization runs where the broadcast's lease is held (the ledger's 
     expect(claimed).toMatchObject({ id: row.id, claimedBy: "proc-elsewhere" });
 
     // Its lease lapsed (it died) and its claim too: the row is anyone's.
-    await s.database.write((tx) => tx.update(broadcasts).set({ leaseUntil: Date.now() - 1 }).where(eq(broadcasts.streamId, id)));
-    await s.database.write((tx) => tx.update(work).set({ leaseUntil: Date.now() - 1 }).where(eq(work.id, row.id)));
+    await s.database.write((tx) =>
+      tx
+        .update(broadcasts)
+        .set({ leaseUntil: Date.now() - 1 })
+        .where(eq(broadcasts.streamId, id)),
+    );
+    await s.database.write((tx) =>
+      tx
+        .update(work)
+        .set({ leaseUntil: Date.now() - 1 })
+        .where(eq(work.id, row.id)),
+    );
     expect(await s.ledger.claim("live-finalize")).toMatchObject({ id: row.id, claimedBy: "proc-here", attempts: 2 });
   });
 });
