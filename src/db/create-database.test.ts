@@ -59,3 +59,16 @@ test("close lets a transaction in flight finish: the same process opens the file
   const keys = (await database.db.select().from(rateLimits)).map((r) => r.key).sort();
   expect(keys).toEqual(["after-reopen", "before-close", "still-inside"]);
 });
+
+test("a closed database never reads its -shm mapping again (the next connection to open the file alone truncates it)", async () => {
+  dir = mkdtempSync(join(tmpdir(), "db-"));
+  const path = join(dir, "t.db");
+  const first = await createDatabase({ url: `file:${path}` });
+  await first.write((tx) => tx.insert(rateLimits).values({ key: "a", windowStart: 1, count: 1 }));
+  expect(typeof first.hot.version()).toBe("number");
+  await first.close();
+  Bun.gc(true);
+  // Reading a mapping whose file was truncated is SIGBUS: the process dies. After close it is refused instead.
+  database = await createDatabase({ url: `file:${path}` });
+  expect(() => first.hot.version()).toThrow("closed");
+});
