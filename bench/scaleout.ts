@@ -11,6 +11,10 @@
  *   over the processes (native ffmpeg, a 3 s 720p fixture fetched from a local
  *   origin), timed until every one is COMPLETED; videos per minute.
  *
+ * Beside req/s: CPU per GET (/proc/<pid>/stat) of the service processes
+ * together and of sqld, the figure that stays comparable on a shared machine.
+ * The seed video is read once it is COMPLETED.
+ *
  * All processes share this 2-core machine, so more processes add no CPU: the
  * figures show what coordination through sqld and the bucket costs, not what
  * more machines would gain (docs/scaling.md).
