@@ -55,12 +55,16 @@ function section(b: Uint8Array, o: number): { at: number; end: number } | null {
   return at + 3 + length <= o + PACKET ? { at, end: at + 3 + length - 4 } : null;
 }
 
-/** Whether the first slice of a frame's payload (Annex B NAL units) is a reference picture; null when none is found. */
-function isReference(parts: Uint8Array[]): boolean | null {
+/**
+ * Whether the first slice of a frame's payload (Annex B NAL units, in the byte ranges `[start, end)` of `b` given
+ * flat: start, end, start, end…) is a reference picture; null when none is found.
+ */
+function isReference(b: Uint8Array, ranges: number[]): boolean | null {
   let zeros = 0;
   let next = false;
-  for (const part of parts) {
-    for (const byte of part) {
+  for (let r = 0; r < ranges.length; r += 2) {
+    for (let i = ranges[r]!; i < ranges[r + 1]!; i++) {
+      const byte = b[i]!;
       if (next) {
         const type = byte & 0x1f;
         if (type === 1 || type === 5) return byte >> 5 !== 0;
@@ -89,7 +93,7 @@ export function framePackets(ts: Uint8Array, offset: number): Uint8Array | null 
   let pat = -1;
   let pmt = -1;
   const frames: Frame[] = [];
-  let current: (Frame & { head: Uint8Array[] }) | null = null;
+  let current: (Frame & { head: number[] }) | null = null;
   for (let k = 0; k < count; k++) {
     const o = k * PACKET;
     if (ts[o] !== 0x47) return null;
@@ -117,18 +121,18 @@ export function framePackets(ts: Uint8Array, offset: number): Uint8Array | null 
       const hasPts = (ts[p + 7]! & 0x80) !== 0;
       const pts = hasPts ? readTimestamp(ts, p + 9) : -1;
       if (pid !== videoPid) continue;
-      if (current) current.reference = isReference(current.head);
+      if (current) current.reference = isReference(ts, current.head);
       if (!hasPts) return null;
-      current = { packets: [k], pts, reference: null, head: [ts.subarray(p + 9 + ts[p + 8]!, o + PACKET)] };
+      current = { packets: [k], pts, reference: null, head: [p + 9 + ts[p + 8]!, o + PACKET] };
       frames.push(current);
       continue;
     }
     if (pid === videoPid && current) {
       current.packets.push(k);
-      if (p >= 0 && current.head.length < 24) current.head.push(ts.subarray(p, o + PACKET));
+      if (p >= 0 && current.head.length < 48) current.head.push(p, o + PACKET);
     }
   }
-  if (current) current.reference = isReference(current.head);
+  if (current) current.reference = isReference(ts, current.head);
   if (videoPid < 0 || pat < 0 || pmt < 0 || frames.length === 0) return null;
 
   // As ffmpeg's `-ss` after `-i` counts (measured: an AAC track starting earlier does not move it): from the video's
@@ -145,9 +149,15 @@ export function framePackets(ts: Uint8Array, offset: number): Uint8Array | null 
   const indexes = [pat, pmt, ...kept.flatMap((f) => f.packets)];
   const out = new Uint8Array(indexes.length * PACKET);
   const counters = new Map<number, number>();
-  indexes.forEach((k, n) => {
+  // Copied in runs of consecutive packets (one subarray per run: per packet, they cost more than the rest).
+  for (let n = 0; n < indexes.length; ) {
+    let m = n + 1;
+    while (m < indexes.length && indexes[m] === indexes[m - 1]! + 1) m++;
+    out.set(ts.subarray(indexes[n]! * PACKET, (indexes[m - 1]! + 1) * PACKET), n * PACKET);
+    n = m;
+  }
+  indexes.forEach((_, n) => {
     const o = n * PACKET;
-    out.set(ts.subarray(k * PACKET, (k + 1) * PACKET), o);
     const pid = pidOf(out, o);
     const control = (out[o + 3]! >> 4) & 3;
     if (control & 1) {
