@@ -108,7 +108,7 @@ export function livestreamRoutes(deps: {
     return record;
   };
   return new Elysia({ name: "livestream-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/livestreams/",
       async ({ auth, body, set }) => {
