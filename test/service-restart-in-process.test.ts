@@ -15,9 +15,16 @@ test("a service stopped and started again in the same process on the same DATA_D
     for (let round = 0; round < 2; round++) {
       const first = await startTestService({ dataDir });
       const org = { orgId: first.orgId, apiKey: first.apiKey };
+      // A beacon stored by the beacon store's own connection (a worker thread): stopping closes it after its last write.
+      const created = await first.api("/livestreams/", { method: "POST", json: { title: `watched ${round}` } });
+      const streamId = ((await created.json()) as { data: { stream: { id: string } } }).data.stream.id;
+      const viewed = [{ stream_id: streamId, view_id: `restart-${round}`, viewer_id: "restart", type: "viewstart", t: Date.now(), player_time: 0 }];
+      expect((await fetch(`${first.base}/beacons/`, { method: "POST", body: JSON.stringify(viewed) })).status).toBe(204);
       await first.stop({ cleanup: false });
       const again = await startTestService({ dataDir, org });
       expect((await again.api("/livestreams/", { method: "POST", json: { title: `round ${round}` } })).status).toBe(201);
+      const stored = await again.service.database.client.execute({ sql: "SELECT count(*) AS n FROM analytics_event_batches WHERE view_id = ?", args: [`restart-${round}`] });
+      expect(Number(stored.rows[0]!.n)).toBe(1);
       await again.stop({ cleanup: false });
     }
   } finally {
