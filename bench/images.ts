@@ -4,10 +4,16 @@
  *  - first requests: thumbnails at distinct times (each one cut), sequential;
  *  - cached requests of one stored thumbnail, sequential, and 304s;
  *  - a 3 s animated GIF at 320 px, first request.
- * Prints p50/p95 in ms. Usage: bun bench/images.ts [--first 15] [--cached 300]
+ * Prints p50/p95 in ms. Then, side by side in one run on the video's stored
+ * 720p segments, the two ways a still is cut (media/images/render-image.ts):
+ * the whole segment decoded from its start on a fresh ffmpeg, and the piped
+ * way (only the frames needed, on an ffmpeg started beforehand), each with
+ * wall p50 and CPU seconds per still (this process's children, /proc/self/stat).
+ * Usage: bun bench/images.ts [--first 15] [--cached 300]
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createImageRenderer } from "../media/images/render-image.ts";
 import { STANDARD_RUNGS } from "../src/orgs/org-settings.ts";
 import { startTestService } from "../test/support/test-service.ts";
 import { makeTestSource } from "./test-source.ts";
@@ -24,7 +30,7 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const source = makeTestSource(join(out, "source-720p-20s.mp4"), 20);
 const files = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(Bun.file(source)) });
-const t = await startTestService({ env: { MEDIA_BACKEND: "native", LOG_LEVEL: "silent", REQUEST_TIMEOUT_MS: "0" } });
+const t = await startTestService({ env: { MEDIA_BACKEND: "native", LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", REQUEST_TIMEOUT_MS: "0" } });
 await t.service.orgs.updateSettings(t.orgId, (s) => ({ ...s, transcoding: { ladder: [STANDARD_RUNGS["720p"]!] } }));
 
 const created = (await (await t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/source.mp4` } })).json()) as any;
@@ -61,6 +67,32 @@ for (let i = 0; i < cachedN; i++) notModified.push(await timed(cachedUrl, { head
 const gif: number[] = [];
 for (let i = 0; i < 3; i++) gif.push(await timed(`${base}/animated.gif?start=${i * 5}&end=${i * 5 + 3}&width=320&fps=15`));
 
+// The renderer alone, both ways, alternating on the same stills: ratios hold even on a loaded machine.
+const mediaPrefix = `media/${t.service.store.tokenFor(id)}/`;
+const segments: string[] = [];
+for await (const o of t.service.objects.list(mediaPrefix)) if (o.key.includes("/720p/") && o.key.endsWith(".ts")) segments.push(t.service.objects.localPath(o.key)!);
+segments.sort();
+/** CPU ms of this process's exited children (cutime + cstime, clock ticks of 10 ms): the ffmpeg runs, start-up included. */
+const childCpuMs = () => {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[13]) + Number(f[14])) * 10;
+};
+const ways = { whole: createImageRenderer({ backend: "native", piped: false }), piped: createImageRenderer({ backend: "native" }) };
+const byWay: Record<string, { wall: number[]; cpu: number[] }> = { whole: { wall: [], cpu: [] }, piped: { wall: [], cpu: [] } };
+const spec = { kind: "thumbnail", format: "jpg", width: null, height: null, fitMode: "preserve" } as const;
+await ways.piped.render(segments[0]!, join(out, "warmup"), "w.jpg", { ...spec, offset: 0 }, AbortSignal.timeout(60_000));
+for (let i = 0; i < firstN; i++) {
+  for (const [way, renderer] of Object.entries(ways)) {
+    const cpu0 = childCpuMs();
+    const t0 = performance.now();
+    await renderer.render(segments[i % segments.length]!, join(out, way), `${i}.jpg`, { ...spec, offset: 0.3 + ((i * 0.7) % 3.5) }, AbortSignal.timeout(60_000));
+    byWay[way]!.wall.push(performance.now() - t0);
+    byWay[way]!.cpu.push(childCpuMs() - cpu0);
+  }
+}
+await Promise.all(Object.values(ways).map((r) => r.close()));
+
 const load = (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
 console.log(`images by URL, 720p30 H.264 (20 s, 720p rung, 4 s segments), native ffmpeg, local store, ${navigator.hardwareConcurrency} cores, load average ${load}`);
 line("thumbnail.jpg first request (1280x720)", first);
@@ -68,6 +100,10 @@ line("thumbnail.webp 320x320 crop, first request", sized);
 line("thumbnail.jpg cached (stored, 200)", cached);
 line("thumbnail.jpg If-None-Match (304)", notModified);
 line("animated.gif 3 s 320 px 15 fps, first request", gif);
+const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+for (const [way, r] of Object.entries(byWay)) {
+  console.log(`${`renderer only, 1280x720 jpg, ${way}`.padEnd(44)} n=${String(r.wall.length).padStart(3)}  p50 ${pct(r.wall, 50).toFixed(1)} ms  ffmpeg CPU ${avg(r.cpu).toFixed(0)} ms per still`);
+}
 
 files.stop(true);
 await t.stop({ cleanup: true });

@@ -17,7 +17,8 @@ export type DomainErrorCode =
   | "NO_SLOTS_AVAILABLE"
   | "SERVICE_UNAVAILABLE"
   | "VIDEO_NOT_COMPLETED"
-  | "STREAM_NOT_LIVE";
+  | "STREAM_NOT_LIVE"
+  | "CLIP_SOURCE_GONE";
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

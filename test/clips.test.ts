@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { frameCounterSourceArgs } from "../media/transcoder/frame-counter-source.ts";
 import { publish } from "../media/rtmp/rtmp-publisher.ts";
 import { fixtureTags } from "../media/rtmp/test-support.ts";
+import { ffmpeg, lumas, probeDuration, run, videoWaiters } from "./support/clip-media.ts";
 import { outboxEvents, waitFor } from "./support/events.ts";
+import { looped } from "./support/looped-tags.ts";
 import { getStream, streamIn } from "./support/streams.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 
@@ -30,43 +32,10 @@ const json = async (r: Response) => (await r.json()) as any;
 const LUMA_STEP = 6;
 const FPS = 10;
 
-/** Runs a tool to its end without blocking this process (the service under test answers the tool's requests). */
-async function run(argv: string[]): Promise<Uint8Array> {
-  const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).arrayBuffer(), new Response(p.stderr).text(), p.exited]);
-  if (code !== 0) throw new Error(`${argv.join(" ")}: ${err}`);
-  return new Uint8Array(out);
-}
-
-const ffmpeg = (args: string[]) => run(["ffmpeg", "-hide_banner", "-loglevel", "error", ...args]);
-
-/** Each decoded frame of a playlist as its mean luma (scaled to one pixel by area). */
-const lumas = async (playlistUrl: string) => [
-  ...(await ffmpeg(["-i", playlistUrl, "-map", "0:v:0", "-fps_mode", "passthrough", "-vf", "extractplanes=y,scale=1:1:flags=area", "-f", "rawvideo", "-pix_fmt", "gray", "-"])),
-];
-
 /** The frame whose luma this is (frame n is 16 + 6n: video range starts at 16). */
 const frameOf = (luma: number) => Math.round((luma - 16) / LUMA_STEP);
 
-async function video(id: string, key?: string) {
-  return (await json(await t.api(`/videos/${id}/`, { key }))).data;
-}
-
-function settled(id: string, key?: string) {
-  return waitFor(
-    async () => {
-      const v = await video(id, key);
-      return v.video.status === "TRANSCODING" ? null : v;
-    },
-    { timeoutMs: 180_000, intervalMs: 300, what: `video ${id} to settle` },
-  );
-}
-
-async function completed(id: string) {
-  const v = await settled(id);
-  if (v.video.status !== "COMPLETED") throw new Error(`transcode failed: ${JSON.stringify(v.error)}`);
-  return v;
-}
+const { video, settled, completed } = videoWaiters(() => t);
 
 const clip = (id: string, body: unknown, key?: string) => t.api(`/videos/${id}/clips/`, { method: "POST", json: body, key });
 
@@ -165,8 +134,42 @@ describe("a clip of a video", () => {
   });
 });
 
+/** The one file under `prefix` of the local store (DATA_DIR): a kept original, a live clip's copy of the recording. */
+function storedFile(prefix: string): string {
+  const dir = join(t.dataDir, prefix);
+  return join(dir, readdirSync(dir)[0]!);
+}
+
+/** Runs `fn` with `path` unreadable as media (its bytes replaced by text), then puts the bytes back: a transient fault of the store. */
+async function garbled<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const bytes = readFileSync(path);
+  writeFileSync(path, "not a video at all\n");
+  try {
+    return await fn();
+  } finally {
+    writeFileSync(path, bytes);
+  }
+}
+
+describe("retrying a clip that failed (issue 27)", () => {
+  test("a clip of a video that failed while its parent is there is cut again from the parent by POST /videos/{id}/retry/", async () => {
+    await t.service.runner.stop();
+    const failing = (await json(await clip(parent.video.id, { start_time: 0.5, end_time: 1.5 }))).data.video;
+    const failed = await garbled(storedFile(`originals/${parent.video.id}`), async () => {
+      t.service.runner.start();
+      return settled(failing.id);
+    });
+    expect(failed.video.status).toBe("ERROR");
+    const r = await t.api(`/videos/${failing.id}/retry/`, { method: "POST" });
+    expect(r.status).toBe(200);
+    const done = await completed(failing.id);
+    expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+  });
+});
+
 describe("the parent deleted while a clip is being made (docs/decisions.md, Clips)", () => {
-  test("before the clip has cut its copy: the clip fails with SOURCE_VIDEO_DELETED, and so does a retry", async () => {
+  test("before the clip has cut its copy: the clip fails with SOURCE_VIDEO_DELETED; a retry is 409 CLIP_SOURCE_GONE, nothing queued", async () => {
     // The first clip is the parent here (a clip of a clip). Nothing runs while it goes: the new clip cannot have cut yet.
     await t.service.runner.stop();
     const early = (await json(await clip(firstClip, { start_time: 0, end_time: 1 }))).data.video;
@@ -176,8 +179,11 @@ describe("the parent deleted while a clip is being made (docs/decisions.md, Clip
     expect(failed.video.status).toBe("ERROR");
     expect(failed.error.code).toBe("SOURCE_VIDEO_DELETED");
     expect(failed.video.source_video_id).toBe(firstClip);
-    expect((await t.api(`/videos/${early.id}/retry/`, { method: "POST" })).status).toBe(200);
-    expect((await settled(early.id)).error.code).toBe("SOURCE_VIDEO_DELETED");
+    const retried = await t.api(`/videos/${early.id}/retry/`, { method: "POST" });
+    expect(retried.status).toBe(409);
+    expect((await json(retried)).error).toMatchObject({ code: "CLIP_SOURCE_GONE", details: { source_video_id: firstClip } });
+    expect((await video(early.id)).video.status).toBe("ERROR");
+    expect((await outboxEvents(t.service, early.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED"]);
   });
 
   test("after the clip has cut its copy (its transcode started): the clip completes without its parent", async () => {
@@ -188,17 +194,6 @@ describe("the parent deleted while a clip is being made (docs/decisions.md, Clip
     expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
   });
 });
-
-type Tags = Awaited<ReturnType<typeof fixtureTags>>;
-
-/** The fixture's media `times` over, timestamps running on; its metadata and sequence headers once (FLV tag bodies). */
-function looped(tags: Tags, times: number): Tags {
-  const span = tags.at(-1)!.timestamp + 40;
-  const header = (m: Tags[number]) => m.type === "data" || (m.type === "video" && m.payload[1] === 0) || (m.type === "audio" && m.payload[0]! >> 4 === 10 && m.payload[1] === 0);
-  const out: Tags = [];
-  for (let k = 0; k < times; k++) for (const m of tags) if (k === 0 || !header(m)) out.push({ ...m, timestamp: m.timestamp + k * span });
-  return out;
-}
 
 describe("a clip of a live stream", () => {
   test("while LIVE: a video of the last seconds, COMPLETED before the broadcast ends; 409 when not LIVE, 422 past the window", async () => {
@@ -212,8 +207,8 @@ describe("a clip of a live stream", () => {
     expect(tooLong.status).toBe(422);
     expect(Object.keys((await json(tooLong)).error.details)).toEqual(["seconds"]);
 
-    // The 6 s fixture looped for 90 s, paced as live: on air until the clip is checked, however slow the machine.
-    const pub = publish({ url: stream.rtmp_url, form: "ffmpeg", tags: looped(await fixtureTags(), 15), pace: "realtime", unpublishAtEnd: false });
+    // The 6 s fixture looped for 180 s, paced as live: on air until the clip is checked, however slow the machine.
+    const pub = publish({ url: stream.rtmp_url, form: "ffmpeg", tags: looped(await fixtureTags(), 30), pace: "realtime", unpublishAtEnd: false });
     try {
       await pub.started;
       await streamIn(t, stream.id, ["LIVE"], 60_000);
@@ -225,9 +220,34 @@ describe("a clip of a live stream", () => {
       const done = await completed(created.id);
       // Available before the broadcast ends.
       expect((await getStream(t, stream.id)).status).toBe("LIVE");
-      const probe = JSON.parse(new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", done.renditions[0].url])));
-      expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThanOrEqual(0.1);
+      expect(Math.abs((await probeDuration(done.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
       expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+
+      // A live clip that failed (its copy of the recording unreadable for a while) keeps that copy: a retry makes it.
+      await t.service.runner.stop();
+      const failing = (await json(await liveClip({ seconds: 2 }))).data.video;
+      const failed = await garbled(storedFile(`work/${failing.id}`), async () => {
+        t.service.runner.start();
+        return settled(failing.id);
+      });
+      expect(failed.video.status).toBe("ERROR");
+      const retried = await t.api(`/videos/${failing.id}/retry/`, { method: "POST" });
+      expect(retried.status).toBe(200);
+      const again = await completed(failing.id);
+      expect(Math.abs((await probeDuration(again.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
+
+      // Its copy removed (retention's sweep of work files): 409 CLIP_SOURCE_GONE naming the stream, nothing queued.
+      await t.service.runner.stop();
+      const lost = (await json(await liveClip({ seconds: 2 }))).data.video;
+      await garbled(storedFile(`work/${lost.id}`), async () => {
+        t.service.runner.start();
+        return settled(lost.id);
+      });
+      rmSync(join(t.dataDir, "work", lost.id), { recursive: true, force: true });
+      const refused = await t.api(`/videos/${lost.id}/retry/`, { method: "POST" });
+      expect(refused.status).toBe(409);
+      expect((await json(refused)).error).toMatchObject({ code: "CLIP_SOURCE_GONE", details: { source_stream_id: stream.id } });
+      expect((await video(lost.id)).video.status).toBe("ERROR");
     } finally {
       await pub.close();
     }

@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   VIDEO_NOT_COMPLETED: 409,
   STREAM_NOT_LIVE: 409,
+  CLIP_SOURCE_GONE: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -46,6 +47,7 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   BAD_REQUEST: "The request body is not JSON.",
   VIDEO_NOT_COMPLETED: "Only a COMPLETED video can be clipped.",
   STREAM_NOT_LIVE: "Only a LIVE stream can be clipped.",
+  CLIP_SOURCE_GONE: "The media this clip is cut from is gone: it cannot be retried.",
 };
 
 /** The one error type of the HTTP layer; `errorResponse` maps it to the envelope. */

@@ -1,4 +1,4 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { isAbsolute, join, normalize, posix, relative as relativePath, sep } from "node:path";
 import type { ServerSecret } from "../secrets/server-secret.ts";
 import { createLocalObjectStore } from "./local-object-store.ts";
@@ -70,10 +70,22 @@ export function createMediaStore(opts: { dataDir: string; baseUrl: () => string;
       return dir;
     },
 
-    /** Work files of an owner: the local scratch and (STORAGE=s3) a fetched source kept in the store between the stages. */
-    async removeWork(ownerId: string) {
-      await rm(join(workRoot, ownerId), { recursive: true, force: true });
-      if (objects.kind !== "local") await objects.deletePrefix(`work/${ownerId}`);
+    /**
+     * Work files of an owner: the local scratch and (STORAGE=s3) a fetched source kept in the store between the
+     * stages. `keep`: one work object spared (a failed live clip's copy of the recording, its source for a retry).
+     */
+    async removeWork(ownerId: string, keep?: string) {
+      const dir = join(workRoot, ownerId);
+      const kept = keep?.startsWith(`work/${ownerId}/`) ? keep : undefined;
+      const keptPath = kept ? objects.localPath(kept) : null;
+      if (keptPath?.startsWith(dir + sep)) {
+        const spared = relativePath(dir, keptPath).split(sep)[0];
+        const entries = await readdir(dir).catch(() => [] as string[]);
+        for (const name of entries) if (name !== spared) await rm(join(dir, name), { recursive: true, force: true });
+      } else await rm(dir, { recursive: true, force: true });
+      if (objects.kind === "local") return;
+      if (!kept) return void (await objects.deletePrefix(`work/${ownerId}`));
+      for await (const o of objects.list(`work/${ownerId}`)) if (o.key !== kept) await objects.delete(o.key);
     },
 
     /** Everything of an owner: served media, original and work files. */

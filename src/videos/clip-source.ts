@@ -58,7 +58,19 @@ export async function obtainClipSource(
   return { path, key: null, bytes: (await stat(path)).size };
 }
 
-async function parentStillThere(deps: ClipSourceDeps, parentId: string): Promise<boolean> {
-  for await (const _ of deps.store.objects.list(deps.store.originalKey(parentId))) return true;
+const parentStillThere = (deps: ClipSourceDeps, parentId: string) => hasObjects(deps.store, deps.store.originalKey(parentId));
+
+async function hasObjects(store: MediaStore, prefix: string): Promise<boolean> {
+  for await (const _ of store.objects.list(prefix)) return true;
   return false;
+}
+
+/**
+ * Whether a clip's transcode can run again (a retry): its own kept original (the cut, stored by an earlier run), or
+ * what it is cut from: the parent's kept original, or a live clip's copy of the recording (`sourceKey`).
+ */
+export async function clipSourceThere(store: MediaStore, clipId: string, payload: TranscodePayload): Promise<boolean> {
+  if (await hasObjects(store, store.originalKey(clipId))) return true;
+  if (payload.parentVideoId) return hasObjects(store, store.originalKey(payload.parentVideoId));
+  return payload.sourceKey ? (await store.objects.stat(payload.sourceKey)) !== null : false;
 }

@@ -76,6 +76,18 @@ export class VideoNotRetryable extends DomainError {
   }
 }
 
+/**
+ * `POST /videos/{id}/retry/` on a clip in ERROR whose source is gone (issue 27): the parent video's kept original
+ * (deleted with the parent) or a live clip's copy of the recording (swept by retention); nothing is queued.
+ */
+export class ClipSourceGone extends DomainError {
+  readonly code = "CLIP_SOURCE_GONE";
+  constructor(details: { source_video_id: string } | { source_stream_id: string }) {
+    const what = "source_video_id" in details ? "the video it was cut from was deleted" : "its copy of the broadcast's recording was removed";
+    super(`This clip cannot be retried: ${what}. Make a new clip instead.`, details);
+  }
+}
+
 /** A licence token asked for a video registered without DRM: it has no key and no licence. */
 export class VideoNotDrmProtected extends DomainError {
   readonly code = "DRM_NOT_AVAILABLE";

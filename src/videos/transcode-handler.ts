@@ -129,6 +129,7 @@ export async function failVideo(deps: { runtime: ActorRuntime; store: MediaStore
   const sent = await deps.runtime.sendIn(tx, "video", job.entityId, { type: "TRANSCODING_FAILED", error });
   return async () => {
     sent.afterCommit();
-    await deps.store.removeWork(job.entityId).catch(() => undefined);
+    // A live clip's copy of the recording is its only source: kept for a retry (deleted with the video, or by retention's work sweep).
+    await deps.store.removeWork(job.entityId, job.payload.trim ? job.payload.sourceKey : undefined).catch(() => undefined);
   };
 }

@@ -1,7 +1,8 @@
 import type { TranscodePayload, VideoContext } from "../../machines/video-payload.ts";
 import type { ActorRecord } from "../actors/actor-runtime.ts";
 import { DomainError } from "../errors.ts";
-import { NotFound, TranscodeQueueFailed, VideoNotRetryable } from "./errors.ts";
+import { clipSourceThere } from "./clip-source.ts";
+import { ClipSourceGone, NotFound, TranscodeQueueFailed, VideoNotRetryable } from "./errors.ts";
 import { assertQueueRoom, type VideoServiceDeps } from "./video-service-deps.ts";
 
 /**
@@ -23,7 +24,8 @@ async function retrySourceOf(deps: VideoServiceDeps, ctx: VideoContext): Promise
  * A video in ERROR tried again (`POST /videos/{id}/retry/`): same id, same source, fresh attempts. The machine's
  * RETRY (failed → fetching or queued) and the first stage's work row it queues commit together: a URL source is fetched again (it may
  * have been fixed), an upload or a recording transcoded again from the file it was registered with. 404 for
- * another organization's id, 409 VIDEO_NOT_RETRYABLE unless ERROR (a second retry racing the first included).
+ * another organization's id, 409 VIDEO_NOT_RETRYABLE unless ERROR (a second retry racing the first included), 409
+ * CLIP_SOURCE_GONE for a clip whose source is gone (its parent deleted, a live clip's copy of the recording removed).
  */
 export async function retryVideo(deps: VideoServiceDeps, orgId: string, id: string): Promise<ActorRecord<VideoContext>> {
   const { runtime } = deps;
@@ -31,6 +33,10 @@ export async function retryVideo(deps: VideoServiceDeps, orgId: string, id: stri
   if (!existing) throw new NotFound();
   if (!existing.tags.has("settled") || existing.status !== "ERROR") throw new VideoNotRetryable(existing.status);
   const source = await retrySourceOf(deps, existing.context);
+  const from = existing.context.derivedFrom;
+  if (from && source?.trim && !(await clipSourceThere(deps.store, id, source))) {
+    throw new ClipSourceGone(from.videoId ? { source_video_id: from.videoId } : { source_stream_id: from.streamId ?? "" });
+  }
   let result: Awaited<ReturnType<typeof runtime.send<"video">>>;
   try {
     result = await runtime.send("video", id, source ? { type: "RETRY", source } : { type: "RETRY" }, { within: (tx) => assertQueueRoom(deps, tx) });

@@ -78,10 +78,10 @@ export const retryVideoDoc = () =>
     tags,
     summary: "Retry a failed video",
     description:
-      "Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).",
+      "Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 409 CLIP_SOURCE_GONE for a clip whose source is gone (`details.source_video_id`: its parent was deleted before the clip was cut; `details.source_stream_id`: a live clip's copy of the recording was removed by retention), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`). A clip is cut again from its parent's original (or a live clip from its kept copy of the recording).",
     data: VideoResourceSchema,
     dataDescription: "The video (GET shape), `video.status` TRANSCODING.",
-    errors: ["NOT_FOUND", "VIDEO_NOT_RETRYABLE", "TRANSCODE_NOT_CONFIGURED", "TRANSCODE_QUEUE_FAILED", "VALIDATION_ERROR"],
+    errors: ["NOT_FOUND", "VIDEO_NOT_RETRYABLE", "TRANSCODE_NOT_CONFIGURED", "CLIP_SOURCE_GONE", "TRANSCODE_QUEUE_FAILED", "VALIDATION_ERROR"],
   });
 
 export const deleteVideoDoc = () =>

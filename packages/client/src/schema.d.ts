@@ -411,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed video
-         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`).
+         * @description Tries a video in ERROR again: the same id and source, fresh attempts (a URL source is fetched again, an upload or a recording transcoded again from its file). The video is TRANSCODING again with `error` null; VIDEO_UPLOADED does not fire again (the asset was registered once), VIDEO_TRANSCODING_STARTED and then VIDEO_TRANSCODING_COMPLETED or VIDEO_TRANSCODING_FAILED fire for the new attempt. Counts in the `POST /videos/` limit (20/min per organization): it queues a billed transcode. No body. Errors: 404 NOT_FOUND (also another organization's id), 409 VIDEO_NOT_RETRYABLE when the video is not in ERROR (`details.status` is its status; a second retry racing the first gets it too), 409 TRANSCODE_NOT_CONFIGURED when the organization has transcoding off, 409 CLIP_SOURCE_GONE for a clip whose source is gone (`details.source_video_id`: its parent was deleted before the clip was cut; `details.source_stream_id`: a live clip's copy of the recording was removed by retention), 502 TRANSCODE_QUEUE_FAILED (with `Retry-After`). A clip is cut again from its parent's original (or a live clip from its kept copy of the recording).
          */
         post: operations["retryVideo"];
         delete?: never;
@@ -1107,7 +1107,7 @@ export interface components {
             message: string;
             error: {
                 /** @enum {string} */
-                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE" | "SERVICE_UNAVAILABLE" | "BAD_REQUEST" | "VIDEO_NOT_COMPLETED" | "STREAM_NOT_LIVE";
+                code: "INVALID_API_KEY" | "PERMISSION_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_EXISTS" | "TRANSCODE_NOT_CONFIGURED" | "DRM_NOT_AVAILABLE" | "PAYLOAD_TOO_LARGE" | "VIDEO_NOT_RETRYABLE" | "VALIDATION_ERROR" | "RATE_LIMITED" | "INTERNAL_ERROR" | "TRANSCODE_QUEUE_FAILED" | "NO_SLOTS_AVAILABLE" | "SERVICE_UNAVAILABLE" | "BAD_REQUEST" | "VIDEO_NOT_COMPLETED" | "STREAM_NOT_LIVE" | "CLIP_SOURCE_GONE";
                 /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                 details?: unknown;
             };
@@ -6220,7 +6220,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VIDEO_NOT_RETRYABLE, TRANSCODE_NOT_CONFIGURED */
+            /** @description VIDEO_NOT_RETRYABLE, TRANSCODE_NOT_CONFIGURED, CLIP_SOURCE_GONE */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6232,7 +6232,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VIDEO_NOT_RETRYABLE" | "TRANSCODE_NOT_CONFIGURED";
+                            code: "VIDEO_NOT_RETRYABLE" | "TRANSCODE_NOT_CONFIGURED" | "CLIP_SOURCE_GONE";
                             /** @description PERMISSION_DENIED: the missing permission codenames. VALIDATION_ERROR: field name → message. PAYLOAD_TOO_LARGE: `body` → the limit. */
                             details?: unknown;
                         };
