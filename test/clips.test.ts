@@ -119,7 +119,7 @@ describe("a clip of a video", () => {
     expect(clipFrames.map(frameOf)).toEqual([12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]);
 
     const events = (await outboxEvents(t.service, created.video.id)).map((e) => e.event);
-    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   });
 
   test("bad spans: 422 naming each field; another organization's video: 404 as for a missing id", async () => {
@@ -227,7 +227,7 @@ describe("a clip of a live stream", () => {
       expect((await getStream(t, stream.id)).status).toBe("LIVE");
       const probe = JSON.parse(new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", done.renditions[0].url])));
       expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThanOrEqual(0.1);
-      expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     } finally {
       await pub.close();
     }

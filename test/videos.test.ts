@@ -98,7 +98,7 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(new Uint8Array(await range.arrayBuffer())).toEqual(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3])); // EBML magic: Matroska
 
     const events = await outboxEvents(t.service, id);
-    expect(events.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     expect(events[0]!.data.video.status).toBe("TRANSCODING");
     expect(events[1]!.data.video.transcoder_id).toStartWith("wasm");
     expect(events[2]!.data.renditions).toHaveLength(2);
