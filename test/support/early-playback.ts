@@ -1,23 +1,23 @@
 /**
- * Issue 29 item 1's player check: a frame-counter source (a noisy 720p picture, slow enough to encode that a
- * player can start before the job ends, with a flat centre patch whose luma says the frame number modulo 25)
+ * Issue 29 item 1's player check: a frame-counter source (a noisy picture with a flat centre patch whose luma says the frame number modulo 25)
  * and an hls.js page that plays an EVENT playlist from position 0 at 1x to its end, reporting stalls and the
  * frame number it read from every frame shown (requestVideoFrameCallback).
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { PlayerHarness } from "./browser.ts";
 
 const PATCH_STEP = 8;
 const PATCH_MOD = 25;
 
-/** Writes the source: `seconds` of 1280x720 at `fps`, a tone, the counter patch in the middle. */
-export async function earlySource(output: string, o: { seconds: number; fps: number }): Promise<void> {
+/** Writes the source: `seconds` of `size` (e.g. 854x480) at `fps`, a tone, the counter patch in the middle. */
+export async function earlySource(output: string, o: { seconds: number; fps: number; size: string }): Promise<void> {
   const { seconds, fps } = o;
   const graph = [
     "[0:v]noise=alls=30:allf=t[bg]",
     `[1:v]format=yuv420p,geq=lum='16+${PATCH_STEP}*mod(N,${PATCH_MOD})':cb=128:cr=128[p]`,
     "[bg][p]overlay=(W-w)/2:(H-h)/2:shortest=1,format=yuv420p[v]",
   ].join(";");
-  const args = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-f", "lavfi", "-i", `testsrc2=size=1280x720:rate=${fps}:duration=${seconds}`];
+  const args = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-f", "lavfi", "-i", `testsrc2=size=${o.size}:rate=${fps}:duration=${seconds}`];
   args.push("-f", "lavfi", "-i", `color=c=black:size=160x160:rate=${fps}:duration=${seconds}`, "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`);
   args.push("-filter_complex", graph, "-map", "[v]", "-map", "2:a", "-c:v", "libx264", "-preset", "ultrafast", "-g", String(2 * fps), "-c:a", "aac", "-shortest", "-y", output);
   const p = Bun.spawn(args, { stdout: "ignore", stderr: "pipe" });
@@ -118,5 +118,43 @@ async function pagePlay(a: { url: string; timeoutMs: number; fps: number; step: 
     mismatched: mismatched.slice(0, 20),
     firstMediaTime: frames[0]?.[0] ?? Number.NaN,
     lastMediaTime: frames.at(-1)?.[0] ?? Number.NaN,
+  };
+}
+
+/**
+ * The encoder held still between the first playable moment and the player's first frame: this process's ffmpeg
+ * children get SIGSTOP (by pid), `resume()` sends SIGCONT. A loaded machine may take seconds to start a browser
+ * player; frozen, the job cannot complete meanwhile, so "playback began while TRANSCODING" is checked without a
+ * race, and the no-stall check is unchanged (the encode resumes where the player starts, from the state the
+ * 1.5x rule judged).
+ */
+export function freezeEncoder(): { pids: number[]; resume(): void } {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (comm === "ffmpeg" && ppid === process.pid) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  for (const pid of pids) process.kill(pid, "SIGSTOP");
+  let resumed = false;
+  return {
+    pids,
+    resume() {
+      if (resumed) return;
+      resumed = true;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGCONT");
+        } catch {
+          // exited
+        }
+      }
+    },
   };
 }
