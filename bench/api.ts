@@ -15,13 +15,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { videoInput } from "../machines/test-contexts.ts";
-import { loadConfig } from "../src/config.ts";
 import { createDatabase, type Database } from "../src/db/create-database.ts";
 import { newId, randomToken } from "../src/ids.ts";
-import { silentLogger } from "../src/log.ts";
-import { createService, type Service } from "../src/service.ts";
 import { startSqld } from "../test/support/sqld.ts";
+import { type Full, SEED, startFull } from "./api-fixture.ts";
+import { cpuNow, cpuPer } from "./thread-cpu.ts";
 import { requireWrk, wrk, type WrkResult, type WrkTarget } from "./wrk-run.ts";
 
 requireWrk();
@@ -39,10 +37,12 @@ const rounds = num("rounds", 3);
 const connections = num("connections", 32);
 const only = str("only");
 const withSqld = !argv.includes("--no-sqld");
-const load = (t: WrkTarget, s = seconds) => wrk(t, { seconds: s, connections });
-
-const PREFIX = "/api/public/v1";
-const SEED = 100;
+/** One wrk round, with this process's main-thread (event loop) CPU per request while it ran (µs; both servers live here, rounds alternate). */
+async function load(t: WrkTarget, s = seconds): Promise<WrkResult & { cpuUs: number }> {
+  const before = cpuNow();
+  const r = await wrk(t, { seconds: s, connections });
+  return { ...r, cpuUs: cpuPer(before, cpuNow(), r.requests, 1).mainMs * 1000 };
+}
 
 interface Route {
   name: string;
@@ -70,71 +70,6 @@ const ROUTES: Route[] = [
     created: (j: { data: { endpoint: { id: string } } }) => j.data.endpoint.id,
   },
 ].filter((r) => !only || r.name.includes(only)) as Route[];
-
-interface Full {
-  service: Service;
-  base: string;
-  auth: Record<string, string>;
-  ids: { video: string; stream: string };
-  stop(): Promise<void>;
-}
-
-/** A service with everything a bench route needs: 100 videos, 100 streams, 20 endpoints; limits out of the way. */
-async function startFull(databaseUrl?: string): Promise<Full> {
-  const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    PORT: "0",
-    RTMP_PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    LIVE_SLOTS: "100000000",
-    LIVE_SLOTS_PER_ORG: "100000000",
-    WEBHOOK_ENDPOINTS_PER_ORG: "100000000",
-    ALLOW_PRIVATE_NETWORK: "1",
-  };
-  if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const service = await createService(loadConfig(env), { logger: silentLogger, transcriber: null });
-  const { org, apiKey } = await service.orgs.createOrg("bench");
-  // Measure the limiter's cost, not its refusals.
-  const big = 1_000_000_000;
-  await service.orgs.updateSettings(org.id, (s) => ({
-    ...s,
-    limits: { ...s.limits, requestsPerMinute: big, livestreamsCreatePerMinute: big, videosCreatePerMinute: big, uploadUrlPerMinute: big },
-  }));
-  const { port } = await service.listen();
-  const base = `http://127.0.0.1:${port}${PREFIX}`;
-  const auth = { authorization: `Bearer ${apiKey}` };
-  let video = "";
-  for (let i = 0; i < SEED; i++) {
-    video = newId("vid");
-    await service.runtime.create("video", videoInput({ id: video, orgId: org.id, title: `Bench ${i}`, sourceUrl: `https://example.com/${randomToken(8)}.mp4`, createdAt: new Date().toISOString() }));
-  }
-  let stream = "";
-  for (let i = 0; i < SEED; i++) {
-    const res = await fetch(`${base}/livestreams/`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ title: `Bench ${i}` }) });
-    if (res.status !== 201) throw new Error(`seed stream: ${res.status} ${await res.text()}`);
-    stream = ((await res.json()) as any).data.stream.id;
-  }
-  for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${base}/webhooks/`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ url: `https://127.0.0.1:9/hook${i}`, events: ["VIDEO_TRANSCODING_COMPLETED"] }),
-    });
-    if (res.status !== 201) throw new Error(`seed endpoint: ${res.status} ${await res.text()}`);
-  }
-  return {
-    service,
-    base,
-    auth,
-    ids: { video, stream },
-    async stop() {
-      await service.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 function target(full: Full, r: Route): WrkTarget {
   const path = r.path.replace("{video}", full.ids.video).replace("{stream}", full.ids.stream);
@@ -220,12 +155,15 @@ async function bareWriter(r: Route, sample: { status: number; headers: Headers; 
   };
 }
 
-const median = (xs: WrkResult[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+const median = <T extends WrkResult>(xs: T[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+const medianCpu = (xs: Array<{ cpuUs: number }>) => [...xs].map((x) => x.cpuUs).sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Row {
   route: string;
   bare: WrkResult;
   full: WrkResult;
+  /** Main-thread CPU µs per request, median round: bare and full. */
+  cpu: { bare: number; full: number };
   sqld?: WrkResult;
   status: number;
 }
@@ -249,14 +187,14 @@ for (const r of ROUTES) {
   const bareTarget: WrkTarget = { ...t, url: bare.url };
   await load(bareTarget, 1);
   await load(t, 1);
-  const b: WrkResult[] = [];
-  const f: WrkResult[] = [];
+  const b: Array<WrkResult & { cpuUs: number }> = [];
+  const f: Array<WrkResult & { cpuUs: number }> = [];
   for (let i = 0; i < rounds; i++) {
     b.push(await load(bareTarget));
     f.push(await load(t));
   }
   bare.stop();
-  const row: Row = { route: r.name, bare: median(b), full: median(f), status: res.status };
+  const row: Row = { route: r.name, bare: median(b), full: median(f), cpu: { bare: medianCpu(b), full: medianCpu(f) }, status: res.status };
   table.push(row);
   console.error(`${r.name}: bare ${b.map((x) => x.rps.toFixed(0)).join("/")} full ${f.map((x) => x.rps.toFixed(0)).join("/")} (status ${res.status})`);
 }
@@ -282,12 +220,12 @@ if (withSqld) {
 const pad = (s: string, n: number) => s.padEnd(n);
 const num0 = (n: number) => n.toFixed(0).padStart(8);
 console.log(`\nbench:api  wrk -t1 -c${connections}, ${rounds} alternating rounds of ${seconds} s each side (median round), ${SEED} items per list`);
-console.log(`${pad("route", 34)} ${"bare/s".padStart(8)} ${"full/s".padStart(8)}  ratio  full p99${withSqld ? "   sqld/s  sqld p99" : ""}`);
+console.log(`${pad("route", 34)} ${"bare/s".padStart(8)} ${"full/s".padStart(8)}  ratio  full p99  CPU µs/req bare/full${withSqld ? "   sqld/s  sqld p99" : ""}`);
 for (const row of table) {
   const bad = row.status >= 400 ? row.full.requests - row.full.non2xx : row.full.non2xx;
   const sq = row.sqld ? `  ${num0(row.sqld.rps)}  ${row.sqld.p99Ms.toFixed(1).padStart(6)} ms` : "";
   console.log(
-    `${pad(row.route, 34)} ${num0(row.bare.rps)} ${num0(row.full.rps)}  ${(row.full.rps / row.bare.rps).toFixed(2).padStart(5)}  ${row.full.p99Ms.toFixed(1).padStart(5)} ms${sq}${bad > 0 || row.full.socketErrors > 0 ? `  (${bad} unexpected status, ${row.full.socketErrors} socket errors)` : ""}`,
+    `${pad(row.route, 34)} ${num0(row.bare.rps)} ${num0(row.full.rps)}  ${(row.full.rps / row.bare.rps).toFixed(2).padStart(5)}  ${row.full.p99Ms.toFixed(1).padStart(5)} ms  ${row.cpu.bare.toFixed(0).padStart(6)} / ${row.cpu.full.toFixed(0).padEnd(6)}${sq}${bad > 0 || row.full.socketErrors > 0 ? `  (${bad} unexpected status, ${row.full.socketErrors} socket errors)` : ""}`,
   );
 }
 console.log("targets: ratio >= 0.50, full p99 < 10 ms");

@@ -19,15 +19,10 @@ import { loadConfig } from "../src/config.ts";
 import { newId } from "../src/ids.ts";
 import { silentLogger } from "../src/log.ts";
 import { createService } from "../src/service.ts";
+import { cpuArgs, numArg } from "./cpu-args.ts";
 import { cpuNow, cpuPer } from "./thread-cpu.ts";
 
-const argv = process.argv;
-const num = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i > 0 ? Number(argv[i + 1]) : d;
-};
-const requests = num("requests", 20_000);
-const rounds = num("rounds", 3);
+const { requests, rounds, only } = cpuArgs();
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-beacons-cpu-"));
 const service = await createService(loadConfig({ DATA_DIR: dataDir, PORT: "0", RTMP_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", BEACONS_PER_MINUTE_PER_ADDRESS: "1000000000" }), {
@@ -40,7 +35,7 @@ await service.runtime.create("video", videoInput({ id: video, orgId: org.id, tit
 
 const t0 = Date.now();
 const bodyOf = (n: number, id: string) => beaconBatch(n, id, t0, "cpu");
-const views = num("views", 1000);
+const views = numArg("views", 1000);
 const stored = Array.from({ length: views }, (_, n) => bodyOf(n, video));
 const unknown = Array.from({ length: views }, (_, n) => bodyOf(n, "vid_nothere"));
 const headers = { "content-type": "text/plain;charset=UTF-8", "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36" };
@@ -61,7 +56,6 @@ const stages: Record<string, (i: number) => unknown> = {
   "app.handle, stored (fast path + ops)": (i) => service.app.handle(request(stored[i % views]!)),
 };
 
-const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1]! : "";
 const results = new Map<string, Array<{ mainMs: number; processMs: number }>>();
 for (let r = 0; r < rounds; r++) {
   for (const [name, run] of Object.entries(stages)) {

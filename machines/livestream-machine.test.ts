@@ -65,6 +65,30 @@ describe("live stream machine", () => {
     expect(emitted.filter((e) => e.type === "work")).toEqual([{ type: "work", work: { type: "live-finalize", payload: { streamId: "ls_test", trigger: "pipeline" } } }]);
   });
 
+  test("the owner died (BROADCAST_LOST): LIVE, waiting for the encoder to come back to any process, no event; a take-over publishes on; else the window ends in finalizing", async () => {
+    const machine = livestreamMachine.provide({ delays: streamDelays({ leadMs: 0, idleMs: 60_000, reconnectMs: 50 }) });
+    const emitted: any[] = [];
+    const actor = createActor(machine, { input: streamInput() });
+    actor.on("*", (e) => emitted.push(e));
+    actor.start();
+    actor.send({ type: "PUBLISH_STARTED" });
+    actor.send({ type: "MEDIA_OBSERVED", at: "a" });
+    const before = emitted.length;
+    actor.send({ type: "BROADCAST_LOST" });
+    expect(actor.getSnapshot().value).toEqual({ live: "waiting" });
+    expect(streamStatus(actor.getSnapshot().value)).toBe("LIVE");
+    actor.send({ type: "PUBLISH_STARTED" });
+    expect(actor.getSnapshot().value).toEqual({ live: "publishing" });
+    expect(emitted.slice(before)).toEqual([]);
+    actor.send({ type: "BROADCAST_LOST" });
+    // Lost again while waiting: the window already running decides.
+    actor.send({ type: "BROADCAST_LOST" });
+    expect(actor.getSnapshot().value).toEqual({ live: "waiting" });
+    await Bun.sleep(120);
+    expect(actor.getSnapshot().value).toEqual({ live: "finalizing" });
+    expect(emitted.filter((e) => e.type === "work")).toEqual([{ type: "work", work: { type: "live-finalize", payload: { streamId: "ls_test", trigger: "pipeline" } } }]);
+  });
+
   test("the idle rule: a ready stream nobody publishes to ends (small shape, no duration)", async () => {
     const machine = livestreamMachine.provide({ delays: streamDelays({ leadMs: 0, idleMs: 50, reconnectMs: 50 }) });
     const emitted: DomainEvent[] = [];

@@ -69,16 +69,20 @@ const ENDINGS = {
  * a publisher (publishing), or one that left and may come back (waiting,
  * for the reconnect window); then the broadcast is finalized (finalizing:
  * durable `live-finalize` work closes the files, registers the recording
- * and answers PIPELINE_ENDED).
+ * and answers PIPELINE_ENDED). A broadcast whose owning process died
+ * (BROADCAST_LOST: its lease lapsed) is a publisher that left: its encoder
+ * may come back to any process within the reconnect window, which takes the
+ * broadcast over (issue 26); lost while already waiting, the window running
+ * goes on.
  */
 const publishing = {
   tags: ["acceptsPublish", "hasPublisher"],
-  on: { PUBLISHER_LEFT: "waiting", BROADCAST_LOST: "finalizing" },
+  on: { PUBLISHER_LEFT: "waiting", BROADCAST_LOST: "waiting" },
 } as const;
 const waiting = {
   tags: ["acceptsPublish", "hasPublisher"],
   after: { reconnectWindow: "finalizing" },
-  on: { PUBLISH_STARTED: "publishing", BROADCAST_LOST: "finalizing" },
+  on: { PUBLISH_STARTED: "publishing" },
 } as const;
 const finalizing = { entry: finalize("pipeline") } as const;
 

@@ -260,7 +260,7 @@ export async function createService(
     ],
     publicPlugins: [
       ops.plugin,
-      staticAssets,
+      staticAssets(),
       mediaRoutes(store, objects, playback.gate),
       ...videos.publicPlugins,
       ...live.publicPlugins,
@@ -350,7 +350,7 @@ export async function createService(
           logger.error("Cannot stop a component cleanly", { err });
         }
       }
-      database.close();
+      await database.close();
     },
   };
 }

@@ -213,4 +213,20 @@ describe("analytics beacons", () => {
     expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await beacon(one, { from: "193.0.0.10" })).status).toBe(204);
   });
+
+  // The beacon store writes group commits through its own connection (a worker thread) beside the process's write queue.
+  test("beacons stored beside API writes: every write answers 201, every view is stored, each row's events as the JSON array of its tuples", async () => {
+    const views = Array.from({ length: 30 }, (_, i) => view({ video_id: video }, `side-${i}`));
+    const [sent, writes] = await Promise.all([
+      Promise.all(views.map((events, i) => beacon(events, { from: `198.51.100.${i + 1}` }))),
+      Promise.all(Array.from({ length: 8 }, (_, i) => t.api("/livestreams/", { method: "POST", json: { title: `beside beacons ${i}` } }))),
+    ]);
+    expect(sent.map((r) => r.status)).toEqual(views.map(() => 204));
+    expect(writes.map((r) => r.status)).toEqual(writes.map(() => 201));
+    await t.service.analytics.writer.flush();
+    const stored = await t.service.database.client.execute("SELECT view_id, events FROM analytics_event_batches WHERE view_id LIKE 'side-%'");
+    expect(new Set(stored.rows.map((r) => r.view_id)).size).toBe(30);
+    const first = stored.rows.find((r) => r.view_id === "side-0")!;
+    expect(JSON.parse(String(first.events))[0]).toEqual(["viewstart", 1_700_000_000_000, 0, null, null, null, null]);
+  });
 });

@@ -160,7 +160,7 @@ describe("envelope on unexpected failures", () => {
     const broken = await startTestService({ listen: false, logger: createLogger({ write: (l) => lines.push(l) }) });
     try {
       // Break the database under the running app.
-      broken.service.database.close();
+      await broken.service.database.close();
       const res = await broken.api("/organization/");
       expect(res.status).toBe(500);
       const body = await failed(res, "getOrganization");

@@ -17,7 +17,8 @@ setDefaultTimeout(120_000);
 
 const hasFfmpeg = Bun.which("ffmpeg") !== null;
 const FIXTURE = join(import.meta.dir, "..", "fixtures", "live-360p-6s.flv");
-const ENV = { LIVE_BROADCAST_LEASE_MS: "1500", JOB_LEASE_MS: "2000", RECORDING_PART_MS: "1000" };
+// Issue 26: a dead owner's broadcast waits its reconnect window (an encoder may come back and take it over) before it is finalized.
+const ENV = { LIVE_BROADCAST_LEASE_MS: "1500", JOB_LEASE_MS: "2000", RECORDING_PART_MS: "1000", LIVE_RECONNECT_MS: "1000" };
 
 let cluster: Cluster;
 const spawn = (env?: Record<string, string>) => cluster.spawn(env);
@@ -51,7 +52,7 @@ test.skipIf(!hasFfmpeg)(
       const parts = await keysUnder(`recordings/${s.id}/`);
       expect(parts[0]).toBe(`recordings/${s.id}/part-000001.flv`);
 
-      // B: lease lapsed → BROADCAST_LOST → live-finalize, from the parts.
+      // B: lease lapsed → BROADCAST_LOST → the reconnect window (nobody comes back) → live-finalize, from the parts.
       const stream = await waitFor(
         async () => {
           const body = await ok(b.api(`/livestreams/${s.id}/`), "getLivestream");

@@ -1,4 +1,4 @@
-import { open, type FileHandle } from "node:fs/promises";
+import { open, truncate, type FileHandle } from "node:fs/promises";
 import { FLV_HEADER_SIZE, FLV_MAX_TAG_BODY_SIZE, FLV_PREVIOUS_TAG_SIZE_SIZE, FLV_TAG_HEADER_SIZE, FLV_TAG_TYPE_CODE, type FlvTag } from "./flv-tag.ts";
 import { stripSetDataFrame } from "./script-data.ts";
 
@@ -22,6 +22,12 @@ export interface FlvWriterOptions {
   flushBytes?: number;
   /** Buffered + in-flight bytes above which write() waits (backpressure). */
   highWaterMark?: number;
+  /**
+   * Continue an existing recording instead of starting one: the file is cut
+   * at this offset (after its last whole tag, flv-continuation.ts) and tags
+   * are appended there; no header is written.
+   */
+  appendAt?: number;
 }
 
 export interface FlvWriter {
@@ -32,6 +38,8 @@ export interface FlvWriter {
   flush(): Promise<void>;
   /** Flushes, syncs to disk and closes. Further writes throw. */
   close(): Promise<void>;
+  /** Closes without writing what is still buffered (the file is another process's now). Further writes throw. */
+  abandon(): Promise<void>;
   readonly tagsWritten: number;
   /** Bytes handed to the OS so far (header included). */
   readonly bytesWritten: number;
@@ -47,17 +55,18 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
   const flushIntervalMs = options.flushIntervalMs ?? 100;
   const flushBytes = options.flushBytes ?? 256 * 1024;
   const highWaterMark = options.highWaterMark ?? 4 * 1024 * 1024;
-  const handle: FileHandle = await open(path, "w");
+  if (options.appendAt !== undefined) await truncate(path, options.appendAt);
+  const handle: FileHandle = await open(path, options.appendAt !== undefined ? "a" : "w");
 
-  let pending: Uint8Array[] = [encodeFlvHeader(options)];
-  let pendingBytes = pending[0]!.length;
+  let pending: Uint8Array[] = options.appendAt !== undefined ? [] : [encodeFlvHeader(options)];
+  let pendingBytes = pending[0]?.length ?? 0;
   let inflight: Promise<void> | null = null;
   let inflightBytes = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let failure: unknown = null;
   let closed = false;
   let tagsWritten = 0;
-  let bytesWritten = 0;
+  let bytesWritten = options.appendAt ?? 0;
 
   async function writeAll(chunks: Uint8Array[]): Promise<void> {
     const total = chunks.reduce((n, c) => n + c.length, 0);
@@ -130,6 +139,16 @@ export async function createFlvWriter(path: string, options: FlvWriterOptions): 
     async flush() {
       await startFlush();
       throwIfFailed();
+    },
+    async abandon() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      pending = [];
+      pendingBytes = 0;
+      await inflight;
+      await handle.close();
     },
     async close() {
       if (closed) return;

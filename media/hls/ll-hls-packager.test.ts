@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import HLS from "hls-parser";
@@ -7,7 +7,7 @@ import { readFlvTags } from "../flv/flv-reader.ts";
 import { closeMediaTools, runFfmpeg } from "../test-support/media-tools.ts";
 import { LIVE_HLS_LATENCY_PRESETS } from "./live-hls-packager.ts";
 import { createLlHlsPackager, LL_HLS_PART_SECONDS, type LlHlsPartInfo } from "./ll-hls-packager.ts";
-import { blockingVerdict, playlistEdge } from "./ll-playlist.ts";
+import { blockingVerdict, parseLlPlaylist, playlistEdge } from "./ll-playlist.ts";
 
 setDefaultTimeout(120_000);
 
@@ -76,6 +76,55 @@ describe("LL-HLS packager (CMAF parts, NORMAL)", async () => {
     }
     const all = await runFfmpeg(["-v", "error", "-i", join(dir, "index.m3u8"), "-f", "null", "-"], { input: join(dir, "index.m3u8") });
     expect({ exitCode: all.exitCode, stderr: all.stderr }).toEqual({ exitCode: 0, stderr: "" });
+  });
+});
+
+describe("a playlist continued by another packager (a broadcast taken over after its owner died)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ll-hls-resume-"));
+  // The first owner: 4.5 s of media, then killed (no end(): its open segment's parts stay, never finished).
+  const first = createLlHlsPackager({ dir, ...LIVE_HLS_LATENCY_PRESETS.NORMAL });
+  for (const t of tags.filter((x) => x.timestamp < 4500)) await first.push(t);
+  const left = readFileSync(join(dir, "index.m3u8"), "utf8");
+  const files = new Map(
+    readdirSync(dir)
+      .filter((n) => n !== "index.m3u8")
+      .map((n) => [n, readFileSync(join(dir, n))]),
+  );
+  const before = parseLlPlaylist(left);
+  // The new owner: the whole fixture again, as its encoder's new session.
+  const second = createLlHlsPackager({ dir, ...LIVE_HLS_LATENCY_PRESETS.NORMAL, resume: { ...before, prefix: "tb-" } });
+  for (const t of tags) await second.push(t);
+  await second.end();
+  const text = readFileSync(join(dir, "index.m3u8"), "utf8");
+  const after = parseLlPlaylist(text);
+
+  test("sequence numbers go on after the last whole segment, across one discontinuity with its own init segment", () => {
+    expect(before.segments.map((x) => x.sequence)).toEqual([0, 1]);
+    expect(after.segments.map((x) => x.sequence)).toEqual([0, 1, 2, 3, 4]);
+    expect(after.segments.map((x) => x.uri)).toEqual(["segment-0.m4s", "segment-1.m4s", "tb-segment-2.m4s", "tb-segment-3.m4s", "tb-segment-4.m4s"]);
+    expect(after.segments.map((x) => x.discontinuity ?? false)).toEqual([false, false, true, false, false]);
+    expect(text).toContain('#EXT-X-MAP:URI="init.mp4"');
+    expect(text).toContain('#EXTINF:2.000,\nsegment-1.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI="tb-init.mp4"');
+    const p = parse(text);
+    expect(p.segments.map((x) => x.discontinuity === true)).toEqual([false, false, true, false, false]);
+  });
+
+  test("none of the first owner's files is overwritten (its unfinished segment's parts included), and the whole playlist decodes with ffmpeg", async () => {
+    expect([...files.keys()].some((n) => n.startsWith("part-2-"))).toBe(true);
+    for (const [name, bytes] of files) expect(readFileSync(join(dir, name)).equals(bytes)).toBe(true);
+    const all = await runFfmpeg(["-v", "error", "-i", join(dir, "index.m3u8"), "-f", "null", "-"], { input: join(dir, "index.m3u8") });
+    expect({ exitCode: all.exitCode, stderr: all.stderr }).toEqual({ exitCode: 0, stderr: "" });
+  });
+
+  test("the window slides past the join: EXT-X-DISCONTINUITY-SEQUENCE counts the discontinuity that left", async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), "ll-hls-resume-"));
+    const small = createLlHlsPackager({ dir: dir2, ...LIVE_HLS_LATENCY_PRESETS.NORMAL, windowSegments: 2, resume: { ...before, prefix: "tc-" } });
+    for (const t of tags) await small.push(t);
+    await small.end();
+    const t2 = readFileSync(join(dir2, "index.m3u8"), "utf8");
+    expect(t2).toContain("#EXT-X-DISCONTINUITY-SEQUENCE:1");
+    expect(t2).not.toContain("#EXT-X-DISCONTINUITY\n");
+    expect(t2).toContain('#EXT-X-MAP:URI="tc-init.mp4"');
   });
 });
 

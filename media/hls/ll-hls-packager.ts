@@ -27,9 +27,17 @@ export interface LlHlsPackagerOptions extends Omit<LiveHlsPackagerOptions, "segm
   partSeconds?: number;
   /** Every playlist write (a new part, maybe a new segment): blocking playlist reloads are answered from here. */
   onPart?: (info: LlHlsPartInfo) => void;
+  /**
+   * Continue a playlist another process left (its owner died, parseLlPlaylist):
+   * its segments stay listed, sequence numbers go on after the last one, the
+   * first new segment starts a discontinuity with its own init segment, and
+   * every new file is named with `prefix` so none of the old ones (an
+   * unfinished segment's parts included) is overwritten. Nothing is cleaned up first.
+   */
+  resume?: { segments: LlSegment[]; discontinuitySequence: number; prefix: string };
 }
 
-const OWN_FILE = /^(index|master)\.m3u8$|^(segment|part)-[\d-]+\.(ts|m4s)$|^init\.mp4$|\.tmp$/;
+const OWN_FILE = /^(index|master)\.m3u8$|^(t[0-9a-z]+-)?(segment|part)-[\d-]+\.(ts|m4s)$|^(t[0-9a-z]+-)?init\.mp4$|\.tmp$/;
 /** Complete segments whose parts stay listed (RFC 8216bis 6.2.2: at least those within 3 target durations... of the end, here 2 segments + the open one). */
 const SEGMENTS_WITH_PARTS = 2;
 
@@ -79,6 +87,17 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
   const listed: LlSegment[] = [];
   const leaving: LlSegment[] = [];
   let segmentsPublished = 0;
+  const resume = options.resume;
+  const prefix = resume?.prefix ?? "";
+  const initUri = `${prefix}init.mp4`;
+  let discontinuitySequence = resume?.discontinuitySequence ?? 0;
+  // The first segment of this packager starts a discontinuity when it continues another's playlist.
+  let joining = resume !== undefined && resume.segments.length > 0;
+  if (resume) {
+    listed.push(...resume.segments.slice(-windowSegments));
+    msn = (resume.segments.at(-1)?.sequence ?? -1) + 1;
+    maxRoundedDuration = Math.max(0, ...resume.segments.map((x) => Math.round(x.duration)));
+  }
 
   const write = (name: string, data: Uint8Array | string) => (files ? files.write(name, typeof data === "string" ? new TextEncoder().encode(data) : data) : writeFileAtomic(join(dir, name), data));
   const remove = (name: string) =>
@@ -96,7 +115,7 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
       audioTrack = { id: 2, kind: "audio", timescale: rate, config: audio.aac.description, channels: audio.decoderConfig.numberOfChannels, sampleRate: rate };
       audioFrameTicks = Math.round(audio.frameDuration * rate);
     }
-    await write("init.mp4", initSegment([videoTrack, audioTrack].filter((t): t is Fmp4Track => t !== null)));
+    await write(initUri, initSegment([videoTrack, audioTrack].filter((t): t is Fmp4Track => t !== null)));
     phase = "running";
     logger?.info?.("live HLS: started (LL-HLS, CMAF)", { dir, video: video?.decoderConfig.codec ?? null, audio: audio?.decoderConfig.codec ?? null, part_seconds: partSeconds });
     for (const ev of tracks.takeBuffered()) await feed(ev);
@@ -148,7 +167,7 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
     const trackSamples = [...(videoTrack ? [{ track: videoTrack, samples: p.video }] : []), ...(audioTrack ? [{ track: audioTrack, samples: p.audio }] : [])];
     const bytes = fragment(fragmentSequence++, trackSamples);
     const index = openParts.length;
-    const uri = `part-${msn}-${index}.m4s`;
+    const uri = `${prefix}part-${msn}-${index}.m4s`;
     const duration = Math.max(0.001, end - p.start);
     openParts.push({ uri, duration, independent: p.independent, bytes });
     // The part and the segment it completes are independent files: written together, both before the playlist.
@@ -161,6 +180,10 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
       openParts: phase === "ended" ? [] : openParts,
       openMsn: msn,
       ended: phase === "ended",
+      discontinuitySequence,
+      initUri,
+      openDiscontinuity: joining,
+      partPrefix: prefix,
     });
     await write(LIVE_HLS_PLAYLIST, playlist);
     const publishedAtMs = Date.now();
@@ -186,14 +209,21 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
       bytes.set(p.bytes, o);
       o += p.bytes.length;
     }
-    const uri = `segment-${msn}.m4s`;
+    const uri = `${prefix}segment-${msn}.m4s`;
     await write(uri, bytes);
     const duration = parts.reduce((n, p) => n + p.duration, 0);
     maxRoundedDuration = Math.max(maxRoundedDuration, Math.round(duration));
-    listed.push({ uri, sequence: msn, duration, parts: parts.map(({ uri, duration, independent }) => ({ uri, duration, independent })) });
+    const segment: LlSegment = { uri, sequence: msn, duration, parts: parts.map(({ uri, duration, independent }) => ({ uri, duration, independent })), map: initUri };
+    if (joining) segment.discontinuity = true;
+    joining = false;
+    listed.push(segment);
     msn++;
     segmentsPublished++;
-    while (listed.length > windowSegments) leaving.push(listed.shift()!);
+    while (listed.length > windowSegments) {
+      const left = listed.shift()!;
+      if (left.discontinuity) discontinuitySequence++;
+      leaving.push(left);
+    }
     // RFC 8216 6.2.2: a segment that left the playlist stays available a while (a player may hold the previous playlist).
     while (leaving.length > graceSegments) {
       const gone = leaving.shift()!;
@@ -218,7 +248,7 @@ export function createLlHlsPackager(options: LlHlsPackagerOptions): LiveHlsPacka
     if (phase === "probing" && tracks.ready()) await start();
   }
 
-  let queue: Promise<void> = (files ? files.prepare() : prepareDir()).catch((err) => {
+  let queue: Promise<void> = (resume ? (files ? Promise.resolve() : mkdir(dir, { recursive: true }).then(() => undefined)) : files ? files.prepare() : prepareDir()).catch((err) => {
     phase = "failed";
     failure = new HlsPackagerError("dir", `cannot prepare ${dir}: ${String(err)}`, { cause: err });
   });

@@ -54,6 +54,8 @@ export class TimestampRebaser {
   private maxOut = -1;
   private freshSession = true;
   private wallStart: number | null = null;
+  /** Media time already output before this instance (a continued recording): the wall clock rule starts there. */
+  private wallBias = 0;
   private readonly lastOut = new Map<Track, number>();
   private readonly frameMs: Record<Track, number> = { ...DEFAULT_FRAME_MS };
   private discontinuities = 0;
@@ -68,6 +70,17 @@ export class TimestampRebaser {
     this.freshSession = true;
   }
 
+  /**
+   * Continue a timeline output elsewhere (a broadcast taken over after its
+   * owner died): the next tag goes one frame after `lastOutputMs`, as a new
+   * session, and media time up to there counts as already elapsed.
+   */
+  resumeAfter(lastOutputMs: number): void {
+    this.maxOut = Math.max(this.maxOut, lastOutputMs);
+    this.wallBias = Math.max(0, lastOutputMs);
+    this.freshSession = true;
+  }
+
   stats(): RebaserStats {
     return { discontinuities: this.discontinuities, lastOutputMs: this.maxOut };
   }
@@ -78,7 +91,7 @@ export class TimestampRebaser {
       return { timestamp: Math.max(0, this.maxOut), waitMs: 0, discontinuity: false };
     }
     const track: Track = tag.type;
-    this.wallStart ??= nowMs;
+    this.wallStart ??= nowMs - this.wallBias;
     let discontinuity = false;
     if (this.freshSession) {
       this.freshSession = false;

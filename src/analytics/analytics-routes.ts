@@ -22,7 +22,7 @@ export function analyticsRoutes(deps: { reads: AnalyticsReads; lookup: AssetLook
     if (!asset || asset.orgId !== orgId) throw new ApiError("NOT_FOUND");
   }
   return new Elysia({ name: "analytics-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .get(
       "/videos/:id/analytics/",
       async ({ auth, params, request }) => {

@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 export interface StoreWrite {
   id: string;
   at: number;
-  /** `[[asset_id, view_id, first_t, received_at, events], …]` */
+  /** `[[asset_id, view_id, first_t, received_at, events (its JSON text)], …]` */
   batches: string;
   /** `[[asset_id, view_id, org_id, asset_kind, viewer_id, country, browser, os, device_type, started_at, last_seen_at, end_seen_at], …]` */
   views: string;
@@ -21,7 +21,8 @@ const WRITE_IDS_KEPT_MS = 86_400_000;
  * rows unless this write's id is already stored (an earlier attempt whose
  * answer was lost committed), the views opened or touched (idempotent:
  * `max`, `coalesce`), the id, and the pruning of day-old ids. `value ->> 4`
- * of a batch is its events array as JSON text: stored as sent.
+ * of a batch is its events array's JSON text (a string inside the batches'
+ * JSON): stored as sent.
  */
 export function storeStatements(w: StoreWrite): InStatement[] {
   return [
@@ -59,18 +60,22 @@ export interface BeaconStore {
 }
 
 /**
- * Where the writer's group commits run. On a libSQL server: a worker thread
- * with its own connection (beacon-store-worker.ts), so the server's round
- * trip costs the event loop nothing but one message; the worker is started
- * again after a crash. On a database file (or in memory) the process's own
- * write queue runs them: that queue is the file's only writer by design
- * (create-database.ts), and a second connection writing beside it made the
- * queue's transactions fail with SQLITE_BUSY (test/secrets-at-rest.test.ts,
- * a restart on an older DATA_DIR).
+ * Where the writer's group commits run. On a database file or a libSQL
+ * server: a worker thread with its own connection (beacon-store-worker.ts),
+ * so SQLite's inserts, the WAL's writes, or the server's round trip cost the
+ * event loop nothing but one message (bench/beacons-cpu.ts: the event loop's
+ * CPU per stored beacon halved); the worker is started again after a crash.
+ * On a file it writes beside the process's write queue: both connections
+ * wait for SQLite's write lock (5-s busy timeout) instead of failing, and a
+ * stopped service closes the worker's connection after its last write
+ * (`writer.stop` flushes first), so no lock outlives it (the SQLITE_BUSY seen
+ * on a restart in one process was the queue's own connection closed inside a
+ * transaction, fixed in create-database.ts). An in-memory database exists
+ * only in its connection: there the process's own write queue runs them.
  */
 export function createBeaconStore(deps: { database: Database; authToken?: string; timeoutMs: number; logger: Logger }): BeaconStore {
   const url = deps.database.url;
-  if (url.startsWith("file:") || url.includes(":memory:") || url.includes("mode=memory")) {
+  if (url.includes(":memory:") || url.includes("mode=memory")) {
     return {
       write: (w) =>
         deps.database.write(async (tx) => {

@@ -16,6 +16,8 @@ export interface ViewerTraits {
 const UNKNOWN = "unknown";
 /** Parsed user agents remembered (most viewers share a handful of them). */
 const UA_CACHE = 2_000;
+/** Client addresses whose country is remembered. */
+const ADDRESSES_CACHED = 10_000;
 /** Decoded geo records remembered. */
 const RECORDS_CACHED = 10_000;
 
@@ -39,12 +41,21 @@ export function createViewerTraits() {
   const reader = new Reader<CountryResponse>(readFileSync(require.resolve("@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb")), { cache });
   const agents = new Map<string, Omit<ViewerTraits, "country">>();
 
+  // Countries by address (a viewer sends a beacon every few seconds from the same one): the tree walk to the record
+  // (up to 128 node reads) once per address, not per beacon. Bounded like the user agents.
+  const countries = new Map<string, string>();
   function country(address: string): string {
+    const known = countries.get(address);
+    if (known !== undefined) return known;
+    let found: string;
     try {
-      return (reader.get(address) as { country_code?: string } | null)?.country_code ?? UNKNOWN;
+      found = (reader.get(address) as { country_code?: string } | null)?.country_code ?? UNKNOWN;
     } catch {
-      return UNKNOWN; // not an IP address (a socket without one)
+      found = UNKNOWN; // not an IP address (a socket without one)
     }
+    if (countries.size >= ADDRESSES_CACHED) countries.clear();
+    countries.set(address, found);
+    return found;
   }
 
   function agent(ua: string): Omit<ViewerTraits, "country"> {

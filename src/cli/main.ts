@@ -79,7 +79,7 @@ async function run(argv: string[]): Promise<number> {
   try {
     return await command.run(ctx);
   } finally {
-    opened?.close();
+    await opened?.close();
   }
 }
 

@@ -40,7 +40,13 @@ export interface Database {
    * event loop (notes/stack-facts.md), a queue makes them fast and safe.
    */
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  close(): void;
+  /**
+   * Refuses new writes, lets the queued ones finish (at most the write timeout),
+   * then closes every connection. A connection closed inside a transaction kept
+   * its write lock until the garbage collector finalized it: a service stopped
+   * and started again in one process found its file locked (SQLITE_BUSY).
+   */
+  close(): Promise<void>;
 }
 
 const MIGRATIONS = join(import.meta.dir, "migrations");
@@ -167,8 +173,11 @@ export async function createDatabase(opts: {
       tail = run.catch(() => undefined);
       return run;
     },
-    close() {
+    async close() {
       closed = true;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([tail, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
       hot.close();
       writerClient.close();
       if (readerClient !== writerClient) readerClient.close();

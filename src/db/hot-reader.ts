@@ -35,7 +35,10 @@ export interface HotReader {
  * 40% of an authenticated GET. Answers a number that changes whenever the
  * header did: a torn read (a commit in progress) only changes it once more.
  * The file stays while this connection is open (SQLite removes `-shm` only
- * when no connection is left), so the mapping cannot go stale. Null when the
+ * when no connection is left), so the mapping cannot go stale while it is;
+ * once it is closed, the next connection to open the database alone truncates
+ * the file and a read of the mapping would be SIGBUS, so the reader never
+ * touches it after `close()`. Null when the
  * file is not there (no WAL): the PRAGMA is used instead.
  */
 function walIndexWatcher(path: string): (() => number) | null {
@@ -84,6 +87,7 @@ export function createHotReader(url: string, client: Client, feed: ChangeFeed | 
   }
   const conn = new LibsqlDatabase(path, { readonly: true });
   let watch: (() => number) | null | undefined;
+  let closed = false;
   const statements = new Map<string, ReturnType<typeof conn.prepare>>();
   // Each call runs to completion and resets its statement (get/all), so no read transaction outlives a call:
   // every read sees the last commit of the writer (WAL), whichever connection made it.
@@ -105,6 +109,7 @@ export function createHotReader(url: string, client: Client, feed: ChangeFeed | 
       return (prepared(sql).all as (...a: unknown[]) => unknown)(...args) as unknown[][];
     },
     version() {
+      if (closed) throw new Error("Cannot read: database is closed");
       if (watch === undefined) {
         // The shared memory exists once the connection has read: map it after a first read.
         (prepared("SELECT 1 FROM sqlite_master LIMIT 1").get as () => unknown)();
@@ -114,6 +119,9 @@ export function createHotReader(url: string, client: Client, feed: ChangeFeed | 
       return (prepared("PRAGMA data_version").get as () => unknown[])()[0] as number;
     },
     close() {
+      closed = true;
+      watch = null;
+      statements.clear();
       conn.close();
     },
   };

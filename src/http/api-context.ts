@@ -21,18 +21,24 @@ export function requireAuth(request: Request): AuthContext {
  * Every route plugin `.use()`s this to get `auth` in its context and the
  * `permission` option. The permission check runs in `transform`, before body
  * validation, so a caller lacking a permission learns that first.
+ *
+ * A new instance per use, never a module-level one: Elysia keeps the app a
+ * plugin was last used by (`getParent`), so a shared instance held the last
+ * service's app, server and database for the life of the process (a stopped
+ * service's libSQL connections stayed open and locked its file).
  */
-export const apiContext = new Elysia({ name: "api-context" })
-  .derive({ as: "global" }, ({ request }) => ({ auth: requireAuth(request) }))
-  .macro({
-    permission: (needed: Permission | Permission[]) => ({
-      transform({ request }) {
-        const { org } = requireAuth(request);
-        const list = Array.isArray(needed) ? needed : [needed];
-        const missing = list.filter((p) => !org.settings.permissions.includes(p));
-        if (missing.length > 0) throw new ApiError("PERMISSION_DENIED", undefined, missing);
-      },
-    }),
-  });
+export const apiContext = () =>
+  new Elysia({ name: "api-context" })
+    .derive({ as: "global" }, ({ request }) => ({ auth: requireAuth(request) }))
+    .macro({
+      permission: (needed: Permission | Permission[]) => ({
+        transform({ request }) {
+          const { org } = requireAuth(request);
+          const list = Array.isArray(needed) ? needed : [needed];
+          const missing = list.filter((p) => !org.settings.permissions.includes(p));
+          if (missing.length > 0) throw new ApiError("PERMISSION_DENIED", undefined, missing);
+        },
+      }),
+    });
 
 export const API_PREFIX = "/api/public/v1";

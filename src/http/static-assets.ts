@@ -21,17 +21,19 @@ const TRACK_SOURCE = join(import.meta.dir, "..", "..", "packages", "client", "sr
 let trackJs: string | null = null;
 const trackModule = () => (trackJs ??= new Bun.Transpiler({ loader: "ts", target: "browser" }).transformSync(readFileSync(TRACK_SOURCE, "utf8")));
 
-export const staticAssets = new Elysia({ name: "static-assets" }).get(
-  "/assets/:name",
-  ({ params, set }) => {
-    if (params.name === "vidlive-track.js")
-      return new Response(trackModule(), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" } });
-    const path = ASSETS[params.name];
-    if (!path) {
-      set.status = 404;
-      return "Not found";
-    }
-    return new Response(Bun.file(path), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } });
-  },
-  { detail: { hide: true } },
-);
+/** A new instance per app: a module-level plugin would keep the last app that used it (see api-context.ts). */
+export const staticAssets = () =>
+  new Elysia({ name: "static-assets" }).get(
+    "/assets/:name",
+    ({ params, set }) => {
+      if (params.name === "vidlive-track.js")
+        return new Response(trackModule(), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300", "access-control-allow-origin": "*" } });
+      const path = ASSETS[params.name];
+      if (!path) {
+        set.status = 404;
+        return "Not found";
+      }
+      return new Response(Bun.file(path), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } });
+    },
+    { detail: { hide: true } },
+  );

@@ -60,7 +60,7 @@ export async function blockingRequest(request: Request, key: string, waiter: Pla
  * PART_HOLD_MS.
  */
 export async function partRequest(file: string, key: string, objects: ObjectStore, waiter: PlaylistWaiter): Promise<Response | null> {
-  if (!/^part-\d+-\d+\.m4s$/.test(file) || (await objects.stat(key)) !== null) return null;
+  if (!/^(?:t[0-9a-z]+-)?part-\d+-\d+\.m4s$/.test(file) || (await objects.stat(key)) !== null) return null;
   const playlistKey = key.slice(0, key.lastIndexOf("/") + 1) + "index.m3u8";
   const listed = `URI="${file}"`;
   const text = await waiter.wait(playlistKey, (t) => t.includes(listed) && !t.includes(`PRELOAD-HINT:TYPE=PART,${listed}`), PART_HOLD_MS);

@@ -11,8 +11,9 @@ const columns: LeaseColumns = { id: broadcasts.streamId, claimedBy: broadcasts.c
  * Broadcast ownership as leased rows (table `broadcasts`): the process whose
  * RTMP server holds a stream's publisher owns its broadcast and renews the
  * lease while it does. Nobody else acts on a broadcast whose owner's lease is
- * alive; a lapsed lease means the owner died, and the `live-watch` work
- * then has the stream finalized from what is on disk.
+ * alive; a lapsed lease means the owner died: an encoder coming back to
+ * any process within the stream's reconnect window takes the broadcast over
+ * (`acquire`), else the `live-watch` work has it finalized from what is stored.
  */
 export function createBroadcastLeases(opts: { database: Database; holder: string; leaseMs: number }) {
   const { database, holder, leaseMs } = opts;
@@ -23,17 +24,31 @@ export function createBroadcastLeases(opts: { database: Database; holder: string
 
     /**
      * Takes (or keeps) the broadcast for this process, in the caller's
-     * transaction. Refused (false) when another process holds it, even with
-     * a lapsed lease: its files are that broadcast's, and it is finalized.
+     * transaction. Refused (false) while another process's lease is alive.
+     * A lapsed lease of another process (it died: kill -9, a lost machine)
+     * is taken over (`takenFrom`: its row as read) by a compare-and-set on
+     * the holder and expiry read, so of processes racing for it exactly one
+     * wins; the files of its broadcast are continued, not restarted (issue 26).
      */
-    async acquire(tx: Tx, streamId: string, orgId: string, now = Date.now()): Promise<{ ok: boolean; lease: BroadcastLease }> {
+    async acquire(tx: Tx, streamId: string, orgId: string, now = Date.now()): Promise<{ ok: boolean; lease: BroadcastLease; takenFrom?: BroadcastLease }> {
       const rows = await tx.select().from(broadcasts).where(eq(broadcasts.streamId, streamId)).limit(1);
       const current = rows[0];
-      if (current && current.claimedBy !== holder) return { ok: false, lease: current };
       const lease: BroadcastLease = { streamId, orgId, claimedBy: holder, leaseUntil: now + leaseMs, startedAt: current?.startedAt ?? now, leftAt: null };
-      if (current) await tx.update(broadcasts).set({ leaseUntil: lease.leaseUntil, leftAt: null }).where(eq(broadcasts.streamId, streamId));
-      else await tx.insert(broadcasts).values(lease);
-      return { ok: true, lease };
+      if (!current) {
+        await tx.insert(broadcasts).values(lease);
+        return { ok: true, lease };
+      }
+      if (current.claimedBy === holder) {
+        await tx.update(broadcasts).set({ leaseUntil: lease.leaseUntil, leftAt: null }).where(eq(broadcasts.streamId, streamId));
+        return { ok: true, lease };
+      }
+      if (current.leaseUntil > now) return { ok: false, lease: current };
+      const taken = await tx
+        .update(broadcasts)
+        .set({ claimedBy: holder, leaseUntil: lease.leaseUntil, leftAt: null })
+        .where(and(eq(broadcasts.streamId, streamId), eq(broadcasts.claimedBy, current.claimedBy), eq(broadcasts.leaseUntil, current.leaseUntil)))
+        .returning({ id: broadcasts.streamId });
+      return taken.length === 1 ? { ok: true, lease, takenFrom: current } : { ok: false, lease: current };
     },
 
     /** The publisher left (the reconnect window starts): remembered for a duration computed by another process. */

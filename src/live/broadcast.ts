@@ -8,10 +8,18 @@ import { createLlHlsPackager, type LlHlsPartInfo } from "../../media/hls/ll-hls-
 import { TimestampRebaser } from "../../media/hls/timestamp-rebaser.ts";
 import type { Latency } from "../../machines/livestream-payload.ts";
 import type { Logger } from "../log.ts";
+import type { BroadcastContinuation } from "./live-files.ts";
 import type { PartUploader } from "./recording-parts.ts";
 
 /** Logged discontinuities per broadcast; further ones are only counted. */
 const LOGGED_JUMPS = 5;
+/**
+ * Bytes of tags handed to the live HLS packager and not yet packaged (its
+ * files uploaded) before it is skipped: about 10 s at 6 Mbps. A store slower
+ * than that loses live HLS media (resumed at the next keyframe), never
+ * holds the publisher (the recording and the other outputs go on).
+ */
+export const HLS_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 /**
  * One broadcast of a stream across its publish sessions: the FLV recording and
@@ -33,6 +41,13 @@ export function createBroadcast(opts: {
   onSegment: (info: LiveHlsSegmentInfo) => void;
   /** Every LL-HLS part listed (the playlist was just written): blocking playlist reloads are answered at once. */
   onPart?: (info: LlHlsPartInfo) => void;
+  /** HLS_BACKLOG_BYTES unless told (tests). */
+  hlsBacklogBytes?: number;
+  /**
+   * Taken over from a process that died (issue 26): what its recording and
+   * live playlist left, continued instead of started afresh (read once, at open).
+   */
+  continuation?: () => Promise<BroadcastContinuation>;
 }) {
   const preset = LIVE_HLS_LATENCY_PRESETS[opts.latency];
   let writer: FlvWriter | undefined;
@@ -48,6 +63,45 @@ export function createBroadcast(opts: {
   const headers = new Map<string, FlvTag>();
   // Whether WHEP viewers can get the encoder's H.264 as sent (src/webrtc re-encodes it when not: B-frames, 10-bit, interlaced).
   const webrtcFit = createWebrtcFitCheck();
+  // The live HLS as a bounded output (issue 26): never awaited by the publisher; a lagging one skips to the next keyframe.
+  const hlsLimit = opts.hlsBacklogBytes ?? HLS_BACKLOG_BYTES;
+  const hls = { backlog: 0, skipping: false, skips: 0, resumes: 0, failure: null as unknown };
+  function feedHls(t: FlvTag) {
+    if (hls.failure) throw hls.failure;
+    const size = t.payload.length;
+    if (!isConfig(t)) {
+      if (hls.skipping && (hls.backlog > hlsLimit / 2 || !isVideoKeyframe(t))) return;
+      if (hls.skipping) {
+        hls.skipping = false;
+        hls.resumes++;
+        opts.logger.info("Live HLS caught up; resumed at a keyframe", { stream_id: opts.streamId, skips: hls.skips });
+      } else if (hls.backlog + size > hlsLimit) {
+        hls.skipping = true;
+        hls.skips++;
+        opts.logger.warn("Live HLS lagging (a slow store); its media skipped to the next keyframe", { stream_id: opts.streamId, backlog_bytes: hls.backlog, skips: hls.skips });
+        return;
+      }
+    }
+    hls.backlog += size;
+    packager!
+      .push(t)
+      .catch((err) => {
+        hls.failure ??= err;
+      })
+      .finally(() => {
+        hls.backlog -= size;
+      });
+  }
+  /** The first of `end`/`abandon`: no more tags taken, held ones released, subscribers told. False when already stopped. */
+  function stop(self: { markLeft(): void }): boolean {
+    if (ended) return false;
+    ended = true;
+    self.markLeft();
+    for (const release of [...holds]) release();
+    for (const tap of [...taps]) tap.onEnd();
+    taps.clear();
+    return true;
+  }
   // Tags held back to the wall clock; end() releases them at once.
   const holds = new Set<() => void>();
   const hold = (ms: number) =>
@@ -62,15 +116,28 @@ export function createBroadcast(opts: {
     });
 
   async function open() {
+    const continued = !writer && opts.continuation ? await opts.continuation() : null;
     if (!writer) {
       await mkdir(dirname(opts.flvPath), { recursive: true });
-      writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true });
-      opts.recordingParts?.start();
+      const recording = continued?.recording;
+      // The dead owner's timeline goes on: this process's first tag follows its last (one file, one clock).
+      if (recording && recording.lastTimestampMs >= 0) rebaser.resumeAfter(recording.lastTimestampMs);
+      writer = await createFlvWriter(opts.flvPath, { hasAudio: true, hasVideo: true, appendAt: recording?.appendAt });
+      opts.recordingParts?.start(recording?.parts);
+      if (continued)
+        opts.logger.info("Broadcast taken over: recording and live playlist continued", {
+          stream_id: opts.streamId,
+          recording_from_byte: recording?.appendAt ?? null,
+          recording_from_ms: recording?.lastTimestampMs ?? null,
+          playlist_segments: continued.playlist?.segments.length ?? 0,
+        });
     }
     // LL-HLS (issue 26): CMAF parts every 1/3 s inside the preset's segments (media/hls/ll-hls-packager.ts).
     packager ??= createLlHlsPackager({
       dir: opts.hlsDir,
       files: opts.hlsFiles,
+      // A taken-over broadcast's playlist goes on (sequence numbers, a discontinuity) under file names of its own.
+      ...(continued?.playlist ? { resume: { ...continued.playlist, prefix: `t${Date.now().toString(36)}-` } } : {}),
       ...preset,
       onSegment: (info) => opts.onSegment(info),
       onPart: (info) => opts.onPart?.(info),
@@ -127,7 +194,8 @@ export function createBroadcast(opts: {
           taps.delete(tap);
         }
       }
-      await Promise.all([writer!.write(t), packager!.push(t)]);
+      feedHls(t);
+      await writer!.write(t);
     },
     /**
      * Subscribes to the broadcast's tags as written (rebased timestamps), from
@@ -152,8 +220,21 @@ export function createBroadcast(opts: {
     /** Whether the H.264 as published can go to WebRTC viewers (media/flv/webrtc-fit.ts); read by src/webrtc. */
     webrtcFit: () => webrtcFit.verdict(),
     timestampStats: () => rebaser.stats(),
+    /** The live HLS output: bytes waiting to be packaged, how many times it fell behind (skipped) and picked up again at a keyframe. */
+    hlsStats: () => ({ backlogBytes: hls.backlog, skips: hls.skips, resumes: hls.resumes }),
     info: () => packager?.info() ?? null,
     tagsWritten: () => writer?.tagsWritten ?? 0,
+    /**
+     * Another process took the broadcast over (this one stalled past its
+     * lease): stop at once and write nothing more, neither the playlist (its
+     * last part, ENDLIST) nor the recording's buffered tags nor a part, since
+     * the files are the new owner's now. Idempotent with `end`.
+     */
+    async abandon() {
+      if (!stop(this)) return;
+      await writer?.abandon().catch(() => undefined);
+      await opts.recordingParts?.stop().catch(() => undefined);
+    },
     /**
      * Last segment + ENDLIST, and the recording closed and synced; the part
      * uploads stopped (an upload under way awaited). `uploadRest`: the FLV's
@@ -161,12 +242,7 @@ export function createBroadcast(opts: {
      * finalizing may have another disk). Idempotent.
      */
     async end(endOpts: { uploadRest?: boolean } = {}) {
-      if (ended) return;
-      ended = true;
-      this.markLeft();
-      for (const release of [...holds]) release();
-      for (const tap of [...taps]) tap.onEnd();
-      taps.clear();
+      if (!stop(this)) return;
       await packager?.end().catch((err) => opts.logger.error("Cannot finish the live playlist", { err, stream_id: opts.streamId }));
       try {
         await writer?.close();
@@ -184,6 +260,18 @@ export type Broadcast = ReturnType<typeof createBroadcast>;
 export interface BroadcastTap {
   onTag(tag: FlvTag): void;
   onEnd(): void;
+}
+
+/** Metadata or a codec configuration: never skipped (the packager needs them to read what follows). */
+function isConfig(tag: FlvTag): boolean {
+  const p = tag.payload;
+  return tag.type === "data" || (tag.type === "video" && (p[0]! & 0x0f) === 7 && p[1] === 0) || (tag.type === "audio" && p[0]! >> 4 === 10 && p[1] === 0);
+}
+
+/** An H.264 keyframe (FLV frame type 1, AVC NALU): where a skipped output picks up again. */
+function isVideoKeyframe(tag: FlvTag): boolean {
+  const p = tag.payload;
+  return tag.type === "video" && p[0]! >> 4 === 1 && (p[0]! & 0x0f) === 7 && p[1] === 1;
 }
 
 /** Metadata and the AVC / AAC sequence headers (the codec configurations), kept by kind, latest wins. */

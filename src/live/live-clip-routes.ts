@@ -26,7 +26,7 @@ const createLiveClipDoc = () =>
 
 /** Issue 27 item 5: `POST /livestreams/{id}/clips/` (live-clips.ts). */
 export function liveClipRoutes(deps: LiveClipDeps) {
-  return new Elysia({ name: "live-clip-routes", prefix: API_PREFIX }).use(apiContext).post(
+  return new Elysia({ name: "live-clip-routes", prefix: API_PREFIX }).use(apiContext()).post(
     "/livestreams/:id/clips/",
     async ({ auth, params, body, set }) => {
       const record = await createLiveClip(deps, auth.org, params.id, input.parse(body));

@@ -5,7 +5,9 @@ import type { LiveHlsFileSink } from "../../media/hls/live-hls-packager.ts";
 import type { Logger } from "../log.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { LiveUrls } from "./live-urls.ts";
-import { assembleParts, createPartUploader, type PartStats, type PartUploader, partsPrefix } from "./recording-parts.ts";
+import { flvContinuation } from "../../media/flv/flv-continuation.ts";
+import { type LlSegment, parseLlPlaylist } from "../../media/hls/ll-playlist.ts";
+import { assembleParts, createPartUploader, type PartStats, type PartUploader, partsEnd, partsPrefix } from "./recording-parts.ts";
 import { probeRecording } from "./recording-probe.ts";
 
 const HLS_TYPES: Record<string, string> = {
@@ -186,6 +188,35 @@ export function createLiveFiles(opts: {
       await objects.deletePrefix(partsPrefix(id));
     },
 
+    /**
+     * A broadcast taken over after its owner died (issue 26): where its
+     * recording and its live playlist go on. The FLV is this disk's (a
+     * process on the same machine) or, with a remote store, rebuilt here from
+     * the dead owner's parts; it is continued after its last whole tag, and
+     * (remote) the parts go on from the bucket's, the first one written at
+     * the offset where the bucket's copy and this file agree. The playlist's
+     * segments are read back from the store. Null parts of the answer: nothing
+     * to continue (the broadcast starts them afresh).
+     */
+    async continuation(id: string): Promise<BroadcastContinuation> {
+      let flv = await flvContinuation(flvPath(id));
+      if (!flv && remote) {
+        await mkdir(join(opts.dataDir, "recordings"), { recursive: true });
+        if ((await assembleParts(objects, id, flvPath(id))).parts > 0) flv = await flvContinuation(flvPath(id));
+      }
+      let parts: { offset: number; next: number } | undefined;
+      if (flv && remote) {
+        const end = await partsEnd(objects, id);
+        parts = { offset: Math.min(end.length, flv.offset), next: end.next };
+      }
+      const text = await this.readHls(id, "index.m3u8").then((b) => (b ? new TextDecoder().decode(b) : null));
+      const playlist = text ? parseLlPlaylist(text) : null;
+      return {
+        recording: flv && flv.tags > 0 ? { appendAt: flv.offset, lastTimestampMs: flv.lastTimestampMs, ...(parts ? { parts } : {}) } : null,
+        playlist: playlist && !playlist.ended ? { segments: playlist.segments, discontinuitySequence: playlist.discontinuitySequence } : null,
+      };
+    },
+
     /** A playlist left open by a process that died gets its ENDLIST, so players stop waiting. */
     async closePlaylist(id: string): Promise<void> {
       if (!remote) {
@@ -208,3 +239,9 @@ export function createLiveFiles(opts: {
 }
 
 export type LiveFiles = ReturnType<typeof createLiveFiles>;
+
+/** What a taken-over broadcast continues (LiveFiles.continuation). */
+export interface BroadcastContinuation {
+  recording: { appendAt: number; lastTimestampMs: number; parts?: { offset: number; next: number } } | null;
+  playlist: { segments: LlSegment[]; discontinuitySequence: number } | null;
+}

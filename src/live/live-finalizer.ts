@@ -25,7 +25,9 @@ import type { LiveIngest } from "./live-ingest.ts";
  *   visible, so a crash anywhere repeats it; after it, there is nothing left
  *   to do. ENDED and RECORDING_READY fire once.
  * - `live-watch`: sleeps until the broadcast's lease would lapse; a lapsed
- *   lease (the owner died) tells the stream BROADCAST_LOST.
+ *   lease (the owner died) tells the stream BROADCAST_LOST (its reconnect
+ *   window: an encoder coming back to any process takes the broadcast over,
+ *   live-ingest.ts), and it keeps watching the new owner, if any.
  * - `live-files-remove`: the live HLS folder after LIVE_FILES_RETENTION_MS.
  */
 export function createLiveWork(deps: {
@@ -54,9 +56,9 @@ export function createLiveWork(deps: {
         const { streamId } = row.payload;
         const stream = await runtime.get("livestream", streamId);
         const lease = await leases.get(streamId);
-        // Another live process holds the broadcast: only it can close the files. Its handover (finalize-handover.ts) makes
-        // this row due again within a fraction of a second; deferring to its lease's end, not racing it for the row,
-        // leaves the claim to it, and is when this row is ours to run should it die.
+        // Another live process holds the broadcast: only it can close the files. The ledger leaves such a row to the lease
+        // holder (live-work.ts `affinity`); claimed here anyway (the lease was taken between the claim and this read), it
+        // is handed back until that lease's end, when it is ours to run should that process die.
         if (lease && lease.claimedBy !== leases.holder && lease.leaseUntil > Date.now()) return { defer: lease.leaseUntil - Date.now() + 50 };
         if (!stream) {
           deps.ingest.forget(streamId);
@@ -172,10 +174,10 @@ export function createLiveWork(deps: {
         const now = Date.now();
         if (lease.leaseUntil > now) return { defer: lease.leaseUntil - now + 50 };
         const result = await runtime.send("livestream", streamId, { type: "BROADCAST_LOST" }, { before: async (tx) => ((await leases.lapsed(tx, streamId)) ? undefined : "skip") });
-        if (result?.changed) logger.warn("Broadcast owner gone (lease lapsed); the stream is finalized", { stream_id: streamId, owner: lease.claimedBy });
-        // Not changed: the stream had already moved on (its reconnect window ran out, or an explicit end): that path's
-        // `live-finalize` releases the lease; keep watching until it has, unless the stream is already settled.
-        else if (result && !result.record.tags.has("settled")) return { defer: 1000 };
+        if (result?.changed) logger.warn("Broadcast owner gone (lease lapsed); waiting for the encoder to come back to any process", { stream_id: streamId, owner: lease.claimedBy });
+        // Keep watching until the lease is released (the finalization's commit) or the stream settled: the broadcast may
+        // be taken over (then this waits for the new owner's lease), or its reconnect window runs out (live-finalize).
+        if (result && !result.record.tags.has("settled")) return { defer: 1000 };
       },
     },
 

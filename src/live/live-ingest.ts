@@ -79,9 +79,11 @@ export function createLiveIngest(deps: {
    * Takes the broadcast's lease and tells the stream a publisher started, in
    * one transaction; queues the watch on the lease. Refused when another
    * process holds the broadcast, or the stream does not take a publisher.
+   * "taken": the lease of a process that died was taken over (its files are continued).
    */
-  async function claim(ctx: StreamContext): Promise<"ok" | "elsewhere" | "refused"> {
+  async function claim(ctx: StreamContext): Promise<"ok" | "taken" | "elsewhere" | "refused"> {
     let elsewhere = false;
+    let taken = false;
     const result = await runtime.send(
       "livestream",
       ctx.id,
@@ -93,6 +95,8 @@ export function createLiveIngest(deps: {
             elsewhere = true;
             return "skip";
           }
+          taken = got.takenFrom !== undefined;
+          if (got.takenFrom) logger.warn("Broadcast taken over from a process whose lease lapsed", { stream_id: ctx.id, from: got.takenFrom.claimedBy });
           await deps.ledger.enqueue(tx, {
             type: "live-watch",
             payload: { streamId: ctx.id },
@@ -106,7 +110,8 @@ export function createLiveIngest(deps: {
       },
     );
     if (elsewhere) return "elsewhere";
-    return result?.record.tags.has("hasPublisher") ? "ok" : "refused";
+    if (!result?.record.tags.has("hasPublisher")) return "refused";
+    return taken ? "taken" : "ok";
   }
 
   const handlers: PublishHandlers = {
@@ -130,7 +135,7 @@ export function createLiveIngest(deps: {
         logger.error("Cannot claim the broadcast", { err, stream_id: ctx.id });
         return "refused" as const;
       });
-      if (claimed !== "ok") {
+      if (claimed !== "ok" && claimed !== "taken") {
         if (entry) entry.broadcast.publishing = false;
         return refuse(claimed === "elsewhere" ? "Another encoder is already publishing to this stream." : "The stream has ended.");
       }
@@ -152,6 +157,8 @@ export function createLiveIngest(deps: {
               deps.onSegment?.(ctx.id, info, created.broadcast.segmentSeconds);
             },
             onPart: (info) => deps.onPart?.(ctx.id, info),
+            // Taken over after its owner died: the recording and the live playlist go on where it left them.
+            ...(claimed === "taken" ? { continuation: () => deps.files.continuation(ctx.id) } : {}),
           }),
         };
         entry = created;
@@ -222,7 +229,8 @@ export function createLiveIngest(deps: {
         entry.closing = true;
         entry.player?.abort();
         deps.kick(entry.ctx.streamKey);
-        void entry.broadcast.end().catch(() => undefined);
+        // Its files are the new owner's (issue 26 take-over): nothing more is written to them from here.
+        void entry.broadcast.abandon().catch(() => undefined);
         live.delete(id);
         logger.warn("Broadcast lease lost; dropped here", { stream_id: id });
       }

@@ -17,7 +17,6 @@ import { createLeaseRenewer } from "../work/lease-renewer.ts";
 import type { WorkQueue } from "../work/work-ledger.ts";
 import type { LiveWork } from "./live-work.ts";
 import { createBroadcastLeases } from "./broadcast-leases.ts";
-import { createFinalizeHandover } from "./finalize-handover.ts";
 import { createLiveFiles } from "./live-files.ts";
 import { createLiveWork } from "./live-finalizer.ts";
 import { createLiveIngest } from "./live-ingest.ts";
@@ -134,9 +133,6 @@ export function createLiveModule(deps: {
     lost: (ids) => ingest.lost(ids),
   });
 
-  // A finalization queued by another process (an end answered there) is claimed here, where the broadcast is.
-  const handover = createFinalizeHandover({ database: deps.database, ledger: deps.ledger, held: () => ingest.held(), wake: deps.wakeWork, logger });
-
   /** Resolves once the stream's broadcast is finalized (no open `live-finalize` work), or after `timeoutMs`. */
   async function finalized(id: string, timeoutMs = 15_000): Promise<void> {
     const until = Date.now() + timeoutMs;
@@ -243,14 +239,12 @@ export function createLiveModule(deps: {
       logger.info("RTMP ingest listening", { port: rtmp.port });
       srt.start();
       renewer.start();
-      handover.start();
       outputs.start();
       // Streams stored by the previous machine version get their timers (the booking, the idle rule, the reconnect window) armed.
       const upgraded = await runtime.upgrade("livestream", { type: "UPGRADED" });
       if (upgraded > 0) logger.info("Live streams upgraded to the current machine", { count: upgraded });
     },
     async stop() {
-      handover.stop();
       renewer.stop();
       await renewer.settled();
       const held = ingest.held();

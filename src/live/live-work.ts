@@ -1,4 +1,5 @@
 import type { MachineWork } from "../../machines/contracts.ts";
+import { broadcasts } from "../db/schema/index.ts";
 import { defineWork } from "../work/work-declaration.ts";
 import { exponentialBackoffMs, MINUTE, quickBackoffMs } from "../work/work-policies.ts";
 
@@ -15,7 +16,14 @@ export interface LiveWork {
 /** Their policies (handlers: live-finalizer.ts). */
 export const liveWork = defineWork<LiveWork>("live", {
   // A broadcast's end must happen: many quick attempts, then it is logged as failed for the operator.
-  "live-finalize": { maxAttempts: 20, backoffMs: quickBackoffMs, concurrency: 4, timeoutMs: 10 * MINUTE },
+  // Runs where the broadcast's lease is held (the process with its publisher and files); anyone's once it lapsed or is gone.
+  "live-finalize": {
+    maxAttempts: 20,
+    backoffMs: quickBackoffMs,
+    concurrency: 4,
+    timeoutMs: 10 * MINUTE,
+    affinity: { table: broadcasts, columns: { id: broadcasts.streamId, claimedBy: broadcasts.claimedBy, leaseUntil: broadcasts.leaseUntil } },
+  },
   "live-watch": { maxAttempts: 10, backoffMs: quickBackoffMs, concurrency: 4, timeoutMs: MINUTE },
   "live-files-remove": { maxAttempts: 5, backoffMs: exponentialBackoffMs, concurrency: 1, timeoutMs: 5 * MINUTE },
 });

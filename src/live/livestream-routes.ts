@@ -65,9 +65,15 @@ function viewWith(record: ActorRecord<StreamContext>, webrtc?: StreamWebrtc, srt
   );
 }
 
-/** What else a stream's JSON depends on than its record (the view caches' tag): WebRTC and the simulcast outputs. */
-const webrtcTag = (w: StreamWebrtc | undefined, outputs: OutputRow[] = []) =>
-  (w ? `${w.available ? 1 : 0}:${w.viewers}:${w.transcode?.message ?? ""}` : "") + outputs.map((o) => `|${o.id}:${o.status}:${o.bytesSent}:${o.startedAt}:${o.lastError ?? ""}`).join("");
+/**
+ * What else a stream's JSON depends on than its record (the view caches' tag): WebRTC and the simulcast outputs.
+ * A stream with no WHEP viewer, no re-encode and no output (nearly every item of a page) gets a constant: no
+ * string is built per item and request (bench:api, the stream list).
+ */
+function webrtcTag(w: StreamWebrtc | undefined, outputs: OutputRow[] = []): string {
+  if (outputs.length === 0 && (!w || (w.viewers === 0 && !w.transcode))) return w ? (w.available ? "1:0:" : "0:0:") : "";
+  return (w ? `${w.available ? 1 : 0}:${w.viewers}:${w.transcode?.message ?? ""}` : "") + outputs.map((o) => `|${o.id}:${o.status}:${o.bytesSent}:${o.startedAt}:${o.lastError ?? ""}`).join("");
+}
 
 /** Outputs by stream id, from one read. */
 function byStream(rows: OutputRow[]): Map<string, OutputRow[]> {
@@ -108,7 +114,7 @@ export function livestreamRoutes(deps: {
     return record;
   };
   return new Elysia({ name: "livestream-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/livestreams/",
       async ({ auth, body, set }) => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readFlvTags } from "../../media/flv/flv-reader.ts";
 import { FIXTURE_PATH, fixtureTags } from "../../media/rtmp/test-support.ts";
 import { type S3Server, startS3rver } from "../../test/support/s3rver.ts";
 import { loadConfig } from "../config.ts";
@@ -184,6 +185,57 @@ describe("live files with parts (the finalizer's side)", () => {
       // No parts, nothing local, nothing stored: no media, as before parts existed.
       expect((await files.probe("str_never")).hasMedia).toBe(false);
       expect(existsSync(files.flvPath("str_never"))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a broadcast taken over on another machine (issue 26)", () => {
+  test("the dead owner's parts (the last cut mid-tag) are continued: rebuilt here, appended after the last whole tag, its parts untouched, the next one written at that offset; all of them assemble into the new owner's file", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "recording-parts-takeover-"));
+    try {
+      const id = "str_taken";
+      const cut = 400_123;
+      await objects.putBytes(partKey(id, 1), fixture.subarray(0, 150_000));
+      await objects.putBytes(partKey(id, 2), fixture.subarray(150_000, cut));
+      const files = createLiveFiles({ dataDir, urls: createLiveUrls(loadConfig({ DATA_DIR: dataDir }), loadServerSecret(dataDir)), objects, partMs: 60_000 });
+      const deadTags = [...readFlvTags(fixture.subarray(0, cut))];
+      const broadcast = createBroadcast({
+        streamId: id,
+        latency: "LOW",
+        flvPath: files.flvPath(id),
+        hlsDir: join(dataDir, "hls"),
+        recordingParts: files.recordingParts(id, logger),
+        logger,
+        onSegment: () => undefined,
+        continuation: () => files.continuation(id),
+      });
+      await broadcast.startSession();
+      for (const tag of await fixtureTags()) if (tag.timestamp <= 900) await broadcast.push(tag);
+      await broadcast.end({ uploadRest: true });
+
+      const parts = (await keys(`recordings/${id}`)).map((o) => o.key);
+      expect(parts).toHaveLength(3);
+      expect(parts.slice(0, 2)).toEqual([partKey(id, 1), partKey(id, 2)]);
+      expect(parts[2]).toMatch(/\/part-000003-at-\d+\.flv$/);
+      expect(Number(/-at-(\d+)/.exec(parts[2]!)![1])).toBeLessThan(cut);
+      expect((await objects.stat(partKey(id, 2)))?.size).toBe(cut - 150_000);
+
+      const local = readFileSync(files.flvPath(id));
+      const rebuilt = join(dataDir, "rebuilt.flv");
+      await assembleParts(objects, id, rebuilt);
+      expect(Buffer.compare(readFileSync(rebuilt), local)).toBe(0);
+      const all = [...readFlvTags(new Uint8Array(local))];
+      const media = (tags: typeof all) => tags.filter((t) => t.type !== "data");
+      const lastDead = Math.max(...media(deadTags).map((t) => t.timestamp));
+      // The dead owner's whole tags first, as they were; then this process's, after them on one timeline.
+      expect(all.slice(0, deadTags.length).map((t) => t.timestamp)).toEqual(deadTags.map((t) => t.timestamp));
+      const added = media(all.slice(deadTags.length));
+      expect(added.length).toBeGreaterThan(20);
+      expect(Math.min(...added.map((t) => t.timestamp))).toBeGreaterThan(lastDead);
+      const probe = await probeRecording(rebuilt);
+      expect(probe.durationSeconds).toBeGreaterThan(lastDead / 1000 + 0.7);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

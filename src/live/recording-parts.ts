@@ -15,8 +15,37 @@ import type { ObjectStore } from "../storage/object-store.ts";
 
 /** The folder of a stream's parts. `deletePrefix`/`list` act on `prefix/`, so `str_ab` never reaches `str_abc`'s parts. */
 export const partsPrefix = (streamId: string) => `recordings/${streamId}`;
-export const partKey = (streamId: string, n: number) => `${partsPrefix(streamId)}/part-${String(n).padStart(6, "0")}.flv`;
-const PART_NAME = /\/part-(\d{6,})\.flv$/;
+export const partKey = (streamId: string, n: number, at?: number) => `${partsPrefix(streamId)}/part-${String(n).padStart(6, "0")}${at === undefined ? "" : `-at-${at}`}.flv`;
+/**
+ * `part-N.flv` continues the file; `part-N-at-B.flv` (the first part of a
+ * process that took the broadcast over) is written at byte B, cutting what
+ * the parts before it held past B (a dead owner's last tag, cut mid-way).
+ */
+const PART_NAME = /\/part-(\d{6,})(?:-at-(\d+))?\.flv$/;
+
+/** The parts in the bucket, numbered 1, 2, … without a gap (what assembly uses). */
+async function contiguousParts(objects: ObjectStore, streamId: string): Promise<{ n: number; key: string; at?: number; size: number }[]> {
+  const numbered: { n: number; key: string; at?: number; size: number }[] = [];
+  for await (const o of objects.list(partsPrefix(streamId))) {
+    const m = PART_NAME.exec(o.key);
+    if (m) numbered.push({ n: Number(m[1]), key: o.key, size: o.size, ...(m[2] !== undefined ? { at: Number(m[2]) } : {}) });
+  }
+  numbered.sort((a, b) => a.n - b.n);
+  const used: typeof numbered = [];
+  for (const p of numbered) {
+    if (p.n !== used.length + 1) break;
+    used.push(p);
+  }
+  return used;
+}
+
+/** How far the bucket's parts go: the next part's number and the file length they make. */
+export async function partsEnd(objects: ObjectStore, streamId: string): Promise<{ next: number; length: number }> {
+  let length = 0;
+  const used = await contiguousParts(objects, streamId);
+  for (const p of used) length = (p.at ?? length) + p.size;
+  return { next: used.length + 1, length };
+}
 
 /** Largest part read into memory at once: a store slower than the ticks leaves a backlog, sent as several parts in a row. */
 export const MAX_PART_BYTES = 32 * 1024 * 1024;
@@ -29,8 +58,12 @@ export interface PartStats {
 }
 
 export interface PartUploader {
-  /** Starts the ticks (the file exists). Idempotent. */
-  start(): void;
+  /**
+   * Starts the ticks (the file exists). Idempotent. `from`: a taken-over
+   * broadcast's file continues parts already in the bucket: the first part
+   * is number `next`, from byte `offset` (named with it).
+   */
+  start(from?: { offset: number; next: number }): void;
   /**
    * Stops the ticks and waits for an upload under way. `rest`: then uploads
    * what is left of the file (a graceful stop: the next process may be on
@@ -58,6 +91,8 @@ export function createPartUploader(opts: { streamId: string; path: string; objec
   const stats: PartStats = { parts: 0, bytes: 0, totalMs: 0, maxMs: 0 };
   let offset = 0;
   let next = 1;
+  // The first part of a take-over is named with its offset (it may cut the dead owner's last part).
+  let firstAt: number | undefined;
   let timer: ReturnType<typeof setInterval> | null = null;
   // Uploads run one after the other on this chain; `pending` counts those queued or under way.
   let chain: Promise<void> = Promise.resolve();
@@ -74,7 +109,8 @@ export function createPartUploader(opts: { streamId: string; path: string; objec
       const bytes = await Bun.file(path).slice(offset, end).bytes();
       if (bytes.length === 0) return;
       const started = performance.now();
-      const key = partKey(streamId, next);
+      const key = partKey(streamId, next, firstAt);
+      firstAt = undefined;
       await objects.putBytes(key, bytes, { type: "video/x-flv" });
       const ms = performance.now() - started;
       offset += bytes.length;
@@ -105,8 +141,14 @@ export function createPartUploader(opts: { streamId: string; path: string; objec
     get offset() {
       return offset;
     },
-    start() {
-      timer ??= setInterval(tick, opts.intervalMs);
+    start(from) {
+      if (timer) return;
+      if (from) {
+        offset = from.offset;
+        next = from.next;
+        firstAt = from.offset;
+      }
+      timer = setInterval(tick, opts.intervalMs);
     },
     flush: () => run(),
     async stop(stopOpts = {}) {
@@ -121,21 +163,12 @@ export function createPartUploader(opts: { streamId: string; path: string; objec
 /**
  * A dead owner's parts, downloaded in order and concatenated into `dest`
  * (written beside it, then renamed: a crash leaves no half file at `dest`).
+ * A part named `-at-B` is written at byte B (a take-over's first part).
  * Stops at the first missing number (bytes after a gap would not continue
  * the file). Answers the parts and bytes used; 0 parts writes nothing.
  */
 export async function assembleParts(objects: ObjectStore, streamId: string, dest: string): Promise<{ parts: number; bytes: number }> {
-  const numbered: { n: number; key: string }[] = [];
-  for await (const o of objects.list(partsPrefix(streamId))) {
-    const m = PART_NAME.exec(o.key);
-    if (m) numbered.push({ n: Number(m[1]), key: o.key });
-  }
-  numbered.sort((a, b) => a.n - b.n);
-  const used: typeof numbered = [];
-  for (const p of numbered) {
-    if (p.n !== used.length + 1) break;
-    used.push(p);
-  }
+  const used = await contiguousParts(objects, streamId);
   if (used.length === 0) return { parts: 0, bytes: 0 };
   const partial = `${dest}.assembling`;
   const handle = await open(partial, "w");
@@ -143,8 +176,10 @@ export async function assembleParts(objects: ObjectStore, streamId: string, dest
   try {
     for (const p of used) {
       const data = new Uint8Array(await new Response(objects.body(p.key)).arrayBuffer());
+      if (p.at !== undefined && p.at < bytes) await handle.truncate(p.at);
+      if (p.at !== undefined) bytes = p.at;
       let off = 0;
-      while (off < data.length) off += (await handle.write(data, off, data.length - off)).bytesWritten;
+      while (off < data.length) off += (await handle.write(data, off, data.length - off, bytes + off)).bytesWritten;
       bytes += data.length;
     }
     await handle.datasync();

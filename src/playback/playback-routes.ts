@@ -20,7 +20,7 @@ const TOKEN_RULES =
 /** Signing keys and playback restrictions (issue 27): the API an organization manages its playback rules with. */
 export function playbackRoutes(deps: { keys: SigningKeys; restrictions: Restrictions }) {
   return new Elysia({ name: "playback-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/signing-keys/",
       async ({ auth, body, set }) => {

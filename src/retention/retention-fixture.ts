@@ -29,8 +29,8 @@ export async function openFixture(env: Record<string, string> = {}): Promise<Fix
     dir,
     config,
     database,
-    close() {
-      database.close();
+    async close() {
+      await database.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -12,7 +12,7 @@ export function organizationRoutes(deps: {
   /** Whether SRT ingest listens (issue 26, src/live/srt-ingest.ts). */ srt?: () => boolean;
 }) {
   return new Elysia({ name: "organization-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .get("/organization/", ({ auth }) => success(organizationView(auth.org, deps.transcripts(), deps.webrtc?.() ?? false, deps.srt?.() ?? false)), {
       permission: "organization.read",
       detail: doc({

@@ -10,7 +10,7 @@ import type { VideoService } from "./video-service.ts";
 
 /** Issue 27 item 5: `POST /videos/{id}/clips/` (video-clips.ts). */
 export function clipRoutes(deps: { videos: VideoService; tokens: DrmTokens }) {
-  return new Elysia({ name: "clip-routes", prefix: API_PREFIX }).use(apiContext).post(
+  return new Elysia({ name: "clip-routes", prefix: API_PREFIX }).use(apiContext()).post(
     "/videos/:id/clips/",
     async ({ auth, params, body, set }) => {
       const input = videoClipInput.parse(body);

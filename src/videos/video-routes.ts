@@ -28,7 +28,7 @@ type Ctx = ReturnType<typeof routeContext>;
 export function videoRoutes(deps: Deps) {
   const ctx = routeContext(deps);
   return new Elysia({ name: "video-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/videos/",
       async ({ auth, body, set }) => {

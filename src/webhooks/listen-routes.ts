@@ -37,7 +37,7 @@ function lastEventId(header: string | null): number | undefined {
 export function listenRoutes(deps: { hub: ListenHub; database: Database; samples: () => SampleOptions; outbox: Outbox }) {
   const { hub } = deps;
   return new Elysia({ name: "webhook-listen-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .get(
       "/webhooks/listen/",
       async ({ auth, request }) => {

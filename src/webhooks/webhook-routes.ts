@@ -82,7 +82,7 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
   const waitFor = (p: Promise<AttemptOutcome | null>) => Promise.race([p, Bun.sleep(deps.waitMs).then(() => null)]);
 
   return new Elysia({ name: "webhook-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/webhooks/",
       async ({ auth, body, set }) => {

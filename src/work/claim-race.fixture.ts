@@ -18,5 +18,5 @@ for (;;) {
   if (!row) break;
   ids.push(row.id);
 }
-database.close();
+await database.close();
 console.log(JSON.stringify(ids));

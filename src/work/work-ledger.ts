@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lte, ne, notExists, or, type SQL, sql } from "drizzle-orm";
 import type { Database, Tx } from "../db/create-database.ts";
 import { work, workTurns } from "../db/schema/index.ts";
 import { newId } from "../ids.ts";
@@ -54,8 +54,23 @@ export function createWorkLedger<P extends WorkMap>(opts: { database: Database; 
   const mine = (id: string) => and(eq(work.id, id), heldBy(work, holder), eq(work.status, "running"));
   const claim = (): Claim => ({ by: holder, until: now() + leaseMs });
 
-  /** Queued and due, or running under a lapsed lease. */
-  const runnable = (type: WorkType<P>, t: number) => and(eq(work.type, type), inArray(work.status, OPEN), lte(work.runAfter, t), or(eq(work.status, "queued"), leaseFree(work, t)));
+  /** A type with a lease affinity: its row's entity is not leased by another holder whose lease is alive at `t`. */
+  const notHeldElsewhere = (type: string, t: number): SQL | undefined => {
+    const affinity = registry.policy(type).affinity;
+    if (!affinity) return undefined;
+    const c = affinity.columns;
+    return notExists(
+      database.db
+        .select({ one: sql`1` })
+        .from(affinity.table)
+        .where(and(eq(c.id, work.entityId), ne(c.claimedBy, holder), gt(c.leaseUntil, t))),
+    );
+  };
+  const affine = registry.types.filter((type) => registry.policy(type).affinity);
+
+  /** Queued and due, or running under a lapsed lease; for a type with a lease affinity, not leased elsewhere. */
+  const runnable = (type: WorkType<P>, t: number) =>
+    and(eq(work.type, type), inArray(work.status, OPEN), lte(work.runAfter, t), or(eq(work.status, "queued"), leaseFree(work, t)), notHeldElsewhere(type, t));
 
   async function settle(id: string, set: Partial<Row>): Promise<boolean> {
     return database.write(async (tx) => {
@@ -318,11 +333,13 @@ export function createWorkLedger<P extends WorkMap>(opts: { database: Database; 
 
     /** When the earliest queued row falls due (epoch ms), or null when none is queued. */
     async nextDue(): Promise<number | null> {
+      const t = now();
       const rows = await database.db
         .select({ at: sql<number | null>`min(${work.runAfter})` })
         .from(work)
         // A literal, as in the partial index \`work_due\` (see OPEN_ROW): one step down that index, not a scan.
-        .where(sql`${work.status} = 'queued'`);
+        // Rows that run where another process's lease is held are that process's to claim: not a reason to wake here.
+        .where(and(sql`${work.status} = 'queued'`, ...affine.map((type) => or(ne(work.type, type), notHeldElsewhere(type, t)))));
       return rows[0]?.at ?? null;
     },
 

@@ -1,4 +1,18 @@
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { LeaseColumns } from "./lease.ts";
 import type { WorkMap, WorkType } from "./work-types.ts";
+
+/**
+ * Work that runs where a lease is held (issue 26): the row's `entity_id` is
+ * the id of a lease row in `table` (lease.ts columns). While another
+ * process's lease there is alive, only that process claims the row; with no
+ * lease, or a lapsed one, anyone may. A broadcast's finalization runs on the
+ * process that has its files, without a poller asking for it.
+ */
+export interface LeaseAffinity {
+  table: SQLiteTable;
+  columns: LeaseColumns;
+}
 
 /** How one type of work is run: its attempts, backoff, concurrency and timeout, declared by the module that owns it. */
 export interface WorkPolicy {
@@ -12,6 +26,8 @@ export interface WorkPolicy {
   perOrgLimit?: number;
   /** A run still going after this is aborted (and counts as a failed attempt). */
   timeoutMs: number;
+  /** Claimed only by the holder of the entity's lease while it lives (LeaseAffinity). */
+  affinity?: LeaseAffinity;
 }
 
 /** One policy per type of a payload map: a type without one does not compile. */

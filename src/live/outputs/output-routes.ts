@@ -27,7 +27,7 @@ export function outputRoutes(deps: { livestreams: LivestreamService; store: Outp
     return record;
   };
   return new Elysia({ name: "live-output-routes", prefix: API_PREFIX })
-    .use(apiContext)
+    .use(apiContext())
     .post(
       "/livestreams/:id/outputs/",
       async ({ auth, params, body, set }) => {
