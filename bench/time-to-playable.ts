@@ -11,14 +11,20 @@
  * load changes hurts each side alike; each run's phases come from the
  * service's own log lines (fetch, probe, encode, store and event).
  *
- * Usage: npm run bench:playable [-- --runs 3 --seconds 30 --backends native,wasm --rate 0 --compare DIR]
+ * Issue 29 item 1 (early playback): each run also prints registration → playable (GET's `playable` first true
+ * while TRANSCODING), and `--long` adds a generated 10-minute 1080p source (made once with ffmpeg lavfi into
+ * bench/.out/sources/ and reused; no bare baseline for it), the summary printing medians of both figures per
+ * source and backend against the issue's targets (30 s 720p playable < 3 s native, < 15 s wasm; 10 min 1080p
+ * < 10 s native).
+ *
+ * Usage: npm run bench:playable [-- --runs 3 --seconds 30 --backends native,wasm --rate 0 --compare DIR --long 600 --long-backends native,wasm]
  *   --rate N: serve the source at N bytes/s (0: as fast as possible), to see
  *   how much of a slow download the transcode overlaps.
  *   --compare DIR: also run the native backend of another checkout (e.g.
  *   `git archive <commit> | tar -x -C DIR` plus a node_modules symlink) in
  *   the same interleaving, labelled `native@DIR`: before/after on one load.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
 import { createLogger } from "../src/log.ts";
@@ -40,17 +46,29 @@ if (!(await hasNativeFfmpeg())) {
   console.error("bench:playable needs ffmpeg on PATH (apt-get install ffmpeg) for the native backend and the bare baseline.");
   process.exit(2);
 }
+const longSeconds = Number(arg("long", "600"));
+const longBackends = arg("long-backends", "native,wasm").split(",").filter(Boolean);
 const out = join(import.meta.dir, ".out", "playable");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const input = makeTestSource(join(out, `input-720p-${seconds}s.mp4`), seconds);
 const sourceBytes = Bun.file(input).size;
+/** The long source, made once and kept (generating 10 minutes of 1080p takes minutes). */
+const sourcesDir = join(import.meta.dir, ".out", "sources");
+mkdirSync(sourcesDir, { recursive: true });
+const longInput = join(sourcesDir, `input-1080p-${longSeconds}s.mp4`);
+if (longSeconds > 0 && !existsSync(longInput)) {
+  console.log(`making ${longInput} (once)…`);
+  makeTestSource(`${longInput}.tmp.mp4`, longSeconds, { size: "1920x1080", preset: "ultrafast" });
+  renameSync(`${longInput}.tmp.mp4`, longInput);
+}
 
 /** The source over HTTP, optionally paced (64 KiB chunks at `rate` bytes/s). */
 const files = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
-  fetch() {
+  fetch(req) {
+    if (new URL(req.url).pathname.startsWith("/long-")) return new Response(Bun.file(longInput));
     if (!(rate > 0)) return new Response(Bun.file(input));
     const data = new Uint8Array(require("node:fs").readFileSync(input));
     let sent = 0;
@@ -114,7 +132,7 @@ interface Line {
 }
 
 /** One video through a fresh service: POST → COMPLETED, with the phases its log lines mark. */
-async function playable(backend: string, n: number) {
+async function playable(backend: string, n: number, source = "") {
   const lines: Line[] = [];
   const logger = createLogger({ level: "debug", write: (l) => lines.push({ ...JSON.parse(l), t: performance.now() }) });
   const [media, tree] = backend.split("@");
@@ -123,10 +141,12 @@ async function playable(backend: string, n: number) {
   try {
     const t0 = performance.now();
     const cpu0 = cpuSeconds();
-    const res = (await (await svc.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${backend}-${n}.mp4` } })).json()) as any;
+    const res = (await (await svc.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/${source}${backend}-${n}.mp4` } })).json()) as any;
     const id = res.data.asset.public_id;
+    let playableAt = Number.NaN;
     for (;;) {
       const b = (await (await svc.api(`/videos/${id}/`)).json()) as any;
+      if (b.data.video.playable && Number.isNaN(playableAt)) playableAt = (performance.now() - t0) / 1000;
       if (b.data.video.status === "COMPLETED") break;
       if (b.data.video.status === "ERROR") throw new Error(JSON.stringify(b.data.error));
       await Bun.sleep(25);
@@ -145,7 +165,7 @@ async function playable(backend: string, n: number) {
       completed: at((l) => l.msg === "Transcode completed"),
     };
     const runs = lines.filter((l) => l.event === "transcode.run_finished").map((l) => `${l.label} ${(Number(l.ms) / 1000).toFixed(1)}`);
-    return { total, cpu, phases, runs };
+    return { total, cpu, phases, runs, playableAt };
   } finally {
     await svc.stop();
   }
@@ -154,6 +174,8 @@ async function playable(backend: string, n: number) {
 const f = (s: number) => (Number.isFinite(s) ? s.toFixed(2) : "-");
 console.log(`bench:playable  ${seconds} s 1280x720 30 fps source (${(sourceBytes / 2 ** 20).toFixed(1)} MiB) over local HTTP${rate > 0 ? ` at ${rate} B/s` : ""}, ladder 360p+720p, 720p mkv, posters`);
 const results: Record<string, number[]> = { bare: [] };
+/** Issue 29: [registration → playable, → COMPLETED] per run, by "backend source". */
+const early: Record<string, Array<[number, number]>> = {};
 for (const b of backends) results[b] = [];
 for (let n = 0; n < runs; n++) {
   const { wall: b0, cpu: bcpu } = await bare(n);
@@ -162,9 +184,10 @@ for (let n = 0; n < runs; n++) {
   for (const backend of backends) {
     const r = await playable(backend, n);
     results[backend]!.push(r.total);
+    early[`${backend} ${seconds} s 720p`] = [...(early[`${backend} ${seconds} s 720p`] ?? []), [r.playableAt, r.total]];
     const p = r.phases;
     console.log(
-      `run ${n + 1}: ${backend.padEnd(6)} POST→COMPLETED ${f(r.total)} s (${(r.total / b0).toFixed(2)}x bare), ${f(r.cpu)} CPU s | fetched ${f(p.fetched)}, probed+STARTED ${f(p.started)}, encode ${f(p.encodeStart)}→${f(p.encoded)} (${f(p.encoded - p.encodeStart)} s), COMPLETED ${f(p.completed)} | runs: ${r.runs.join(", ")}`,
+      `run ${n + 1}: ${backend.padEnd(6)} POST→playable ${f(r.playableAt)} s, POST→COMPLETED ${f(r.total)} s (${(r.total / b0).toFixed(2)}x bare), ${f(r.cpu)} CPU s | fetched ${f(p.fetched)}, probed+STARTED ${f(p.started)}, encode ${f(p.encodeStart)}→${f(p.encoded)} (${f(p.encoded - p.encodeStart)} s), COMPLETED ${f(p.completed)} | runs: ${r.runs.join(", ")}`,
     );
   }
 }
@@ -177,6 +200,23 @@ for (const backend of backends) {
 if (compare && backends.includes("native")) console.log(`  native/native@before: ${results.native!.map((t, i) => (t / results[`native@${compare}`]![i]!).toFixed(2)).join(" / ")}`);
 if (backends.includes("native") && backends.includes("wasm")) {
   console.log(`  wasm/native: ${results.wasm!.map((t, i) => (t / results.native![i]!).toFixed(2)).join(" / ")}`);
+}
+if (longSeconds > 0) {
+  for (let n = 0; n < runs; n++) {
+    for (const backend of longBackends) {
+      const r = await playable(backend, n, "long-");
+      const key = `${backend} ${longSeconds} s 1080p`;
+      early[key] = [...(early[key] ?? []), [r.playableAt, r.total]];
+      console.log(`run ${n + 1}: ${key} POST→playable ${f(r.playableAt)} s, POST→COMPLETED ${f(r.total)} s, ${f(r.cpu)} CPU s | load ${require("node:os").loadavg()[0].toFixed(1)}`);
+    }
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const TARGETS: Record<string, number> = { [`native ${seconds} s 720p`]: 3, [`wasm ${seconds} s 720p`]: 15, [`native ${longSeconds} s 1080p`]: 10 };
+console.log("early playback (issue 29), medians:");
+for (const [key, xs] of Object.entries(early)) {
+  const target = TARGETS[key] ? ` (target < ${TARGETS[key]} s)` : "";
+  console.log(`  ${key.padEnd(22)} POST→playable ${f(median(xs.map((x) => x[0])))} s${target}, POST→COMPLETED ${f(median(xs.map((x) => x[1])))} s`);
 }
 files.stop(true);
 rmSync(out, { recursive: true, force: true });

@@ -22,6 +22,11 @@ export type VideoEvent =
   | { type: "SOURCE_MISSING" }
   | { type: "TRANSCODING_STARTED"; transcoderId: string }
   | { type: "PROGRESS"; percent: number }
+  /**
+   * Issue 29 item 1: the ladder became playable while it is still transcoding (every rung's EVENT playlist has
+   * its first segments stored and keeps ahead of a player at 1x): `url` is the master playlist's media URL.
+   */
+  | { type: "PLAYABLE"; url: string }
   | { type: "TRANSCODING_COMPLETED"; outcome: TranscodeOutcome }
   | { type: "TRANSCODING_FAILED"; error: { code: string; message: string } }
   /** A live stream holding this video as its recording asks whether the transcode has settled (answered by RECORDING_TRANSCODED). */

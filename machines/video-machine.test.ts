@@ -39,7 +39,9 @@ describe("video machine", () => {
 
     actor.send({ type: "TRANSCODING_COMPLETED", outcome });
     expect(videoStatus(actor.getSnapshot().value)).toBe("COMPLETED");
-    const done = emitted[2]!;
+    // Never announced playable before: VIDEO_PLAYABLE (once) right before COMPLETED.
+    expect(emitted.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
+    const done = emitted[3]!;
     expect(done.event).toBe("VIDEO_TRANSCODING_COMPLETED");
     const data = done.data as any;
     expect(data.video).toMatchObject({
@@ -92,7 +94,7 @@ describe("video machine", () => {
     actor.send({ type: "TRANSCODING_COMPLETED", outcome });
     actor.send({ type: "TRANSCODING_FAILED", error: { code: "X", message: "late" } });
     expect(videoStatus(actor.getSnapshot().value)).toBe("COMPLETED");
-    expect(emitted).toHaveLength(3);
+    expect(emitted.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     actor.send({ type: "DELETE" });
     expect(videoStatus(actor.getSnapshot().value)).toBe("DELETED");
   });
@@ -211,8 +213,65 @@ describe("video machine: a video derived from another (issue 27, clips) through 
     }
   });
 
-  test("a version 1 state reads as it is in version 2", () => {
-    expect(VIDEO_MACHINE_VERSION).toBe(2);
-    for (const v of ["fetching", "queued", "processing", "completed", "failed", "deleted"]) expect(migrateVideo(1, v)).toBe(v);
+  test("a version 1 or 2 state reads as it is in version 3", () => {
+    expect(VIDEO_MACHINE_VERSION).toBe(3);
+    for (const from of [1, 2]) for (const v of ["fetching", "queued", "processing", "completed", "failed", "deleted"]) expect(migrateVideo(from, v)).toBe(v);
+  });
+});
+
+describe("video machine: early playback (issue 29 item 1)", () => {
+  const MASTER = "http://x/media/t/hls/master.m3u8";
+  const started = () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "native-1" });
+    return { actor, emitted };
+  };
+
+  test("PLAYABLE while transcoding: VIDEO_PLAYABLE once with the master's url, status still TRANSCODING; COMPLETED keeps its payload", () => {
+    const { actor, emitted } = started();
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    actor.send({ type: "PROGRESS", percent: 60 });
+    expect(videoStatus(actor.getSnapshot().value)).toBe("TRANSCODING");
+    expect(actor.getSnapshot().context.playableUrl).toBe(MASTER);
+    const playable = emitted.filter((e) => e.event === "VIDEO_PLAYABLE");
+    expect(playable).toHaveLength(1);
+    expect((playable[0]!.data as any).video).toMatchObject({ status: "TRANSCODING", url: MASTER });
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    expect(emitted.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect((emitted[3]!.data as any).video).toMatchObject({ status: "COMPLETED", url: outcome.url });
+    expect(actor.getSnapshot().context.playableUrl).toBeNull();
+  });
+
+  test("a job reclaimed after a crash is not playable until it says so again, and VIDEO_PLAYABLE does not fire twice", () => {
+    const { actor, emitted } = started();
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "native-2" });
+    expect(actor.getSnapshot().context.playableUrl).toBeNull();
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    expect(actor.getSnapshot().context.playableUrl).toBe(MASTER);
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    expect(emitted.filter((e) => e.event === "VIDEO_PLAYABLE")).toHaveLength(1);
+  });
+
+  test("a failed attempt drops the URL; a retry announces its own VIDEO_PLAYABLE", () => {
+    const { actor, emitted } = started();
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    actor.send({ type: "TRANSCODING_FAILED", error: { code: "TRANSCODE_FAILED", message: "x" } });
+    expect((emitted.at(-1)!.data as any).video.url).toBeNull();
+    actor.send({ type: "RETRY", source: { uploadId: "upl_1" } });
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "native-3" });
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    expect(emitted.filter((e) => e.event === "VIDEO_PLAYABLE")).toHaveLength(2);
+  });
+
+  test("PLAYABLE is ignored before the job started and after it settled", () => {
+    const { actor, emitted } = start();
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    expect(actor.getSnapshot().context.playableUrl).toBeUndefined();
+    actor.send({ type: "TRANSCODING_STARTED", transcoderId: "a" });
+    actor.send({ type: "TRANSCODING_COMPLETED", outcome });
+    actor.send({ type: "PLAYABLE", url: MASTER });
+    expect(emitted.filter((e) => e.event === "VIDEO_PLAYABLE")).toHaveLength(1);
   });
 });

@@ -5,9 +5,14 @@ import { videoData, type TranscodePayload, type VideoContext, type VideoStatus }
 export type { VideoEvent };
 
 /** Stored states are of this version of the machine; `migrateVideo` reads older ones. */
-export const VIDEO_MACHINE_VERSION = 2;
+export const VIDEO_MACHINE_VERSION = 3;
 
-/** Version 2 (issue 27: clips) added transitions only; every version 1 state is a version 2 state as it is. */
+/**
+ * Version 2 (issue 27: clips) added transitions only; every version 1 state is a version 2 state as it is.
+ * Version 3 (issue 29 item 1, early playback) added PLAYABLE and two optional context fields (`playableUrl`,
+ * `playableAnnounced`), absent in older states, which read as "not playable yet": a video stored mid-transcode
+ * by version 2 announces VIDEO_PLAYABLE at its COMPLETED at the latest.
+ */
 export const migrateVideo = (_from: number, value: unknown): unknown => value;
 
 /** A clip whose parent was deleted before the clip had cut its own copy (docs/decisions.md, "Clips"). */
@@ -50,7 +55,7 @@ const SOURCE_GONE = [
 ] as const;
 
 /** A fresh attempt: what the last one recorded is cleared, the pipeline starts from `source` (null: fetched first). */
-const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: null, progress: 0, transcoderId: null, pipeline: { source } });
+const retryFrom = (source: TranscodePayload | null) => ({ error: null, outcome: null, progress: 0, transcoderId: null, pipeline: { source }, playableUrl: null, playableAnnounced: false });
 
 /**
  * A video's life: registered → fetching (a URL source: entering it queues the
@@ -81,7 +86,21 @@ export const videoMachine = setup({
   actions: {
     recordFailure: assign(({ event }) => {
       assertEvent(event, "TRANSCODING_FAILED");
-      return { error: event.error };
+      // A failed attempt's partial playlists are no playable URL.
+      return { error: event.error, playableUrl: null };
+    }),
+    /** Issue 29 item 1: playable while transcoding; VIDEO_PLAYABLE once per attempt (a repeat after a crash only sets the URL again). */
+    recordPlayable: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "PLAYABLE");
+      enqueue.assign({ playableUrl: event.url, playableAnnounced: true });
+      if (!context.playableAnnounced) enqueue.emit({ type: "domain", event: "VIDEO_PLAYABLE", data: videoData({ ...context, playableUrl: event.url }, "TRANSCODING") });
+    }),
+    /** COMPLETED without an earlier PLAYABLE (a DRM job, a slow ladder, an older state): VIDEO_PLAYABLE first, still once. */
+    announcePlayableAtCompletion: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "TRANSCODING_COMPLETED");
+      if (context.playableAnnounced) return;
+      enqueue.assign({ playableAnnounced: true });
+      enqueue.emit({ type: "domain", event: "VIDEO_PLAYABLE", data: videoData({ ...context, playableUrl: event.outcome.url }, "TRANSCODING") });
     }),
     recordSourceGone: assign(() => ({ error: { ...SOURCE_VIDEO_DELETED } })),
     emitDomain: emit(
@@ -166,9 +185,12 @@ export const videoMachine = setup({
         },
         // A run repeated after a crash whose fetched copy (or a clip's parent) went missing meanwhile.
         SOURCE_MISSING: SOURCE_GONE,
+        // A job reclaimed after a crash starts its outputs again from scratch: not playable until it says so again (no event).
+        TRANSCODING_STARTED: { actions: assign({ playableUrl: null }) },
+        PLAYABLE: { actions: "recordPlayable" },
         TRANSCODING_COMPLETED: {
           target: "completed",
-          actions: [assign({ outcome: ({ event }) => event.outcome, progress: 100 }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],
+          actions: ["announcePlayableAtCompletion", assign({ outcome: ({ event }) => event.outcome, progress: 100, playableUrl: null }), domain("VIDEO_TRANSCODING_COMPLETED", "COMPLETED")],
         },
         ...FAILING,
       },

@@ -61,6 +61,13 @@ export interface VideoContext {
    */
   derivedFrom?: { videoId: string | null; streamId: string | null; startTime: number; endTime: number };
   /**
+   * Issue 29 item 1 (early playback): the master playlist's URL while the video is still transcoding, set by
+   * PLAYABLE, cleared when the attempt restarts (its outputs are rebuilt), fails or is retried; absent on older
+   * videos. `playableAnnounced`: VIDEO_PLAYABLE fired for this attempt (it fires once per attempt).
+   */
+  playableUrl?: string | null;
+  playableAnnounced?: boolean;
+  /**
    * Issue 27 item 4: the static renditions asked for (`static_renditions` of POST /videos/, else the
    * organization's default, resolved at registration). Absent (a live recording, older videos): the
    * organization's default when the transcode plans its outputs.
@@ -79,7 +86,8 @@ export function videoData(ctx: VideoContext, status: VideoStatus) {
       kind: ctx.kind,
       duration_seconds: o?.durationSeconds ?? null,
       size_bytes: o?.sizeBytes != null ? String(o.sizeBytes) : null,
-      url: o?.url ?? null,
+      // Issue 29 item 1: while transcoding, the master playlist as soon as it plays (`playableUrl`).
+      url: o?.url ?? ctx.playableUrl ?? null,
       drm: ctx.drm,
       playback_policy: ctx.playbackPolicy ?? "public",
       playback_restriction_id: ctx.playbackRestrictionId ?? null,

@@ -32,7 +32,7 @@ test("actor state and outbox rows survive a restart on the same database file, a
   // A repeated start after the restart is absorbed; completion goes on from the restored state.
   await t.service.runtime.send("video", video.id, { type: "TRANSCODING_STARTED", transcoderId: "native-y" });
   await t.service.runtime.send("video", video.id, { type: "TRANSCODING_COMPLETED", outcome: { url: "u", durationSeconds: 1, sizeBytes: 1, renditions: [], storage: {} } });
-  expect((await outboxEvents(t.service, video.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+  expect((await outboxEvents(t.service, video.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   expect((await outboxEvents(t.service, stream.id)).map((e) => e.event)).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED"]);
 });
 

@@ -98,7 +98,7 @@ describe("clips with STORAGE=s3", () => {
       const again = await completed(failing.id);
       expect(Math.abs((await probeDuration(again.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
       expect(await t.service.objects.stat(key)).toBeNull();
-      expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     } finally {
       await pub.close();
     }

@@ -88,7 +88,7 @@ describe("a clip of a video", () => {
     expect(clipFrames.map(frameOf)).toEqual([12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]);
 
     const events = (await outboxEvents(t.service, created.video.id)).map((e) => e.event);
-    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   });
 
   test("bad spans: 422 naming each field; another organization's video: 404 as for a missing id", async () => {
@@ -164,7 +164,7 @@ describe("retrying a clip that failed (issue 27)", () => {
     expect(r.status).toBe(200);
     const done = await completed(failing.id);
     expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-    expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   });
 });
 
@@ -221,7 +221,7 @@ describe("a clip of a live stream", () => {
       // Available before the broadcast ends.
       expect((await getStream(t, stream.id)).status).toBe("LIVE");
       expect(Math.abs((await probeDuration(done.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
-      expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
 
       // A live clip that failed (its copy of the recording unreadable for a while) keeps that copy: a retry makes it.
       await t.service.runner.stop();

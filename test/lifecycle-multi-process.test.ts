@@ -199,7 +199,7 @@ for (const point of ["before-commit", "after-commit"] as const) {
       expect(count(names, "LIVESTREAM_RECORDING_READY")).toBe(1);
       expect(names).toEqual(["LIVESTREAM_SCHEDULED", "LIVESTREAM_STARTED", "LIVESTREAM_ENDED", "LIVESTREAM_RECORDING_READY"]);
       const recordingEvents = (await outboxEvents(f.service, assetId!)).map((e) => e.event);
-      expect(recordingEvents).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect(recordingEvents).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
       expect(await f.service.database.db.select().from(broadcasts).where(eq(broadcasts.streamId, s.id))).toHaveLength(0);
     } finally {
       pub?.abort();

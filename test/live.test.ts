@@ -82,7 +82,7 @@ describe("a broadcast from start to a playable recording", () => {
     expect(video.stream).toEqual({ id: s.id, stream_key: s.stream_key });
     expect(video.video.url).toBeString();
     const videoEvents = await outboxEvents(t.service, assetId);
-    expect(videoEvents.map((e) => e.event)).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(videoEvents.map((e) => e.event)).toEqual(["VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     expect(videoEvents[1]!.data.video.kind).toBe("LIVESTREAM_RECORDING");
     const after = await waitFor(async () => (await getStream(s.id))?.playback_url ?? undefined, { what: "playback_url" });
     expect(after).toBe(video.video.url!);

@@ -171,6 +171,7 @@ test("every example is valid for its schema, and each webhook's example is a del
   const status: Record<string, string[]> = {
     VIDEO_UPLOADED: ["TRANSCODING"],
     VIDEO_TRANSCODING_STARTED: ["TRANSCODING"],
+    VIDEO_PLAYABLE: ["TRANSCODING"],
     VIDEO_TRANSCODING_COMPLETED: ["COMPLETED"],
     VIDEO_TRANSCODING_FAILED: ["ERROR"],
     LIVESTREAM_SCHEDULED: ["SCHEDULED", "READY_TO_STREAM"],

@@ -205,7 +205,7 @@ describe.skipIf(!native)("STORAGE=s3", () => {
       expect(data.video.status).toBe("COMPLETED");
       expect((await fetch(on(b, data.video.url!))).status).toBe(200);
       const events = (await outboxEvents(a.service, id)).map((e) => e.event);
-      expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
       expect(await keys(a.service.objects, `originals/${id}`)).toEqual([`originals/${id}/source.bin`]);
     } finally {
       await c.stop();

@@ -114,7 +114,7 @@ test("a process killed with SIGKILL mid-transcode: after restart the job resumes
     expect(data.video.status).toBe("COMPLETED");
     expect(data.renditions.map((x: any) => x.quality)).toEqual(["360p", "720p"]);
     const events = (await outboxEvents(t.service, id)).map((e) => e.event);
-    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   } finally {
     await t.stop();
   }

@@ -72,7 +72,7 @@ describe("POST /videos/{id}/retry/", () => {
     expect(done.error).toBeNull();
     expect(done.renditions.length).toBeGreaterThan(0);
     const events = (await outboxEvents(t.service, id)).map((e) => e.event);
-    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
   }, 120_000);
 
   test("a video not in ERROR is 409 VIDEO_NOT_RETRYABLE and nothing is queued; a missing or another organization's id is 404", async () => {
@@ -89,7 +89,7 @@ describe("POST /videos/{id}/retry/", () => {
     const late = await retry(id);
     expect(late.status).toBe(409);
     expect((await failed(late)).error).toMatchObject({ code: "VIDEO_NOT_RETRYABLE", details: { status: "COMPLETED" } });
-    expect((await outboxEvents(t.service, id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect((await outboxEvents(t.service, id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
 
     const missing = await retry("vid_doesnotexist00000000");
     expect(missing.status).toBe(404);

@@ -98,10 +98,10 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(new Uint8Array(await range.arrayBuffer())).toEqual(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3])); // EBML magic: Matroska
 
     const events = await outboxEvents(t.service, id);
-    expect(events.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect(events.map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
     expect(events[0]!.data.video.status).toBe("TRANSCODING");
     expect(events[1]!.data.video.transcoder_id).toStartWith("wasm");
-    expect(events[2]!.data.renditions).toHaveLength(2);
+    expect(events[3]!.data.renditions).toHaveLength(2);
 
     // Idempotent on source_url: the same asset, 200, nothing queued again (the video's fetch and transcode rows, and no more).
     const jobRows = async () => (await t.service.database.db.select().from(work).where(eq(work.entityId, id))).map((r) => r.type).sort();
@@ -111,7 +111,7 @@ describe("registering and transcoding on the embedded wasm backend", () => {
     expect(again.status).toBe(200);
     expect(again.body.data.asset.public_id).toBe(id);
     expect(await jobRows()).toEqual(queued);
-    expect((await outboxEvents(t.service, id)).length).toBe(3);
+    expect((await outboxEvents(t.service, id)).length).toBe(4);
   }, 120_000);
 
   test("an audio-only and an odd-sized source both complete", async () => {

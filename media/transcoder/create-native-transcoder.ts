@@ -70,6 +70,7 @@ export function createNativeTranscoder(opts: Omit<CreateTranscoderOptions, "back
           runner,
           signal: js.signal,
           onProgress: transcodeOpts.onProgress,
+          onOutputs: transcodeOpts.onOutputs,
           logger,
           transcoderId: id,
           preset: opts.preset ?? "veryfast",

@@ -64,6 +64,7 @@ export function createWasmTranscoder(opts: Omit<CreateTranscoderOptions, "backen
               runner,
               signal: js.signal,
               onProgress: transcodeOpts.onProgress,
+              onOutputs: transcodeOpts.onOutputs,
               logger,
               transcoderId: id,
               preset: opts.preset ?? "veryfast",

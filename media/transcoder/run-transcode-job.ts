@@ -45,7 +45,8 @@ import { POSTER_FILES, SPRITE_FILE, STORYBOARD_FILE, THUMBNAIL_FILE, buildStoryb
 import { probeInput } from "./probe-input.ts";
 import { createProgressTracker } from "./progress-tracker.ts";
 import { TranscodeError } from "./transcode-error.ts";
-import type { PosterFiles, ProbeResult, Rendition, TranscodeJob, TranscodeResult, TranscoderLogger } from "./types.ts";
+import type { PosterFiles, ProbeResult, Rendition, TranscodeJob, TranscodeOptions, TranscodeResult, TranscoderLogger } from "./types.ts";
+import { finalizeMediaPlaylists, watchHls } from "./early-hls.ts";
 
 export const DEFAULT_SEGMENT_SECONDS = 4;
 export const AUDIO_RENDITION = "audio";
@@ -54,6 +55,7 @@ export interface JobContext {
   runner: FfmpegRunner;
   signal: AbortSignal;
   onProgress?: (percent: number) => void;
+  onOutputs?: TranscodeOptions["onOutputs"];
   logger: TranscoderLogger;
   transcoderId: string;
   preset: string;
@@ -140,17 +142,34 @@ export async function runTranscodeJob(job: TranscodeJob, ctx: JobContext): Promi
         stage.runs.map((r) => r.weight),
         stage.runs.map((r) => r.seconds),
       );
-      await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
-      if (stage.kind === "hls" && chunks) fixPartialMasters(job.outDir, chunks, renditions, probe.hasAudio);
+      const watch = stage.kind === "hls" ? watchStage(job, ctx, renditions, probe, segmentSeconds, chunks) : null;
+      let succeeded = false;
+      try {
+        await runStage(stage, job, ctx, (line, part) => progress.line(line, part));
+        if (stage.kind === "hls" && chunks) fixPartialMasters(job.outDir, chunks, renditions, probe.hasAudio);
+        succeeded = true;
+      } finally {
+        if (watch) {
+          watch.stageDone = succeeded;
+          await watch.watcher.stop(succeeded);
+        }
+      }
       if (stage.kind === "hls") {
         writeMasterPlaylist(job.outDir, renditions);
+        finalizeMediaPlaylists(
+          job.outDir,
+          renditions.map((r) => r.name),
+        );
         verifyHls(job.outDir, renditions);
       }
       if (stage.kind === "mp4" && drm && plan.mp4Dir) {
         progress.phase(phase++);
         packaged = await packageRenditions({ outDir: job.outDir, mp4Dir: plan.mp4Dir, renditions, hasVideo: probe.hasVideo, hasAudio: probe.hasAudio, ...drm, segmentSeconds, signal });
       }
-      if (stage.kind === "downloads" && extras.audioVariant) mergeAudioVariant(job.outDir);
+      if (stage.kind === "downloads" && extras.audioVariant) {
+        finalizeMediaPlaylists(job.outDir, [AUDIO_VARIANT]);
+        mergeAudioVariant(job.outDir);
+      }
     }
   } finally {
     // The clear intermediates never outlive the job, whatever happened.
@@ -277,8 +296,29 @@ function fixPartialMasters(outDir: string, chunks: ChunkPlan, renditions: Planne
   }
 }
 
-/** Each rendition's run wrote a one-variant master playlist; join them in ladder order. */
-function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[]): void {
+/**
+ * Early playback (early-hls.ts) while the HLS stage runs: the master is written at the first playable moment
+ * from the runs' one-variant masters (ffmpeg writes each with the rung's first segment). A chunked job's joins
+ * need their entries fixed first (`fixPartialMasters`), so its master waits for the stage's end.
+ */
+function watchStage(job: TranscodeJob, ctx: JobContext, renditions: PlannedRendition[], probe: ProbeResult, segmentSeconds: number, chunks: ChunkPlan | null) {
+  const partialsWritten = () => renditions.every((r) => fs.existsSync(path.join(job.outDir, HLS_DIR, partialMasterName(r.name))));
+  const state = { stageDone: false, watcher: null as unknown as ReturnType<typeof watchHls> };
+  state.watcher = watchHls({
+    outDir: job.outDir,
+    renditions: renditions.map((r) => r.name),
+    durationSeconds: probe.durationSeconds,
+    segmentSeconds,
+    writeMaster: () => (!chunks || state.stageDone) && partialsWritten() && (writeMasterPlaylist(job.outDir, renditions, { keepParts: true }), true),
+    onOutputs: ctx.onOutputs,
+    logger: ctx.logger,
+    transcoderId: ctx.transcoderId,
+  });
+  return state;
+}
+
+/** Each rendition's run wrote a one-variant master playlist; join them in ladder order (`keepParts`: the runs still write theirs). */
+function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[], opts: { keepParts?: boolean } = {}): void {
   const hls = path.join(outDir, HLS_DIR);
   const parts = renditions.map((r) => {
     const file = path.join(hls, partialMasterName(r.name));
@@ -294,6 +334,7 @@ function writeMasterPlaylist(outDir: string, renditions: PlannedRendition[]): vo
   const master = path.join(hls, MASTER_PLAYLIST);
   fs.writeFileSync(`${master}.tmp`, merged);
   fs.renameSync(`${master}.tmp`, master);
+  if (opts.keepParts) return;
   for (const r of renditions) fs.rmSync(path.join(hls, partialMasterName(r.name)), { force: true });
 }
 

@@ -150,6 +150,27 @@ export interface TranscodeOptions {
   signal?: AbortSignal;
   /** Hard limit for the whole job, counted from when it starts running (not while queued). */
   timeoutMs?: number;
+  /**
+   * Issue 29 item 1 (early-hls.ts): called while the ladder's HLS is written, each time a rendition's EVENT
+   * playlist grew (awaited: growths arrive in order). `master` is set from the first playable moment on
+   * (every rung kept ahead by the 1.5x rule; the master playlist is written then). Not called for DRM jobs.
+   */
+  onOutputs?: (snapshot: HlsSnapshot) => Promise<void> | void;
+}
+
+/** One rendition's growing media playlist: its path and text, the segments it lists (paths relative to outDir), their seconds. */
+export interface HlsSnapshotPlaylist {
+  file: string;
+  text: string;
+  segments: string[];
+  seconds: number;
+}
+
+/** The HLS written so far (paths relative to outDir); every segment listed is complete on disk. */
+export interface HlsSnapshot {
+  playlists: HlsSnapshotPlaylist[];
+  /** `hls/master.m3u8` once the ladder is playable, else null. */
+  master: string | null;
 }
 
 /** A frame-accurate cut of a source (a clip's, issue 27): `[start, end)` seconds of `input` into `outDir/cut.mkv`. */

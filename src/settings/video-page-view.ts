@@ -5,13 +5,19 @@ import { durationOf, type VideoView } from "./videos-view.ts";
 /** One video's page (data → Html): player, facts, renditions, downloads, transcript, summary, delete. */
 
 function player(v: VideoView["video"]): Html {
+  // Issue 29 item 1: a video playable while it transcodes shows its player beside the progress.
+  const early = v.status === "TRANSCODING" && v.playable && v.url !== null;
   if (v.status === "TRANSCODING") {
     return html`<div class="panel" id="video-progress" data-url="/settings/videos/${v.id}/progress.json">
-      <p>Transcoding… the player appears when it completes.</p>
+      <p id="video-playable">${early ? html`<strong>Playable</strong> while transcoding: the player below plays what is encoded so far.` : "Transcoding… the player appears as soon as the video is playable."}</p>
       <progress max="100" value="${v.progress}" aria-label="Transcoding progress">${v.progress}%</progress> <span class="pct">${v.progress}%</span>
-    </div>`;
+    </div>${early && !v.drm ? playerElement(v) : ""}`;
   }
   if (v.status !== "COMPLETED" || !v.url) return html``;
+  return playerElement(v);
+}
+
+function playerElement(v: VideoView["video"]): Html {
   // Players are served by the service (/assets/, static-assets.ts): nothing from a CDN.
   const drm = v.drm_license_url !== null;
   return html`<div class="player">

@@ -73,6 +73,7 @@ function parseRange(header: string, size: number): { start: number; end: number 
  */
 export async function serveObject(request: Request, objects: ObjectStore, key: string, opts: ServeOpts = {}): Promise<Response> {
   if (opts.grant?.token && (key.endsWith(".m3u8") || key.endsWith(".mpd"))) return servePlaylistWithToken(objects, key, opts.grant.token, opts);
+  if (key.endsWith(".m3u8") && !opts.live && !request.headers.get("range")) return serveVideoPlaylist(objects, key, opts);
   const st = await objects.stat(key);
   if (!st) throw ApiError.notFound();
   const size = st.size;
@@ -116,13 +117,33 @@ export function manifestWithToken(xml: string, token: string): string {
     .replace(/<BaseURL>([^<]*)<\/BaseURL>/g, (_m, uri: string) => `<BaseURL>${withToken(uri, token).replace(/&(?!amp;)/g, "&amp;")}</BaseURL>`);
 }
 
-/** A playlist (or DASH manifest) of a signed asset, read whole and rewritten so its children and segments carry the request's token. */
-async function servePlaylistWithToken(objects: ObjectStore, key: string, token: string, opts: ServeOpts): Promise<Response> {
+/**
+ * Issue 29 item 1: a video's media playlist still growing (an EVENT playlist without `#EXT-X-ENDLIST`, written while
+ * it transcodes) changes every segment: `no-cache`, like a live one, so neither a browser nor a shared cache hands
+ * a player an old copy for a minute.
+ */
+export function isGrowingPlaylist(text: string): boolean {
+  return text.includes("#EXT-X-PLAYLIST-TYPE:EVENT") && !text.includes("#EXT-X-ENDLIST");
+}
+
+async function readText(objects: ObjectStore, key: string): Promise<string> {
   const bytes = await new Response(objects.body(key)).arrayBuffer().catch(() => null);
   if (!bytes) throw ApiError.notFound();
-  const text = new TextDecoder().decode(bytes);
+  return new TextDecoder().decode(bytes);
+}
+
+/** A public video's playlist, read whole (a few KB) to tell a growing one (`isGrowingPlaylist`). */
+async function serveVideoPlaylist(objects: ObjectStore, key: string, opts: ServeOpts): Promise<Response> {
+  const text = await readText(objects, key);
+  const headers = mediaHeaders(key, { ...opts, live: isGrowingPlaylist(text) });
+  return new Response(text, { headers: { ...headers, "content-length": String(Buffer.byteLength(text)) } });
+}
+
+/** A playlist (or DASH manifest) of a signed asset, read whole and rewritten so its children and segments carry the request's token. */
+async function servePlaylistWithToken(objects: ObjectStore, key: string, token: string, opts: ServeOpts): Promise<Response> {
+  const text = await readText(objects, key);
   const body = key.endsWith(".mpd") ? manifestWithToken(text, token) : playlistWithToken(text, token);
-  const headers = mediaHeaders(key, opts);
+  const headers = mediaHeaders(key, { ...opts, live: opts.live || isGrowingPlaylist(text) });
   delete headers["accept-ranges"];
   return new Response(body, { headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } });
 }

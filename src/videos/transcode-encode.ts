@@ -1,4 +1,4 @@
-import { isTranscodeError, type ProbeResult, type TranscodeResult, type Transcoder } from "../../media/transcoder/index.ts";
+import { isTranscodeError, type ProbeResult, type TranscodeOptions, type TranscodeResult, type Transcoder } from "../../media/transcoder/index.ts";
 import type { Transcriber } from "../../media/stt/types.ts";
 import type { Logger } from "../log.ts";
 import { PermanentWorkError } from "../work/work-runner.ts";
@@ -36,6 +36,8 @@ export interface EncodeInput {
   signal: AbortSignal;
   timeoutMs: number;
   onProgress: (percent: number) => void;
+  /** Issue 29 item 1: the ladder's HLS as it grows (media/transcoder/early-hls.ts), stored and reported by transcode-early.ts. */
+  onOutputs?: TranscodeOptions["onOutputs"];
   /** The encoder finished (before the transcript is awaited): the realtime factor's wall time ends here. */
   onEncoded?: (result: TranscodeResult) => void;
   logger: Logger;
@@ -54,7 +56,7 @@ export async function encode(input: EncodeInput): Promise<{ result: TranscodeRes
   // Static renditions and the master's audio-only variant (issue 27 item 4): stream copies in the job's last run.
   const copies = { staticRenditions: input.plan.statics.request, audioVariant: true };
   const job = { input: source, outDir, ladder: input.plan.ladder, downloads: input.plan.downloads, posters: true, ...copies, ...(input.drmKey ? { drm: input.drmKey } : {}) };
-  const result = await transcoder.transcode(job, { signal, timeoutMs: input.timeoutMs, onProgress: input.onProgress }).catch((err) => {
+  const result = await transcoder.transcode(job, { signal, timeoutMs: input.timeoutMs, onProgress: input.onProgress, onOutputs: input.onOutputs }).catch((err) => {
     transcription?.cancel();
     // The tool's last lines are for operators (the video's message says what failed in the user's terms).
     if (isTranscodeError(err) && err.logTail.length > 0) logger.warn("Transcode tool output", { video_id: videoId, code: err.code, log_tail: err.logTail });

@@ -20,6 +20,7 @@ import { planOutputs, probeSource } from "./transcode-plan.ts";
 import { encode, progressThrottle } from "./transcode-encode.ts";
 import { prepareOutputs, storeOutputs } from "./transcode-store.ts";
 import { transcodeOutcome } from "./transcode-outcome.ts";
+import { createEarlyPublisher } from "./transcode-early.ts";
 
 interface TranscodeDeps {
   runtime: ActorRuntime;
@@ -62,6 +63,19 @@ const reportProgress = (runtime: ActorRuntime, videoId: string, logger: Logger) 
     runtime.send("video", videoId, { type: "PROGRESS", percent }).catch((err) => logger.error("Cannot record transcode progress", { err, video_id: videoId }));
   });
 
+/** Issue 29 item 1: the growing HLS stored as it grows (transcode-early.ts); the fact PLAYABLE reported once the ladder plays. */
+const reportPlayable = (deps: TranscodeDeps, videoId: string, outDir: string, logger: Logger) =>
+  createEarlyPublisher({
+    store: deps.store,
+    videoId,
+    outDir,
+    logger,
+    playable: async (url) => {
+      await deps.runtime.send("video", videoId, { type: "PLAYABLE", url });
+      logger.info("Transcode playable", { video_id: videoId });
+    },
+  });
+
 /** One transcode: obtain source → plan outputs → encode → store outputs → outcome. */
 async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: WorkRow<VideoWork, "transcode">, { signal, logger }: WorkContext): Promise<WorkResult<VideoWork>> {
   const { runtime, store } = deps;
@@ -91,6 +105,7 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
   const encodeStart = performance.now();
   const plan = planOutputs(probe, org?.settings ?? null, ctx);
   const onProgress = reportProgress(runtime, ctx.id, logger);
+  const early = reportPlayable(deps, ctx.id, outDir, logger);
   const { result, transcriptBytes } = await encode({
     transcoder,
     source: source.path,
@@ -105,10 +120,11 @@ async function runTranscode(deps: TranscodeDeps, sources: SourceObtainer, job: W
     signal,
     timeoutMs: deps.timeoutMs,
     onProgress,
+    onOutputs: early.onOutputs,
     logger,
   });
   deps.onTranscoded?.({ backend: transcoder.backend, mediaSeconds: result.durationSeconds ?? probe.durationSeconds ?? 0, wallSeconds: (performance.now() - encodeStart) / 1000 });
-  await storeOutputs({ store, videoId: ctx.id, outDir, source, logger });
+  await storeOutputs({ store, videoId: ctx.id, outDir, source, logger, storedEarly: early.storedSegments() });
   const drm = drmKey ? { contentId: drmKey.keyId, licenseUrl: deps.drm.tokens.mint(ctx.id).url } : null;
   const url = (file: string) => store.url(ctx.id, file);
   const outcome = transcodeOutcome({ url, watchUrl: watchUrl(store, ctx.id), result, sourceBytes: source.bytes, transcriptBytes, drm, statics: plan.statics.entries });

@@ -24,7 +24,9 @@ const videoFields = {
   kind: VideoKindSchema,
   duration_seconds: nullable(t.Number(), { description: "Null until COMPLETED." }),
   size_bytes: bytes("Size of the original."),
-  url: url("The HLS master playlist, once COMPLETED."),
+  url: url(
+    "The HLS master playlist (a DASH manifest for DRM) once COMPLETED; while TRANSCODING, the master as soon as it plays (issue 29: its rungs' EVENT playlists grow until `#EXT-X-ENDLIST`; VIDEO_PLAYABLE fires then).",
+  ),
   drm: t.Boolean(),
   playback_policy: t.Union([t.Literal("public"), t.Literal("signed")], { description: "`signed`: every media URL needs `?token=<JWT>` (see Signed playback)." }),
   playback_restriction_id: nullable(t.String(), { description: "The playback restriction whose referrer rules apply." }),
@@ -74,6 +76,10 @@ export const VideoResourceSchema = strictObject({
   video: strictObject({
     ...videoFields,
     progress: t.Number({ minimum: 0, maximum: 100, description: "Transcode progress, 0-100." }),
+    playable: t.Boolean({
+      description:
+        "`url` plays now: COMPLETED, or (issue 29) still TRANSCODING with every rung's first segments stored and produced fast enough that a player starting now at normal speed never stalls. Start a player at position 0 (hls.js: `startPosition: 0`): until COMPLETED the playlists are EVENT playlists, which players otherwise join near their end.",
+    }),
     source_url: nullable(t.String()),
     tags: nullable(recordOf(t.Unknown())),
     created_at: isoTime(),

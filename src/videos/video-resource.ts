@@ -23,6 +23,8 @@ export function videoResource(record: ActorRecord<VideoContext>, opts: { license
       ...data.video,
       ...(licenseUrl ? { drm_license_url: licenseUrl } : {}),
       progress: record.context.progress,
+      // Issue 29 item 1: COMPLETED with a manifest, or playable while transcoding (the machine's `playableUrl`).
+      playable: completed ? data.video.url !== null : status === "TRANSCODING" && !!record.context.playableUrl,
       source_url: record.context.sourceUrl,
       tags: record.context.tags,
       created_at: record.context.createdAt,

@@ -14,6 +14,11 @@ import { sampleEventData } from "./sample-events.ts";
 const EVENT_DATA: Record<EventName, { data: TSchema; summary: string }> = {
   VIDEO_UPLOADED: { data: VideoEventDataSchema, summary: "A video was registered; its transcode is queued." },
   VIDEO_TRANSCODING_STARTED: { data: VideoEventDataSchema, summary: "A worker started transcoding the video." },
+  VIDEO_PLAYABLE: {
+    data: VideoEventDataSchema,
+    summary:
+      "The video plays while it is still transcoding (issue 29): `video.url` is its master playlist, status TRANSCODING. Once per attempt, before VIDEO_TRANSCODING_COMPLETED (at it at the latest, e.g. for DRM).",
+  },
   VIDEO_TRANSCODING_COMPLETED: { data: VideoEventDataSchema, summary: "The video is playable: renditions, downloads, storage." },
   VIDEO_TRANSCODING_FAILED: { data: VideoEventDataSchema, summary: "The video could not be fetched or transcoded: `error`." },
   LIVESTREAM_SCHEDULED: { data: FullStreamEventDataSchema, summary: "A live stream was created (READY_TO_STREAM) or booked (SCHEDULED)." },

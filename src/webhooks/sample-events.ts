@@ -118,6 +118,8 @@ function videoEvents(event: EventName, opts: SampleOptions, now: Date, random: S
       return emittedBy(videoMachine, sampleVideo(now, random), []);
     case "VIDEO_TRANSCODING_STARTED":
       return emittedBy(videoMachine, sampleVideo(now, random), [started]);
+    case "VIDEO_PLAYABLE":
+      return emittedBy<VideoEvent>(videoMachine, sampleVideo(now, random), [started, { type: "PROGRESS", percent: 20 }, { type: "PLAYABLE", url: sampleOutcome(opts.baseUrl, random).url! }]);
     case "VIDEO_TRANSCODING_COMPLETED":
       return emittedBy<VideoEvent>(videoMachine, sampleVideo(now, random), [
         started,

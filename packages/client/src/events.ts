@@ -20,6 +20,7 @@ export type WebhookEvent = { [E in WebhookEventName]: WebhookEventOf<E> }[Webhoo
 export const WEBHOOK_EVENT_NAMES = [
   "VIDEO_UPLOADED",
   "VIDEO_TRANSCODING_STARTED",
+  "VIDEO_PLAYABLE",
   "VIDEO_TRANSCODING_COMPLETED",
   "VIDEO_TRANSCODING_FAILED",
   "LIVESTREAM_SCHEDULED",

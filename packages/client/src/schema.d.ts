@@ -735,7 +735,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Builds a realistic sample payload of `event` (`VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`) and delivers it to this endpoint through the normal path: signed, trimmed by `fields`, retried on failure, listed among the deliveries with `test: true`. Answers 201 with `data.delivery` and `data.attempt` (the first attempt, null if it has not finished within the request).
+         * @description Builds a realistic sample payload of `event` (`VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_PLAYABLE`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`) and delivers it to this endpoint through the normal path: signed, trimmed by `fields`, retried on failure, listed among the deliveries with `test: true`. Answers 201 with `data.delivery` and `data.attempt` (the first attempt, null if it has not finished within the request).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -932,6 +932,26 @@ export interface webhooks {
          * @description A worker started transcoding the video. Delivered to endpoints subscribed to `VIDEO_TRANSCODING_STARTED`.
          */
         post: operations["webhookVideoTranscodingStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    VIDEO_PLAYABLE: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * VIDEO_PLAYABLE
+         * @description The video plays while it is still transcoding (issue 29): `video.url` is its master playlist, status TRANSCODING. Once per attempt, before VIDEO_TRANSCODING_COMPLETED (at it at the latest, e.g. for DRM). Delivered to endpoints subscribed to `VIDEO_PLAYABLE`.
+         */
+        post: operations["webhookVideoPlayable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1170,7 +1190,7 @@ export interface components {
                 duration_seconds: number | null;
                 /** @description Size of the original. Decimal string (may exceed 2^53). */
                 size_bytes: string | null;
-                /** @description The HLS master playlist, once COMPLETED. */
+                /** @description The HLS master playlist (a DASH manifest for DRM) once COMPLETED; while TRANSCODING, the master as soon as it plays (issue 29: its rungs' EVENT playlists grow until `#EXT-X-ENDLIST`; VIDEO_PLAYABLE fires then). */
                 url: string | null;
                 drm: boolean;
                 /** @description `signed`: every media URL needs `?token=<JWT>` (see Signed playback). */
@@ -1225,6 +1245,8 @@ export interface components {
                 }[];
                 /** @description Transcode progress, 0-100. */
                 progress: number;
+                /** @description `url` plays now: COMPLETED, or (issue 29) still TRANSCODING with every rung's first segments stored and produced fast enough that a player starting now at normal speed never stalls. Start a player at position 0 (hls.js: `startPosition: 0`): until COMPLETED the playlists are EVENT playlists, which players otherwise join near their end. */
+                playable: boolean;
                 source_url: string | null;
                 tags: {
                     [key: string]: unknown;
@@ -1563,7 +1585,7 @@ export interface components {
                 duration_seconds: number | null;
                 /** @description Size of the original. Decimal string (may exceed 2^53). */
                 size_bytes: string | null;
-                /** @description The HLS master playlist, once COMPLETED. */
+                /** @description The HLS master playlist (a DASH manifest for DRM) once COMPLETED; while TRANSCODING, the master as soon as it plays (issue 29: its rungs' EVENT playlists grow until `#EXT-X-ENDLIST`; VIDEO_PLAYABLE fires then). */
                 url: string | null;
                 drm: boolean;
                 /** @description `signed`: every media URL needs `?token=<JWT>` (see Signed playback). */
@@ -4702,7 +4724,7 @@ export interface operations {
                                 duration_seconds: number | null;
                                 /** @description Size of the original. Decimal string (may exceed 2^53). */
                                 size_bytes: string | null;
-                                /** @description The HLS master playlist, once COMPLETED. */
+                                /** @description The HLS master playlist (a DASH manifest for DRM) once COMPLETED; while TRANSCODING, the master as soon as it plays (issue 29: its rungs' EVENT playlists grow until `#EXT-X-ENDLIST`; VIDEO_PLAYABLE fires then). */
                                 url: string | null;
                                 drm: boolean;
                                 /** @description `signed`: every media URL needs `?token=<JWT>` (see Signed playback). */
@@ -4757,6 +4779,8 @@ export interface operations {
                                 }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
+                                /** @description `url` plays now: COMPLETED, or (issue 29) still TRANSCODING with every rung's first segments stored and produced fast enough that a player starting now at normal speed never stalls. Start a player at position 0 (hls.js: `startPosition: 0`): until COMPLETED the playlists are EVENT playlists, which players otherwise join near their end. */
+                                playable: boolean;
                                 source_url: string | null;
                                 tags: {
                                     [key: string]: unknown;
@@ -4826,7 +4850,7 @@ export interface operations {
                                 duration_seconds: number | null;
                                 /** @description Size of the original. Decimal string (may exceed 2^53). */
                                 size_bytes: string | null;
-                                /** @description The HLS master playlist, once COMPLETED. */
+                                /** @description The HLS master playlist (a DASH manifest for DRM) once COMPLETED; while TRANSCODING, the master as soon as it plays (issue 29: its rungs' EVENT playlists grow until `#EXT-X-ENDLIST`; VIDEO_PLAYABLE fires then). */
                                 url: string | null;
                                 drm: boolean;
                                 /** @description `signed`: every media URL needs `?token=<JWT>` (see Signed playback). */
@@ -4881,6 +4905,8 @@ export interface operations {
                                 }[];
                                 /** @description Transcode progress, 0-100. */
                                 progress: number;
+                                /** @description `url` plays now: COMPLETED, or (issue 29) still TRANSCODING with every rung's first segments stored and produced fast enough that a player starting now at normal speed never stalls. Start a player at position 0 (hls.js: `startPosition: 0`): until COMPLETED the playlists are EVENT playlists, which players otherwise join near their end. */
+                                playable: boolean;
                                 source_url: string | null;
                                 tags: {
                                     [key: string]: unknown;
@@ -9572,7 +9598,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of: VIDEO_UPLOADED, VIDEO_TRANSCODING_STARTED, VIDEO_TRANSCODING_COMPLETED, VIDEO_TRANSCODING_FAILED, LIVESTREAM_SCHEDULED, LIVESTREAM_STARTED, LIVESTREAM_ENDED, LIVESTREAM_RECORDING_READY, LIVESTREAM_OUTPUT_ACTIVE, LIVESTREAM_OUTPUT_FAILED.
+                     * @description One of: VIDEO_UPLOADED, VIDEO_TRANSCODING_STARTED, VIDEO_PLAYABLE, VIDEO_TRANSCODING_COMPLETED, VIDEO_TRANSCODING_FAILED, LIVESTREAM_SCHEDULED, LIVESTREAM_STARTED, LIVESTREAM_ENDED, LIVESTREAM_RECORDING_READY, LIVESTREAM_OUTPUT_ACTIVE, LIVESTREAM_OUTPUT_FAILED.
                      * @example VIDEO_TRANSCODING_COMPLETED
                      */
                     event: string;
@@ -10011,7 +10037,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description At least one of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
+                     * @description At least one of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_PLAYABLE`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
                      * @example [
                      *       "VIDEO_TRANSCODING_COMPLETED",
                      *       "VIDEO_TRANSCODING_FAILED"
@@ -11168,7 +11194,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
+                     * @description One of: `VIDEO_UPLOADED`, `VIDEO_TRANSCODING_STARTED`, `VIDEO_PLAYABLE`, `VIDEO_TRANSCODING_COMPLETED`, `VIDEO_TRANSCODING_FAILED`, `LIVESTREAM_SCHEDULED`, `LIVESTREAM_STARTED`, `LIVESTREAM_ENDED`, `LIVESTREAM_RECORDING_READY`, `LIVESTREAM_OUTPUT_ACTIVE`, `LIVESTREAM_OUTPUT_FAILED`.
                      * @example VIDEO_TRANSCODING_COMPLETED
                      */
                     event: string;
@@ -13689,6 +13715,80 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     event: "VIDEO_TRANSCODING_STARTED";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    created_at: string;
+                    data: components["schemas"]["VideoEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges; anything else (or no answer in 10 s) is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookVideoPlayable: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name. */
+                "X-Service-Event": string;
+                /** @description The delivery id, the same on every retry: deduplicate on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the endpoint's signing_secret>`. Verify on the raw bytes, within 5 minutes. */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "VIDEO_PLAYABLE",
+                 *       "created_at": "2030-01-31T18:00:00.000Z",
+                 *       "data": {
+                 *         "video": {
+                 *           "id": "vid_i3BkB4kUpyZ27FRFjLQ5",
+                 *           "title": "Sample video",
+                 *           "status": "TRANSCODING",
+                 *           "kind": "UPLOAD",
+                 *           "duration_seconds": null,
+                 *           "size_bytes": null,
+                 *           "url": "https://video.example.com/media/40c99d15f1142b8962cf40f12ac3f4e0986449e0/master.m3u8",
+                 *           "drm": false,
+                 *           "playback_policy": "public",
+                 *           "playback_restriction_id": null,
+                 *           "drm_content_id": null,
+                 *           "drm_license_url": null,
+                 *           "download_url": null,
+                 *           "download_size_bytes": null,
+                 *           "download_quality": null,
+                 *           "download_password": null,
+                 *           "transcript_url": null,
+                 *           "summary_url": null,
+                 *           "source_video_id": null,
+                 *           "source_stream_id": null,
+                 *           "static_renditions": [],
+                 *           "transcoder_id": "native-sample-1"
+                 *         },
+                 *         "renditions": [],
+                 *         "error": null,
+                 *         "storage": null,
+                 *         "stream": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    event: "VIDEO_PLAYABLE";
                     /**
                      * Format: date-time
                      * @description When the event happened.

@@ -33,7 +33,8 @@
       })
       .catch((e) => fail("Playback failed: shaka error " + (e && e.code)));
   } else if (video && window.Hls && Hls.isSupported()) {
-    const hls = new Hls();
+    // From the start: a video still transcoding has EVENT playlists, which hls.js otherwise joins near their end.
+    const hls = new Hls({ startPosition: 0 });
     window.settingsPlayer = hls;
     track({ hls });
     hls.on(Hls.Events.ERROR, (_e, d) => {
@@ -64,7 +65,8 @@
         const res = await fetch(box.dataset.url, { headers: { accept: "application/json" } });
         if (res.ok) {
           const v = await res.json();
-          if (v.status !== "TRANSCODING") return location.reload();
+          // Settled: reload for the full page, unless the early player is playing (issue 29: it plays on to the end).
+          if (v.status !== "TRANSCODING") return video && !video.paused ? box.remove() : location.reload();
           bar.value = v.progress;
           pct.textContent = v.progress + "%";
         }
