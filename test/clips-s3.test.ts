@@ -58,7 +58,7 @@ describe("clips with STORAGE=s3", () => {
     const made = await t.api(`/videos/${parent.video.id}/clips/`, { method: "POST", json: { start_time: 1.2, end_time: 2.5 } });
     expect(made.status).toBe(201);
     const done = await completed((await json(made)).data.video.id);
-    const playlist = done.renditions[0].url as string;
+    const playlist = done.renditions[0]!.url as string;
     expect(Math.abs((await probeDuration(playlist)) - 1.3)).toBeLessThanOrEqual(1 / FPS);
     // Frame 12 (1.2 s at 10 fps) first, frame 24 last.
     const frames = (await lumas(playlist)).map((l) => Math.round((l - 16) / LUMA_STEP));
@@ -77,7 +77,7 @@ describe("clips with STORAGE=s3", () => {
       const r = await liveClip();
       expect(r.status).toBe(201);
       const done = await completed((await json(r)).data.video.id);
-      const playlist = done.renditions[0].url as string;
+      const playlist = done.renditions[0]!.url as string;
       expect(Math.abs((await probeDuration(playlist)) - 2)).toBeLessThanOrEqual(0.1);
       // The first frame decodes to a picture (the fixture's frames are not black).
       expect((await lumas(playlist))[0]).toBeGreaterThan(20);
@@ -96,9 +96,15 @@ describe("clips with STORAGE=s3", () => {
       await t.service.objects.putFile(key, copy, { type: "video/x-flv" });
       expect((await t.api(`/videos/${failing.id}/retry/`, { method: "POST" })).status).toBe(200);
       const again = await completed(failing.id);
-      expect(Math.abs((await probeDuration(again.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
+      expect(Math.abs((await probeDuration(again.renditions[0]!.url)) - 2)).toBeLessThanOrEqual(0.1);
       expect(await t.service.objects.stat(key)).toBeNull();
-      expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
+      expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual([
+        "VIDEO_UPLOADED",
+        "VIDEO_TRANSCODING_FAILED",
+        "VIDEO_TRANSCODING_STARTED",
+        "VIDEO_PLAYABLE",
+        "VIDEO_TRANSCODING_COMPLETED",
+      ]);
     } finally {
       await pub.close();
     }

@@ -71,7 +71,7 @@ describe("a clip of a video", () => {
     expect(created.video).toMatchObject({ status: "TRANSCODING", source_video_id: parent.video.id, source_stream_id: null, title: "grey ramp (1.2-2.5 s)" });
     const done = await completed(created.video.id);
     expect(done.video.source_video_id).toBe(parent.video.id);
-    const playlist = done.renditions[0].url as string;
+    const playlist = done.renditions[0]!.url as string;
 
     const probe = JSON.parse(
       new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration", "-of", "json", playlist])),
@@ -163,8 +163,14 @@ describe("retrying a clip that failed (issue 27)", () => {
     const r = await t.api(`/videos/${failing.id}/retry/`, { method: "POST" });
     expect(r.status).toBe(200);
     const done = await completed(failing.id);
-    expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-    expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_FAILED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
+    expect((await lumas(done.renditions[0]!.url)).map(frameOf)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect((await outboxEvents(t.service, failing.id)).map((e) => e.event)).toEqual([
+      "VIDEO_UPLOADED",
+      "VIDEO_TRANSCODING_FAILED",
+      "VIDEO_TRANSCODING_STARTED",
+      "VIDEO_PLAYABLE",
+      "VIDEO_TRANSCODING_COMPLETED",
+    ]);
   });
 });
 
@@ -177,7 +183,7 @@ describe("the parent deleted while a clip is being made (docs/decisions.md, Clip
     t.service.runner.start();
     const failed = await settled(early.id);
     expect(failed.video.status).toBe("ERROR");
-    expect(failed.error.code).toBe("SOURCE_VIDEO_DELETED");
+    expect(failed.error!.code).toBe("SOURCE_VIDEO_DELETED");
     expect(failed.video.source_video_id).toBe(firstClip);
     const retried = await t.api(`/videos/${early.id}/retry/`, { method: "POST" });
     expect(retried.status).toBe(409);
@@ -191,7 +197,7 @@ describe("the parent deleted while a clip is being made (docs/decisions.md, Clip
     await waitFor(async () => (await video(late.id)).video.transcoder_id, { timeoutMs: 120_000, what: "the clip's transcode to start" });
     expect((await t.api(`/videos/${parent.video.id}/`, { method: "DELETE" })).status).toBe(200);
     const done = await completed(late.id);
-    expect((await lumas(done.renditions[0].url)).map(frameOf)).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
+    expect((await lumas(done.renditions[0]!.url)).map(frameOf)).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
   });
 });
 
@@ -220,7 +226,7 @@ describe("a clip of a live stream", () => {
       const done = await completed(created.id);
       // Available before the broadcast ends.
       expect((await getStream(t, stream.id)).status).toBe("LIVE");
-      expect(Math.abs((await probeDuration(done.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
+      expect(Math.abs((await probeDuration(done.renditions[0]!.url)) - 2)).toBeLessThanOrEqual(0.1);
       expect((await outboxEvents(t.service, created.id)).map((e) => e.event)).toEqual(["VIDEO_UPLOADED", "VIDEO_TRANSCODING_STARTED", "VIDEO_PLAYABLE", "VIDEO_TRANSCODING_COMPLETED"]);
 
       // A live clip that failed (its copy of the recording unreadable for a while) keeps that copy: a retry makes it.
@@ -234,7 +240,7 @@ describe("a clip of a live stream", () => {
       const retried = await t.api(`/videos/${failing.id}/retry/`, { method: "POST" });
       expect(retried.status).toBe(200);
       const again = await completed(failing.id);
-      expect(Math.abs((await probeDuration(again.renditions[0].url)) - 2)).toBeLessThanOrEqual(0.1);
+      expect(Math.abs((await probeDuration(again.renditions[0]!.url)) - 2)).toBeLessThanOrEqual(0.1);
 
       // Its copy removed (retention's sweep of work files): 409 CLIP_SOURCE_GONE naming the stream, nothing queued.
       await t.service.runner.stop();

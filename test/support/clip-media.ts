@@ -1,3 +1,4 @@
+import { ok } from "./api.ts";
 import { waitFor } from "./events.ts";
 import type { TestService } from "./test-service.ts";
 
@@ -25,9 +26,9 @@ export const lumas = async (playlistUrl: string) => [
 export const probeDuration = async (url: string) =>
   Number(JSON.parse(new TextDecoder().decode(await run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", url]))).format.duration);
 
-/** `GET /videos/{id}/`'s data, waiting for it to leave TRANSCODING, and for COMPLETED (throws on ERROR). Untyped: several shapes. */
+/** `GET /videos/{id}/`'s data, waiting for it to leave TRANSCODING, and for COMPLETED (throws on ERROR). */
 export function videoWaiters(t: () => TestService) {
-  const video = async (id: string, key?: string): Promise<any> => ((await (await t().api(`/videos/${id}/`, { key })).json()) as any).data;
+  const video = async (id: string, key?: string) => (await ok(t().api(`/videos/${id}/`, { key }), "getVideo")).data;
   const settled = (id: string, key?: string) =>
     waitFor(
       async () => {
