@@ -9,12 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hasNativeFfmpeg } from "../media/transcoder/index.ts";
-import { earlySource, freezeEncoder } from "./support/early-playback.ts";
+import { earlySource, freezeEncoder, registerUntilPlayable } from "./support/early-playback.ts";
 import { waitFor } from "./support/events.ts";
 import { startS3rver, type S3Server } from "./support/s3rver.ts";
 import { startSqld, type Sqld } from "./support/sqld.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
-import { ok } from "./support/api.ts";
 
 setDefaultTimeout(180_000);
 
@@ -65,16 +64,7 @@ describe.skipIf(!hasNativeFfmpeg())("early playback with STORAGE=s3, read throug
   });
 
   test("both services serve the growing playlists and every segment they list while TRANSCODING; VOD after COMPLETED", async () => {
-    const created = await ok(a.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/counter.mp4`, title: "Early S3" } }), "createVideo");
-    const id = created.data.asset.public_id;
-    const get = () => ok(b.api(`/videos/${id}/`), "getVideo");
-    const early = await waitFor(
-      async () => {
-        const v = (await get()).data.video;
-        return v.playable ? v : v.status !== "TRANSCODING" ? Promise.reject(new Error(`settled before playable: ${v.status}`)) : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 50, what: "playable" },
-    );
+    const { early, get } = await registerUntilPlayable(a, b, `http://127.0.0.1:${files.port}/counter.mp4`, "Early S3");
     // Held still while the tree is read (test/support/early-playback.ts), so it is read mid-transcode without a race.
     const frozen = freezeEncoder();
     try {

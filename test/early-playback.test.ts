@@ -15,7 +15,7 @@ import { outboxEvents, waitFor } from "./support/events.ts";
 import { startTestService, type TestService } from "./support/test-service.ts";
 import { TEST_CA_FILE, startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.ts";
 import { ok } from "./support/api.ts";
-import { earlySource, freezeEncoder, playOnPage, type EarlyPlay } from "./support/early-playback.ts";
+import { earlySource, freezeEncoder, registerUntilPlayable, playOnPage, type EarlyPlay } from "./support/early-playback.ts";
 import { fillSignIn } from "./support/settings-browser.ts";
 import { peopleFor } from "../src/settings/session-guard.ts";
 import type { Page } from "playwright-core";
@@ -62,16 +62,7 @@ describe.skipIf(!hasChromium || !hasNativeFfmpeg())("early playback (native, loc
   });
 
   test("hls.js starts while TRANSCODING, plays to the end without a stall, each frame the source's; VIDEO_PLAYABLE once before COMPLETED", async () => {
-    const created = await ok(t.api("/videos/", { method: "POST", json: { source_url: `http://127.0.0.1:${files.port}/counter.mp4`, title: "Early" } }), "createVideo");
-    const id = created.data.asset.public_id;
-    const get = () => ok(t.api(`/videos/${id}/`), "getVideo");
-    const early = await waitFor(
-      async () => {
-        const v = (await get()).data.video;
-        return v.playable ? v : v.status !== "TRANSCODING" ? Promise.reject(new Error(`settled before playable: ${v.status}`)) : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 50, what: "playable" },
-    );
+    const { id, early, get } = await registerUntilPlayable(t, t, `http://127.0.0.1:${files.port}/counter.mp4`, "Early");
     // Held still until the player shows its first frame (freezeEncoder says why).
     const frozen = freezeEncoder();
     expect(frozen.pids.length).toBeGreaterThan(0);

@@ -4,7 +4,10 @@
  * frame number it read from every frame shown (requestVideoFrameCallback).
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { ok } from "./api.ts";
 import type { PlayerHarness } from "./browser.ts";
+import { waitFor } from "./events.ts";
+import type { TestService } from "./test-service.ts";
 
 const PATCH_STEP = 8;
 const PATCH_MOD = 25;
@@ -157,4 +160,21 @@ export function freezeEncoder(): { pids: number[]; resume(): void } {
       }
     },
   };
+}
+
+/**
+ * Registers the frame-counter source served at `sourceUrl` through `register` and waits, reading through `reader`,
+ * for its first `playable` answer; a video that settles before it is playable fails the wait.
+ */
+export async function registerUntilPlayable(register: TestService, reader: TestService, sourceUrl: string, title: string) {
+  const created = await ok(register.api("/videos/", { method: "POST", json: { source_url: sourceUrl, title } }), "createVideo");
+  const id = created.data.asset.public_id;
+  const early = await waitFor(
+    async () => {
+      const v = (await ok(reader.api(`/videos/${id}/`), "getVideo")).data.video;
+      return v.playable ? v : v.status !== "TRANSCODING" ? Promise.reject(new Error(`settled before playable: ${v.status}`)) : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 50, what: "playable" },
+  );
+  return { id, early, get: () => ok(reader.api(`/videos/${id}/`), "getVideo") };
 }
